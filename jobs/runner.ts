@@ -1,0 +1,36 @@
+// Background jobs behind one small interface, with two implementations chosen once at boot:
+// BullMQ on Redis (REDIS_URL) or an in-process runner. Processors are written once for both.
+import type { Logger } from '../src/logger.ts';
+
+export interface JobContext {
+  readonly logger: Logger;
+  readonly attempt: number;
+}
+
+export interface JobProcessor<T = unknown> {
+  readonly name: string;
+  process(data: T, ctx: JobContext): Promise<void>;
+  /** Attempts before a job is recorded as failed (default 3), with exponential backoff from backoffMs (default 1000). */
+  readonly attempts?: number;
+  readonly backoffMs?: number;
+}
+
+export interface EnqueueOptions {
+  /** A job with the id of one still waiting is not added again (debounce by key). */
+  jobId?: string;
+  delayMs?: number;
+}
+
+export interface JobRunner {
+  readonly mode: 'in-process' | 'bullmq';
+  /** Enqueue a job for a registered processor. */
+  enqueue<T>(name: string, data: T, opts?: EnqueueOptions): Promise<void>;
+  /** Run a processor every `intervalMs` (one schedule per name, whatever the number of nodes). */
+  every<T>(name: string, intervalMs: number, data: T): Promise<void>;
+  /** Stop taking jobs, wait for the running ones, release connections. */
+  close(): Promise<void>;
+}
+
+export function backoffDelay(baseMs: number, attempt: number): number {
+  return baseMs * 2 ** (attempt - 1);
+}

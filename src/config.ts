@@ -1,0 +1,171 @@
+// The environment, parsed once into a typed and validated config (api.md part 7).
+// This is the only module that reads process.env; everything else receives a Config.
+import path from 'node:path';
+
+export interface Config {
+  readonly nodeEnv: string;
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly clickhouse: {
+    /** undefined: embedded chDB in `${dataDir}/clickhouse` */
+    readonly url: string | undefined;
+    readonly user: string | undefined;
+    readonly password: string | undefined;
+    readonly database: string;
+    readonly cluster: string | undefined;
+  };
+  /** undefined: embedded PGlite in `${dataDir}/postgres` */
+  readonly databaseUrl: string | undefined;
+  /** undefined: jobs run in-process, caches are local */
+  readonly redisUrl: string | undefined;
+  /** Prefix of every Redis key and queue name, so several deployments can share one Redis */
+  readonly redisPrefix: string;
+  /** Whether the API process also runs job processors (with Redis, `npm run worker` can take them all) */
+  readonly jobsInApi: boolean;
+  readonly authRequired: boolean;
+  readonly idp: {
+    readonly jwtIssuer: string | undefined;
+    readonly jwksUrl: string | undefined;
+    readonly jwtAudience: string | undefined;
+    readonly projectClaim: string;
+    readonly roleClaim: string;
+  };
+  readonly limits: {
+    /** JSON request bodies of the API (not OTLP ingest) */
+    readonly maxJsonBytes: number;
+    /** ingest bodies as sent (compressed) */
+    readonly maxBodyBytes: number;
+    /** ingest bodies after inflation */
+    readonly maxInflatedBytes: number;
+  };
+  readonly timeouts: {
+    /** a store call that takes longer fails with 503 instead of hanging */
+    readonly storeMs: number;
+    /** how long shutdown waits for in-flight requests before closing the stores */
+    readonly shutdownMs: number;
+    /** how long boot waits for a store server to accept connections */
+    readonly storeConnectMs: number;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+const MIB = 1024 * 1024;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function str(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = str(env, name);
+  if (raw === undefined) return def;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be an integer between ${min} and ${max}, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be an integer between ${min} and ${max}, got ${raw}`);
+  return n;
+}
+
+function bool(env: Env, name: string, def: boolean): boolean {
+  const raw = str(env, name)?.toLowerCase();
+  if (raw === undefined) return def;
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = str(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, 'must be a URL');
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must be a URL with scheme ${protocols.map((p) => p.replace(':', '')).join(' or ')}, got ${parsed.protocol.replace(':', '')}`);
+  }
+  return raw;
+}
+
+function identifier(env: Env, name: string, def: string | undefined): string | undefined {
+  const raw = str(env, name) ?? def;
+  if (raw !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(raw)) {
+    throw new ConfigError(name, `must be a plain identifier (letters, digits, underscore), got "${raw}"`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = str(env, 'NODE_ENV') ?? 'development';
+  const logLevel = (str(env, 'LOG_LEVEL') ?? 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+
+  const host = str(env, 'HOST') ?? '127.0.0.1';
+  const clickhouseUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
+  const cluster = identifier(env, 'CLICKHOUSE_CLUSTER', undefined);
+  if (cluster && !clickhouseUrl) throw new ConfigError('CLICKHOUSE_CLUSTER', 'needs CLICKHOUSE_URL: the embedded engine is a single node');
+
+  const jwtIssuer = str(env, 'IDP_JWT_ISSUER');
+  const jwksUrl = url(env, 'IDP_JWKS_URL', ['http:', 'https:']);
+  // The spec: both must be set when JWT authentication is used.
+  if (jwtIssuer && !jwksUrl) throw new ConfigError('IDP_JWKS_URL', 'must be set when IDP_JWT_ISSUER is set');
+  if (jwksUrl && !jwtIssuer) throw new ConfigError('IDP_JWT_ISSUER', 'must be set when IDP_JWKS_URL is set');
+
+  const maxBodyBytes = int(env, 'MAX_BODY_BYTES', 16 * MIB, 1024, 1024 * MIB);
+  const maxInflatedBytes = int(env, 'MAX_INFLATED_BYTES', 64 * MIB, 1024, 4096 * MIB);
+  if (maxInflatedBytes < maxBodyBytes) throw new ConfigError('MAX_INFLATED_BYTES', 'must be at least MAX_BODY_BYTES');
+
+  const authRequired = bool(env, 'AUTH_REQUIRED', true);
+  if (!authRequired && nodeEnv === 'production') {
+    throw new ConfigError('AUTH_REQUIRED', 'false is refused when NODE_ENV=production: it makes every endpoint public');
+  }
+
+  return {
+    nodeEnv,
+    host,
+    port: int(env, 'PORT', 8080, 0, 65535),
+    dataDir: path.resolve(str(env, 'DATA_DIR') ?? './data'),
+    logLevel,
+    clickhouse: {
+      url: clickhouseUrl,
+      user: str(env, 'CLICKHOUSE_USER'),
+      password: str(env, 'CLICKHOUSE_PASSWORD'),
+      database: identifier(env, 'CLICKHOUSE_DATABASE', 'default') as string,
+      cluster,
+    },
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: identifier(env, 'REDIS_PREFIX', 'traceloom') as string,
+    jobsInApi: bool(env, 'JOBS_IN_API', true),
+    authRequired,
+    idp: {
+      jwtIssuer,
+      jwksUrl,
+      jwtAudience: str(env, 'IDP_JWT_AUDIENCE'),
+      projectClaim: str(env, 'IDP_PROJECT_CLAIM') ?? 'project_id',
+      roleClaim: str(env, 'IDP_ROLE_CLAIM') ?? 'role',
+    },
+    limits: {
+      maxJsonBytes: int(env, 'MAX_JSON_BYTES', 1 * MIB, 1024, 64 * MIB),
+      maxBodyBytes,
+      maxInflatedBytes,
+    },
+    timeouts: {
+      storeMs: int(env, 'STORE_TIMEOUT_MS', 10_000, 100, 600_000),
+      shutdownMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 15_000, 0, 600_000),
+      storeConnectMs: int(env, 'STORE_CONNECT_TIMEOUT_MS', 30_000, 0, 600_000),
+    },
+  };
+}

@@ -1,0 +1,116 @@
+// The whole request path, in order:
+//   request id → access log → error renderer → router (per route: auth → JSON body → handler)
+//   → 404 / 405 for what no route answers.
+import crypto from 'node:crypto';
+import Koa from 'koa';
+import { Router } from '@koa/router';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Stores } from '../stores/index.ts';
+import { createAuthenticator, requireAuth, type Authenticator } from './auth.ts';
+import { readJson } from './body.ts';
+import { errorRenderer, methodNotAllowed, notFound } from './errors.ts';
+import { buildOpenApi } from './openapi.ts';
+import { createRoutes } from './routes/index.ts';
+import type { RouteDef, RouteState } from './routes/types.ts';
+import { createValidator, type Validator } from './validation.ts';
+
+export interface AppDeps {
+  config: Config;
+  stores: Stores;
+  logger: Logger;
+  validator?: Validator;
+  authenticator?: Authenticator;
+  /** Routes beyond the service's own; tests use this to exercise the chain with bodies. */
+  extraRoutes?: (validator: Validator) => RouteDef[];
+}
+
+export interface TraceloomApp {
+  koa: Koa<RouteState>;
+  routes: readonly RouteDef[];
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function requestId(): Koa.Middleware<RouteState> {
+  return async (ctx, next) => {
+    const given = ctx.get('X-Request-Id');
+    // A caller's id is echoed when it is a plain token; anything else is replaced, not reflected.
+    ctx.state.requestId = REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    await next();
+  };
+}
+
+function accessLog(logger: Logger): Koa.Middleware<RouteState> {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      // Method, path, status and timing only: no bodies, no headers, no query string (it may
+      // carry filter values a user considers private).
+      logger.info(
+        {
+          req_id: ctx.state.requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+          bytes_in: Number(ctx.get('Content-Length')) || 0,
+          project_id: ctx.state.principal?.projectId,
+        },
+        'request',
+      );
+    }
+  };
+}
+
+function jsonBody(route: RouteDef, validator: Validator, limitBytes: number): Koa.Middleware<RouteState> {
+  return async (ctx, next) => {
+    if (route.body) ctx.state.body = validator.validate(route.body, await readJson(ctx, limitBytes));
+    await next();
+  };
+}
+
+export function createApp(deps: AppDeps): TraceloomApp {
+  const { config, stores, logger } = deps;
+  const validator = deps.validator ?? createValidator();
+  const authenticator = deps.authenticator ?? createAuthenticator(config);
+
+  let document: object | undefined;
+  const routes: RouteDef[] = [
+    ...createRoutes({ stores, openapi: () => (document ??= buildOpenApi(routes, validator.schemas)) }),
+    ...(deps.extraRoutes?.(validator) ?? []),
+  ];
+
+  const router = new Router<RouteState>();
+  for (const route of routes) {
+    router.register(route.path, [route.method], [
+      requireAuth(route, authenticator),
+      jsonBody(route, validator, config.limits.maxJsonBytes),
+      (ctx) => route.handler(ctx as never),
+    ]);
+  }
+
+  const koa = new Koa<RouteState>();
+  koa.proxy = false;
+  koa.silent = true;
+  koa.on('error', (err: Error, ctx?: Koa.Context) => {
+    logger.error({ req_id: ctx?.state?.requestId, method: ctx?.method, path: ctx?.path, err }, 'request failed');
+  });
+
+  koa.use(requestId());
+  koa.use(accessLog(logger));
+  koa.use(errorRenderer());
+  koa.use(router.routes());
+  koa.use(async (ctx) => {
+    // Reached only when no route answered: 405 when the path exists with other methods, else 404.
+    const match = router.match(ctx.path, ctx.method);
+    const allowed = [...new Set(match.path.flatMap((layer) => layer.methods))].filter((m) => m !== 'HEAD');
+    if (allowed.length > 0) throw methodNotAllowed(ctx.method, ctx.path, allowed);
+    throw notFound(`Route ${ctx.method} ${ctx.path}`);
+  });
+
+  return { koa, routes };
+}

@@ -1,0 +1,87 @@
+// The OpenAPI 3.1 document, generated from the route table and the JSON Schemas in schema/api
+// (the same files ajv validates requests with).
+import type { JsonSchema } from './validation.ts';
+import type { RouteDef } from './routes/types.ts';
+
+const VERSION = '0.1.0';
+
+/** `$ref: "Name"` between schema files becomes a component reference; `$id` stays out. */
+function toComponent(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toComponent);
+  if (schema && typeof schema === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(schema)) {
+      if (k === '$id') continue;
+      out[k] = k === '$ref' && typeof v === 'string' && !v.startsWith('#') ? `#/components/schemas/${v}` : toComponent(v);
+    }
+    return out;
+  }
+  return schema;
+}
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly JsonSchema[]): object {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const path = r.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
+    const params = [...r.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    const responses: Record<string, unknown> = {};
+    for (const [status, res] of Object.entries(r.responses)) {
+      responses[status] = {
+        description: res.description,
+        ...(res.schema ? { content: { [res.contentType ?? 'application/json']: { schema: { $ref: `#/components/schemas/${res.schema}` } } } } : {}),
+      };
+    }
+    // Statuses every route of a kind can answer, so clients see them without each route listing them.
+    if (r.body) {
+      responses['400'] ??= errorResponse('Malformed JSON or a schema violation; `detail` names the field');
+      responses['413'] ??= errorResponse('Body over the size limit');
+      responses['415'] ??= errorResponse('Content-Type is not application/json');
+    }
+    if (r.access !== 'public') {
+      responses['401'] ??= errorResponse('Unauthorized - No valid authentication provided');
+      responses['403'] ??= errorResponse('Forbidden - User does not have access to this resource');
+    }
+    responses['503'] ??= errorResponse('A store is unavailable; retry after `Retry-After` seconds');
+    paths[path] ??= {};
+    paths[path][r.method.toLowerCase()] = {
+      operationId: r.operationId,
+      summary: r.summary,
+      tags: [r.tag],
+      ...(params.length ? { parameters: params } : {}),
+      ...(r.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.body}` } } } } }
+        : {}),
+      responses,
+      ...(r.access === 'public' ? { security: [] } : {}),
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Traceloom API',
+      version: VERSION,
+      description: 'Prompt management and LLM observability. Errors are always {"detail": "..."}.',
+    },
+    servers: [{ url: '/' }],
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: Object.fromEntries(schemas.map((s) => [s.$id, toComponent(s)])),
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A project API key (tl_...)' },
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "A JWT from the deployment's identity provider" },
+      },
+    },
+    security: [{ apiKey: [] }, { bearer: [] }],
+  };
+}

@@ -1,0 +1,15 @@
+// Every route of the service. Adding a resource means adding its file here; the router, the
+// OpenAPI document and the route-table tests pick it up.
+import type { Stores } from '../../stores/index.ts';
+import { healthRoutes } from './health.ts';
+import { openapiRoutes } from './openapi.ts';
+import type { RouteDef } from './types.ts';
+
+export interface RouteDeps {
+  stores: Stores;
+  openapi: () => object;
+}
+
+export function createRoutes(deps: RouteDeps): RouteDef[] {
+  return [...healthRoutes(deps.stores), ...openapiRoutes(deps.openapi)];
+}

@@ -1,0 +1,115 @@
+// Boot and shutdown of the API: config → stores → migrations → jobs → HTTP. main.ts adds the
+// process concerns (signals, exit codes); tests start the same service on a loopback port.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config.ts';
+import { createLogger, redactUrl, type Logger } from './logger.ts';
+import { createStores, type Stores } from './stores/index.ts';
+import { migrate } from './stores/migrate.ts';
+import { createApp, type AppDeps, type TraceloomApp } from './http/app.ts';
+import { createJobRunner, type JobRunner } from '../jobs/index.ts';
+
+export interface Service {
+  readonly url: string;
+  readonly port: number;
+  readonly stores: Stores;
+  readonly jobs: JobRunner;
+  readonly app: TraceloomApp;
+  readonly logger: Logger;
+  /** Stop accepting, drain in-flight requests, stop jobs, close stores. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Stores that are servers may still be starting (docker compose): wait for them, then name what is down. */
+export async function waitForStores(stores: Stores, config: Config, logger: Logger): Promise<void> {
+  const deadline = Date.now() + config.timeouts.storeConnectMs;
+  for (let attempt = 1; ; attempt++) {
+    const h = await stores.health();
+    const down = (['clickhouse', 'postgres', 'redis'] as const).filter((s) => h[s] === 'down');
+    if (down.length === 0) return;
+    if (Date.now() >= deadline) throw new Error(`cannot reach ${down.join(', ')} (waited ${config.timeouts.storeConnectMs} ms)`);
+    logger.warn({ down, attempt }, 'waiting for stores');
+    await new Promise((r) => setTimeout(r, Math.min(500 * attempt, 3_000)));
+  }
+}
+
+export async function bootStores(config: Config, logger: Logger): Promise<Stores> {
+  logger.info(
+    {
+      clickhouse: config.clickhouse.url ? redactUrl(config.clickhouse.url) : `embedded (${config.dataDir}/clickhouse)`,
+      postgres: config.databaseUrl ? redactUrl(config.databaseUrl) : `embedded (${config.dataDir}/postgres)`,
+      redis: config.redisUrl ? redactUrl(config.redisUrl) : 'disabled (jobs in-process)',
+      cluster: config.clickhouse.cluster,
+    },
+    'opening stores',
+  );
+  const stores = await createStores(config, logger);
+  try {
+    await waitForStores(stores, config, logger);
+    await migrate(stores, logger);
+  } catch (err) {
+    await stores.close();
+    throw err;
+  }
+  return stores;
+}
+
+export async function startService(
+  config: Config,
+  opts: { logger?: Logger; extraRoutes?: AppDeps['extraRoutes'] } = {},
+): Promise<Service> {
+  const logger = opts.logger ?? createLogger(config);
+  if (!config.authRequired) {
+    logger.warn(
+      '!!! AUTH_REQUIRED=false: every endpoint is public and acts as user "dev" (admin) in project "default". For local development only. !!!',
+    );
+  }
+  const stores = await bootStores(config, logger);
+  const jobs = createJobRunner(stores, logger, { consume: config.jobsInApi });
+  const app = createApp({ config, stores, logger, extraRoutes: opts.extraRoutes });
+
+  const server = http.createServer(app.koa.callback());
+  server.requestTimeout = 120_000;
+  server.headersTimeout = 30_000;
+  server.keepAliveTimeout = 5_000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    await jobs.close();
+    await stores.close();
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  logger.info({ url, mode: { clickhouse: stores.clickhouse.mode, postgres: stores.postgres.mode, jobs: jobs.mode } }, 'traceloom listening');
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      logger.info('shutting down: no new connections, draining requests');
+      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), config.timeouts.shutdownMs);
+      });
+      if ((await Promise.race([drained, timedOut])) === 'timeout') {
+        logger.warn({ after_ms: config.timeouts.shutdownMs }, 'requests still running at the shutdown deadline: closing their connections');
+        server.closeAllConnections();
+        await drained;
+      }
+      clearTimeout(timer);
+      await jobs.close();
+      await stores.close();
+      logger.info('shutdown complete');
+    })());
+
+  return { url, port, stores, jobs, app, logger, close };
+}

@@ -1,0 +1,137 @@
+// PostgreSQL: projects, keys, prompts, budgets, prices. Always reached through `pg`: either a
+// server (DATABASE_URL) or embedded PGlite in DATA_DIR/postgres, served on loopback by
+// @electric-sql/pglite-socket so the same SQL and driver run in both modes.
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { asStoreError } from './errors.ts';
+
+export type Row = Record<string, unknown>;
+
+/** What domain code sees: bound-parameter queries, inside or outside a transaction. */
+export interface Queryable {
+  query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+export interface PostgresStore extends Queryable {
+  readonly mode: 'embedded' | 'server';
+  /** Runs `fn` in one transaction on one connection; rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** A connection held for a session-level operation (advisory locks). */
+  withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+// int8 and numeric arrive as strings by default; keep them so (exact money, ids beyond 2^53).
+
+function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    async query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+      try {
+        const res = await client.query<T>(sql, params as unknown[] | undefined);
+        return res.rows;
+      } catch (err) {
+        throw asStoreError('postgres', err);
+      }
+    },
+  };
+}
+
+export async function createPostgres(config: Config, logger: Logger): Promise<PostgresStore> {
+  let connectionString: string;
+  let mode: PostgresStore['mode'];
+  let embedded: { db: PGlite; server: PGLiteSocketServer } | undefined;
+
+  if (config.databaseUrl) {
+    mode = 'server';
+    connectionString = config.databaseUrl;
+  } else {
+    mode = 'embedded';
+    const dir = path.join(config.dataDir, 'postgres');
+    fs.mkdirSync(dir, { recursive: true });
+    const db = await PGlite.create(dir);
+    // Loopback only, random port: nothing outside this process is meant to connect.
+    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
+    await server.start();
+    embedded = { db, server };
+    connectionString = `postgres://postgres@${server.getServerConn()}/postgres`;
+  }
+
+  const pool = new pg.Pool({
+    connectionString,
+    // PGlite is one backend: two pooled connections would interleave two transactions in one
+    // session. A single connection serialises them, which keeps transactions isolated.
+    max: mode === 'embedded' ? 1 : 10,
+    connectionTimeoutMillis: config.timeouts.storeMs,
+    idleTimeoutMillis: 30_000,
+    query_timeout: config.timeouts.storeMs,
+    statement_timeout: mode === 'server' ? config.timeouts.storeMs : undefined,
+    idle_in_transaction_session_timeout: mode === 'server' ? config.timeouts.storeMs * 3 : undefined,
+    application_name: 'traceloom',
+  });
+  // An idle connection that dies (server restart) emits here; without a listener it would crash the process.
+  pool.on('error', (err) => logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'postgres idle connection error'));
+
+  const base = wrap(pool);
+  return {
+    mode,
+    query: base.query,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw asStoreError('postgres', err);
+      }
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(wrap(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        throw asStoreError('postgres', err);
+      } finally {
+        client.release(broken);
+      }
+    },
+    async withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw asStoreError('postgres', err);
+      }
+      try {
+        return await fn(client);
+      } finally {
+        client.release();
+      }
+    },
+    async ping(): Promise<boolean> {
+      try {
+        await pool.query('SELECT 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close(): Promise<void> {
+      await pool.end();
+      if (embedded) {
+        await embedded.server.stop();
+        await embedded.db.close();
+      }
+    },
+  };
+}
