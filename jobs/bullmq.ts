@@ -54,7 +54,7 @@ export function createBullmqRunner(
   return {
     mode: 'bullmq',
     async enqueue<T>(name: string, data: T, o?: EnqueueOptions): Promise<void> {
-      await queueFor(name).add(name, data, { jobId: o?.jobId, delay: o?.delayMs });
+      await queueFor(name).add(name, data, { deduplication: o?.jobId ? { id: o.jobId } : undefined, delay: o?.delayMs });
     },
     async every<T>(name: string, intervalMs: number, data: T): Promise<void> {
       // A job scheduler is one per id across every node: N API processes do not run it N times.

@@ -54,19 +54,29 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
     const queue = queues.get(name) ?? [];
     const loop = (async () => {
       for (let job = queue.shift(); job; job = queue.shift()) {
-        if (job.jobId) waitingIds.delete(`${name}:${job.jobId}`);
-        await runOne(p, job);
+        try {
+          await runOne(p, job);
+        } finally {
+          if (job.jobId) waitingIds.delete(`${name}:${job.jobId}`);
+        }
       }
     })().finally(() => running.delete(name));
     running.set(name, loop);
   }
 
+  /** Claims a deduplication key; false when a job with it is waiting, delayed or running. */
+  function claim(name: string, jobId: string | undefined): boolean {
+    if (!jobId) return true;
+    const key = `${name}:${jobId}`;
+    if (waitingIds.has(key)) return false;
+    waitingIds.add(key);
+    return true;
+  }
+
   function add(name: string, data: unknown, jobId?: string): void {
-    if (closing) return;
-    if (jobId) {
-      const key = `${name}:${jobId}`;
-      if (waitingIds.has(key)) return;
-      waitingIds.add(key);
+    if (closing) {
+      if (jobId) waitingIds.delete(`${name}:${jobId}`);
+      return;
     }
     let q = queues.get(name);
     if (!q) queues.set(name, (q = []));
@@ -78,6 +88,7 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
     mode: 'in-process',
     async enqueue<T>(name: string, data: T, opts?: EnqueueOptions): Promise<void> {
       processorFor(name);
+      if (!claim(name, opts?.jobId)) return;
       if (opts?.delayMs) {
         const t = setTimeout(() => {
           timers.delete(t);
@@ -91,7 +102,8 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
     },
     async every<T>(name: string, intervalMs: number, data: T): Promise<void> {
       processorFor(name);
-      const t = setInterval(() => add(name, data, 'every'), intervalMs);
+      // A tick that finds the previous run still going is skipped, like a BullMQ scheduler.
+      const t = setInterval(() => claim(name, 'every') && add(name, data, 'every'), intervalMs);
       t.unref();
       timers.add(t);
     },

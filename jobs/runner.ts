@@ -16,7 +16,10 @@ export interface JobProcessor<T = unknown> {
 }
 
 export interface EnqueueOptions {
-  /** A job with the id of one still waiting is not added again (debounce by key). */
+  /**
+   * Deduplication key: while a job with this key is waiting, delayed or running, another one with
+   * the same key is not added (debounce by key). Once it has finished, the key is free again.
+   */
   jobId?: string;
   delayMs?: number;
 }

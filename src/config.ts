@@ -7,6 +7,8 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly dataDir: string;
+  /** Where embedded chDB keeps its data (default DATA_DIR/clickhouse). chDB binds one directory per process. */
+  readonly chdbDir: string;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly clickhouse: {
     /** undefined: embedded chDB in `${dataDir}/clickhouse` */
@@ -113,6 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
 
   const host = str(env, 'HOST') ?? '127.0.0.1';
+  const dataDir = path.resolve(str(env, 'DATA_DIR') ?? './data');
   const clickhouseUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
   const cluster = identifier(env, 'CLICKHOUSE_CLUSTER', undefined);
   if (cluster && !clickhouseUrl) throw new ConfigError('CLICKHOUSE_CLUSTER', 'needs CLICKHOUSE_URL: the embedded engine is a single node');
@@ -136,7 +139,8 @@ export function loadConfig(env: Env = process.env): Config {
     nodeEnv,
     host,
     port: int(env, 'PORT', 8080, 0, 65535),
-    dataDir: path.resolve(str(env, 'DATA_DIR') ?? './data'),
+    dataDir,
+    chdbDir: path.resolve(str(env, 'CHDB_DIR') ?? path.join(dataDir, 'clickhouse')),
     logLevel,
     clickhouse: {
       url: clickhouseUrl,

@@ -27,7 +27,7 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: pin
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    destination ?? pino.destination({ dest: 1, sync: true }),
   );
 }
 

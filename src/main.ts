@@ -21,8 +21,9 @@ try {
   logger.info({ boot_ms: Date.now() - started }, 'ready');
   onShutdownSignals(logger, () => service.close());
 } catch (err) {
-  logger.fatal({ err: { message: (err as Error).message } }, `traceloom could not start: ${(err as Error).message}`);
-  logger.flush();
+  logger.fatal({ err: { message: (err as Error).message } }, 'could not start');
+  // Also on stderr whatever LOG_LEVEL says: the one line a newcomer needs to read.
+  process.stderr.write(`traceloom could not start: ${(err as Error).message}\n`);
   setTimeout(() => process.exit(1), 100).unref();
   process.exitCode = 1;
 }

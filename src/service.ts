@@ -36,7 +36,7 @@ export async function waitForStores(stores: Stores, config: Config, logger: Logg
 export async function bootStores(config: Config, logger: Logger): Promise<Stores> {
   logger.info(
     {
-      clickhouse: config.clickhouse.url ? redactUrl(config.clickhouse.url) : `embedded (${config.dataDir}/clickhouse)`,
+      clickhouse: config.clickhouse.url ? redactUrl(config.clickhouse.url) : `embedded (${config.chdbDir})`,
       postgres: config.databaseUrl ? redactUrl(config.databaseUrl) : `embedded (${config.dataDir}/postgres)`,
       redis: config.redisUrl ? redactUrl(config.redisUrl) : 'disabled (jobs in-process)',
       cluster: config.clickhouse.cluster,
@@ -56,7 +56,7 @@ export async function bootStores(config: Config, logger: Logger): Promise<Stores
 
 export async function startService(
   config: Config,
-  opts: { logger?: Logger; extraRoutes?: AppDeps['extraRoutes'] } = {},
+  opts: { logger?: Logger; extraRoutes?: AppDeps['extraRoutes']; validator?: AppDeps['validator'] } = {},
 ): Promise<Service> {
   const logger = opts.logger ?? createLogger(config);
   if (!config.authRequired) {
@@ -66,7 +66,7 @@ export async function startService(
   }
   const stores = await bootStores(config, logger);
   const jobs = createJobRunner(stores, logger, { consume: config.jobsInApi });
-  const app = createApp({ config, stores, logger, extraRoutes: opts.extraRoutes });
+  const app = createApp({ config, stores, logger, extraRoutes: opts.extraRoutes, validator: opts.validator });
 
   const server = http.createServer(app.koa.callback());
   server.requestTimeout = 120_000;

@@ -1,7 +1,6 @@
 // ClickHouse: spans, executions, spend. One client API whether the engine is a server
 // (CLICKHOUSE_URL, over HTTP) or embedded (chDB in DATA_DIR/clickhouse, through chdb/connection).
 import fs from 'node:fs';
-import path from 'node:path';
 import { createClient, ClickHouseLogLevel, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import type { Config } from '../config.ts';
@@ -47,7 +46,7 @@ export function createClickHouse(config: Config): ClickHouseStore {
     mode = 'embedded';
     // chDB binds one data directory per process: the API and the in-process jobs share it.
     // The embedded engine always uses its `default` database; every statement is unqualified.
-    const dir = path.join(config.dataDir, 'clickhouse');
+    const dir = config.chdbDir;
     fs.mkdirSync(dir, { recursive: true });
     client = createClient({ ...common, connection: createChdbConnection({ path: dir }) } as Parameters<typeof createClient>[0]);
   }

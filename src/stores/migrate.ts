@@ -16,6 +16,13 @@ export const SCHEMA_DIR = fileURLToPath(new URL('../../schema/', import.meta.url
 /** An arbitrary constant that names "Traceloom migrations" among advisory locks. */
 const MIGRATION_LOCK_KEY = 727_465_001;
 
+export const CLICKHOUSE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version UInt32,
+  name String,
+  checksum String,
+  applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
+) ENGINE = ReplacingMergeTree ORDER BY version`;
+
 export interface Migration {
   version: number;
   name: string;
@@ -117,14 +124,7 @@ async function migratePostgres(client: PgClient, migrations: Migration[], logger
 
 async function migrateClickHouse(ch: ClickHouseStore, migrations: Migration[], logger: Logger): Promise<number[]> {
   const ddl = (sql: string) => (ch.cluster ? clusterDDL(sql, ch.cluster) : sql);
-  await ch.command(
-    ddl(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version UInt32,
-      name String,
-      checksum String,
-      applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
-    ) ENGINE = ReplacingMergeTree ORDER BY version`),
-  );
+  await ch.command(ddl(CLICKHOUSE_MIGRATIONS_TABLE));
   const rows = await ch.query<{ version: number; checksum: string }>('SELECT version, any(checksum) AS checksum FROM schema_migrations GROUP BY version');
   const applied = new Map(rows.map((r) => [Number(r.version), r.checksum]));
   const pending = checkApplied('clickhouse', applied, migrations);

@@ -39,6 +39,18 @@ export function createRedis(config: Config, logger: Logger): RedisStore | undefi
     connect,
     async ping(): Promise<boolean> {
       try {
+        // Commands fail at once while disconnected (no offline queue): give a connection that is
+        // still being made the chance to come up before calling Redis down.
+        if (client.status !== 'ready') {
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, timeoutMs);
+            t.unref();
+            client.once('ready', () => {
+              clearTimeout(t);
+              resolve();
+            });
+          });
+        }
         return (await client.ping()) === 'PONG';
       } catch {
         return false;

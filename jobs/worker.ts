@@ -1,0 +1,34 @@
+// `npm run worker`: a process that only runs job processors, for server mode (REDIS_URL).
+// Without Redis the jobs run inside the API process and no worker is needed.
+import { ConfigError, loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/logger.ts';
+import { bootStores } from '../src/service.ts';
+import { onShutdownSignals } from '../src/signals.ts';
+import { createJobRunner } from './index.ts';
+
+let config;
+try {
+  config = loadConfig();
+  if (!config.redisUrl) throw new ConfigError('REDIS_URL', 'must be set for `npm run worker`: without Redis, jobs run inside the API process (`npm start`)');
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`traceloom worker: invalid configuration: ${err.message}\n`);
+    process.exit(78);
+  }
+  throw err;
+}
+const logger = createLogger(config).child({ role: 'worker' });
+try {
+  const stores = await bootStores(config, logger);
+  const jobs = createJobRunner(stores, logger, { consume: true });
+  logger.info({ jobs: jobs.mode }, 'worker running');
+  onShutdownSignals(logger, async () => {
+    await jobs.close();
+    await stores.close();
+  });
+} catch (err) {
+  logger.fatal({ err: { message: (err as Error).message } }, 'worker could not start');
+  process.stderr.write(`traceloom worker could not start: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+  setTimeout(() => process.exit(1), 100).unref();
+}

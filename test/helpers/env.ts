@@ -1,0 +1,99 @@
+// Test configuration. The suite runs in the mode the environment names: embedded stores when
+// DATABASE_URL / REDIS_URL / CLICKHOUSE_URL are unset, servers when set (.ci/run runs both).
+// Each test file gets its own DATA_DIR, its own PostgreSQL database and its own Redis prefix.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { loadConfig, type Config } from '../../src/config.ts';
+
+export const serverEnv = {
+  databaseUrl: process.env.DATABASE_URL || undefined,
+  redisUrl: process.env.REDIS_URL || undefined,
+  clickhouseUrl: process.env.CLICKHOUSE_URL || undefined,
+};
+
+export const mode = serverEnv.databaseUrl ? 'server' : 'embedded';
+
+export function tempDir(prefix = 'traceloom-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+const createdDatabases: string[] = [];
+
+/** A new, empty database on the PostgreSQL server of DATABASE_URL (server mode only). */
+export async function freshDatabaseUrl(): Promise<string | undefined> {
+  if (!serverEnv.databaseUrl) return undefined;
+  const name = `tl_test_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverEnv.databaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  createdDatabases.push(name);
+  const u = new URL(serverEnv.databaseUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export async function dropTestDatabases(): Promise<void> {
+  if (!serverEnv.databaseUrl) return;
+  const admin = new pg.Client({ connectionString: serverEnv.databaseUrl });
+  await admin.connect();
+  try {
+    for (const name of createdDatabases.splice(0)) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+// chDB binds one data directory per process, and vitest runs each test file in its own process:
+// every service of a file shares this one; everything else (PGlite, the lock) gets a fresh DATA_DIR.
+let chdbDir: string | undefined;
+export const fileChdbDir = () => (chdbDir ??= tempDir('traceloom-chdb-'));
+
+export interface TestEnv {
+  env: Record<string, string>;
+  config: Config;
+  dataDir: string;
+}
+
+/** The environment of one service under test, in the current mode, plus overrides. */
+export async function testEnv(overrides: Record<string, string | undefined> = {}): Promise<TestEnv> {
+  const dataDir = tempDir();
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    CHDB_DIR: fileChdbDir(),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    AUTH_REQUIRED: 'false',
+    NODE_ENV: 'test',
+    REDIS_PREFIX: `tltest_${crypto.randomBytes(4).toString('hex')}`,
+    STORE_CONNECT_TIMEOUT_MS: '5000',
+  };
+  const db = await freshDatabaseUrl();
+  if (db) env.DATABASE_URL = db;
+  if (serverEnv.redisUrl) env.REDIS_URL = serverEnv.redisUrl;
+  if (serverEnv.clickhouseUrl) env.CLICKHOUSE_URL = serverEnv.clickhouseUrl;
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return { env, config: loadConfig(env), dataDir };
+}
+
+/** A loopback port on which nothing listens: a store "that is down". */
+export async function closedPort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}

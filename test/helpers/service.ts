@@ -1,0 +1,33 @@
+import { createLogger } from '../../src/logger.ts';
+import { startService, type Service } from '../../src/service.ts';
+import type { AppDeps } from '../../src/http/app.ts';
+import { testEnv, type TestEnv } from './env.ts';
+
+export interface TestService extends Service {
+  testEnv: TestEnv;
+}
+
+export async function startTestService(
+  overrides: Record<string, string | undefined> = {},
+  opts: { extraRoutes?: AppDeps['extraRoutes']; validator?: AppDeps['validator']; env?: TestEnv } = {},
+): Promise<TestService> {
+  const t = opts.env ?? (await testEnv(overrides));
+  const service = await startService(t.config, {
+    logger: createLogger({ logLevel: 'silent' }),
+    extraRoutes: opts.extraRoutes,
+    validator: opts.validator,
+  });
+  return Object.assign(service, { testEnv: t });
+}
+
+export async function getJson(url: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: any }> {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: returned as text
+  }
+  return { status: res.status, headers: res.headers, body };
+}
