@@ -1,0 +1,21 @@
+// `npm run bench`: benchmark scripts that print figures (BENCHMARKS.md records them).
+// Each later area (prompts, executions, ingest, spend) adds its module here.
+import os from 'node:os';
+import { benchBoot } from './boot.ts';
+
+const only = process.argv[2];
+const benches: Record<string, () => Promise<unknown>> = {
+  boot: async () => {
+    const rows = await benchBoot();
+    console.log('\n## boot and idle memory');
+    console.log('| mode | boot to healthy (ms) | idle RSS (MiB) | GET /api/health p50 (ms) |');
+    console.log('|---|---|---|---|');
+    for (const r of rows) console.log(`| ${r.mode} | ${r.bootMs} | ${r.idleRssMiB} | ${r.healthP50Ms} |`);
+  },
+};
+
+console.log(`# Traceloom benchmarks — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB`);
+for (const [name, run] of Object.entries(benches)) {
+  if (only && only !== name) continue;
+  await run();
+}
