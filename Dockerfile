@@ -1,0 +1,12 @@
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json package-lock.json ./
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY tsconfig.json ./
+COPY src ./src
+COPY jobs ./jobs
+COPY schema ./schema
+USER node
+EXPOSE 8080
+CMD ["npm", "start"]
