@@ -33,6 +33,8 @@ export interface Config {
     readonly jwtAudience: string | undefined;
     readonly projectClaim: string;
     readonly roleClaim: string;
+    /** After a successful JWKS fetch, how long before an unknown `kid` may trigger another (protects the IdP) */
+    readonly jwksCooldownMs: number;
   };
   readonly limits: {
     /** JSON request bodies of the API (not OTLP ingest) */
@@ -160,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
       jwtAudience: str(env, 'IDP_JWT_AUDIENCE'),
       projectClaim: str(env, 'IDP_PROJECT_CLAIM') ?? 'project_id',
       roleClaim: str(env, 'IDP_ROLE_CLAIM') ?? 'role',
+      jwksCooldownMs: int(env, 'IDP_JWKS_COOLDOWN_MS', 30_000, 0, 3_600_000),
     },
     limits: {
       maxJsonBytes: int(env, 'MAX_JSON_BYTES', 1 * MIB, 1024, 64 * MIB),

@@ -8,6 +8,7 @@ import { createStores, type Stores } from './stores/index.ts';
 import { migrate } from './stores/migrate.ts';
 import { createApp, type AppDeps, type TraceloomApp } from './http/app.ts';
 import { createJobRunner, type JobRunner } from '../jobs/index.ts';
+import { createIdentity, type Identity } from './auth/identity.ts';
 
 export interface Service {
   readonly url: string;
@@ -16,6 +17,7 @@ export interface Service {
   readonly jobs: JobRunner;
   readonly app: TraceloomApp;
   readonly logger: Logger;
+  readonly identity: Identity;
   /** Stop accepting, drain in-flight requests, stop jobs, close stores. Idempotent. */
   close(): Promise<void>;
 }
@@ -65,8 +67,15 @@ export async function startService(
     );
   }
   const stores = await bootStores(config, logger);
+  let identity: Identity;
+  try {
+    identity = await createIdentity(config, stores, logger);
+  } catch (err) {
+    await stores.close();
+    throw err;
+  }
   const jobs = createJobRunner(stores, logger, { consume: config.jobsInApi });
-  const app = createApp({ config, stores, logger, extraRoutes: opts.extraRoutes, validator: opts.validator });
+  const app = createApp({ config, stores, logger, identity, extraRoutes: opts.extraRoutes, validator: opts.validator });
 
   const server = http.createServer(app.koa.callback());
   server.requestTimeout = 120_000;
@@ -82,6 +91,7 @@ export async function startService(
     });
   } catch (err) {
     await jobs.close();
+    await identity.close();
     await stores.close();
     throw err;
   }
@@ -107,9 +117,10 @@ export async function startService(
       }
       clearTimeout(timer);
       await jobs.close();
+      await identity.close();
       await stores.close();
       logger.info('shutdown complete');
     })());
 
-  return { url, port, stores, jobs, app, logger, close };
+  return { url, port, stores, jobs, app, logger, identity, close };
 }

@@ -2,6 +2,7 @@
 // and any route whose store is down answers 503 with Retry-After, never 500, never a hang.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/http/app.ts';
+import { createIdentity } from '../src/auth/identity.ts';
 import { createLogger } from '../src/logger.ts';
 import { createStores, type Stores } from '../src/stores/index.ts';
 import type { RouteDef } from '../src/http/routes/types.ts';
@@ -36,12 +37,15 @@ const probeRoutes = (stores: Stores): RouteDef[] =>
 async function serveOver(overrides: Record<string, string>): Promise<{ url: string; stores: Stores }> {
   const t = await testEnv({ ...overrides, STORE_TIMEOUT_MS: '2000' });
   const stores = await createStores(t.config, logger);
-  const app = createApp({ config: t.config, stores, logger, extraRoutes: () => probeRoutes(stores) });
+  // Authentication is not under test here (and its bootstrap would need the store that is down).
+  const identity = await createIdentity({ ...t.config, authRequired: true }, stores, logger);
+  const app = createApp({ config: t.config, stores, logger, identity, extraRoutes: () => probeRoutes(stores) });
   const server = http.createServer(app.koa.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   cleanups.push(async () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
+    await identity.close();
     await stores.close();
   });
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stores };

@@ -1,5 +1,6 @@
 // The whole request path, in order:
-//   request id → access log → error renderer → router (per route: auth → JSON body → handler)
+//   request id → access log → error renderer → router (per route: authenticate → authorize →
+//   JSON body → handler)
 //   → 404 / 405 for what no route answers.
 import crypto from 'node:crypto';
 import Koa from 'koa';
@@ -7,7 +8,8 @@ import { Router } from '@koa/router';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
-import { createAuthenticator, requireAuth, type Authenticator } from './auth.ts';
+import type { Identity } from '../auth/identity.ts';
+import { authenticate, authorize } from './auth.ts';
 import { readJson } from './body.ts';
 import { errorRenderer, methodNotAllowed, notFound } from './errors.ts';
 import { buildOpenApi } from './openapi.ts';
@@ -19,8 +21,8 @@ export interface AppDeps {
   config: Config;
   stores: Stores;
   logger: Logger;
+  identity: Identity;
   validator?: Validator;
-  authenticator?: Authenticator;
   /** Routes beyond the service's own; tests use this to exercise the chain with bodies. */
   extraRoutes?: (validator: Validator) => RouteDef[];
 }
@@ -76,18 +78,18 @@ function jsonBody(route: RouteDef, validator: Validator, limitBytes: number): Ko
 export function createApp(deps: AppDeps): TraceloomApp {
   const { config, stores, logger } = deps;
   const validator = deps.validator ?? createValidator();
-  const authenticator = deps.authenticator ?? createAuthenticator(config);
 
   let document: object | undefined;
   const routes: RouteDef[] = [
-    ...createRoutes({ stores, openapi: () => (document ??= buildOpenApi(routes, validator.schemas)) }),
+    ...createRoutes({ stores, identity: deps.identity, openapi: () => (document ??= buildOpenApi(routes, validator.schemas)) }),
     ...(deps.extraRoutes?.(validator) ?? []),
   ];
 
   const router = new Router<RouteState>();
   for (const route of routes) {
     router.register(route.path, [route.method], [
-      requireAuth(route, authenticator),
+      authenticate(route, deps.identity),
+      authorize(route),
       jsonBody(route, validator, config.limits.maxJsonBytes),
       (ctx) => route.handler(ctx as never),
     ]);

@@ -1,52 +1,39 @@
-// The authentication seam. Resolution order (api.md part 1): X-API-Key, then Authorization:
-// Bearer, then the default project only when AUTH_REQUIRED=false. A credential that is present
-// but cannot be verified is a 401 in every mode: it never silently falls through.
-//
-// API keys and JWTs are verified by the identity work; until it lands, no credential can be
-// verified, so a presented credential is a 401 and only AUTH_REQUIRED=false grants access.
+// Authentication and authorisation at the edge, driven by each route's declaration in the route
+// table: `access`, the role it needs in the path's project, whether ingest keys and API keys may
+// call it. Every project-scoped route takes project_id from the path and refuses a caller
+// without access to it (403, the same for a project that does not exist).
 import type Koa from 'koa';
-import type { Config } from '../config.ts';
-import { unauthorized } from './errors.ts';
+import type { Identity } from '../auth/identity.ts';
+import { allows } from '../auth/principal.ts';
+import { forbidden } from './errors.ts';
 import type { RouteDef, RouteState } from './routes/types.ts';
 
-export type Role = 'admin' | 'member' | 'viewer';
+export type { Principal } from '../auth/principal.ts';
 
-export interface Principal {
-  userId: string;
-  authMethod: 'api_key' | 'jwt' | 'none';
-  /** The project the caller acts in by default. */
-  projectId: string;
-  role: Role;
-}
-
-export const DEFAULT_PROJECT_ID = 'default';
-export const DEV_USER_ID = 'dev';
-
-export interface Authenticator {
-  /** Returns the principal of a request; throws 401 (or 503 when an identity store is down). */
-  authenticate(headers: { apiKey?: string; authorization?: string }): Promise<Principal>;
-}
-
-export function createAuthenticator(config: Pick<Config, 'authRequired'>): Authenticator {
-  return {
-    async authenticate({ apiKey, authorization }): Promise<Principal> {
-      if (apiKey !== undefined || authorization !== undefined) throw unauthorized();
-      if (!config.authRequired) {
-        return { userId: DEV_USER_ID, authMethod: 'none', projectId: DEFAULT_PROJECT_ID, role: 'admin' };
-      }
-      throw unauthorized();
-    },
-  };
-}
-
-/** Per-route middleware: public routes pass; others get `ctx.state.principal` or a 401. */
-export function requireAuth(route: RouteDef, auth: Authenticator): Koa.Middleware<RouteState> {
+export function authenticate(route: RouteDef, identity: Identity): Koa.Middleware<RouteState> {
   return async (ctx, next) => {
     if (route.access !== 'public') {
-      ctx.state.principal = await auth.authenticate({
+      ctx.state.principal = await identity.authenticate({
         apiKey: ctx.get('X-API-Key') || undefined,
         authorization: ctx.get('Authorization') || undefined,
       });
+    }
+    await next();
+  };
+}
+
+export function authorize(route: RouteDef): Koa.Middleware<RouteState> {
+  return async (ctx, next) => {
+    const p = ctx.state.principal;
+    if (route.access === 'public' || !p) return next();
+    if (route.jwtOnly && p.authMethod === 'api_key') throw forbidden();
+    // An ingest key (the one an agent ships with) may only send data and read its context.
+    if (p.keyScope === 'ingest' && !route.ingest) throw forbidden();
+    const projectId = (ctx as unknown as { params: Record<string, string> }).params.project_id;
+    if (projectId !== undefined) {
+      const role = p.projects.get(projectId);
+      if (!role || !allows(role, route.need ?? 'read')) throw forbidden();
+      ctx.state.projectId = projectId;
     }
     await next();
   };

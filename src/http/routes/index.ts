@@ -1,15 +1,24 @@
 // Every route of the service. Adding a resource means adding its file here; the router, the
 // OpenAPI document and the route-table tests pick it up.
+import type { Identity } from '../../auth/identity.ts';
 import type { Stores } from '../../stores/index.ts';
+import { apiKeyRoutes } from './api-keys.ts';
+import { contextRoutes } from './context.ts';
 import { healthRoutes } from './health.ts';
 import { openapiRoutes } from './openapi.ts';
 import type { RouteDef } from './types.ts';
 
 export interface RouteDeps {
   stores: Stores;
+  identity: Identity;
   openapi: () => object;
 }
 
 export function createRoutes(deps: RouteDeps): RouteDef[] {
-  return [...healthRoutes(deps.stores), ...openapiRoutes(deps.openapi)];
+  return [
+    ...healthRoutes(deps.stores),
+    ...openapiRoutes(deps.openapi),
+    ...contextRoutes(deps.stores),
+    ...apiKeyRoutes(deps.stores, deps.identity),
+  ];
 }

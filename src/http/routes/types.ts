@@ -1,7 +1,7 @@
 // The route table: every endpoint is declared once, with what it needs (access, body schema,
 // responses). The router, the auth seam, the OpenAPI document and the tests all read it.
 import type Koa from 'koa';
-import type { Principal } from '../auth.ts';
+import type { Need, Principal } from '../../auth/principal.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -19,6 +19,8 @@ export interface ResponseDef {
 export interface RouteState {
   requestId: string;
   principal?: Principal;
+  /** The path's project, after the caller's access to it was checked. */
+  projectId?: string;
   /** The request body, parsed and validated against the route's `body` schema. */
   body?: unknown;
 }
@@ -33,6 +35,12 @@ export interface RouteDef {
   summary: string;
   tag: string;
   access: Access;
+  /** Role needed in the path's project (routes under /api/projects/:project_id); default read. */
+  need?: Need;
+  /** Whether `ingest`-scope API keys may call it (traces, executions, budget check, context). */
+  ingest?: boolean;
+  /** Only a JWT may call it (key management): an API key gets 403. */
+  jwtOnly?: boolean;
   /** Schema id of the JSON request body in schema/api. */
   body?: string;
   responses: Record<number, ResponseDef>;

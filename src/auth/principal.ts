@@ -1,0 +1,35 @@
+// Who is calling, and what they may do. Roles (api.md part 1): viewer reads; member also writes
+// prompts, executions and spans; admin also manages API keys and the budget.
+
+export type Role = 'admin' | 'member' | 'viewer';
+export type Need = 'read' | 'write' | 'admin';
+export type KeyScope = 'full' | 'ingest';
+
+export const ROLES: readonly Role[] = ['admin', 'member', 'viewer'];
+
+export interface Principal {
+  /** JWT `sub`, `dev` without authentication, or `api_key:<key_id>`. */
+  userId: string;
+  authMethod: 'api_key' | 'jwt' | 'none';
+  /** The project the caller acts in by default (null when a token names none). */
+  projectId: string | null;
+  /** Role in the default project. */
+  role: Role;
+  /** Every project the caller may act in, with the role there. */
+  projects: ReadonlyMap<string, Role>;
+  keyId?: string;
+  keyScope?: KeyScope;
+}
+
+const RANK: Record<Role, number> = { viewer: 0, member: 1, admin: 2 };
+const NEED: Record<Need, number> = { read: 0, write: 1, admin: 2 };
+
+export function allows(role: Role, need: Need): boolean {
+  return RANK[role] >= NEED[need];
+}
+
+export function highestRole(roles: readonly Role[]): Role | undefined {
+  return roles.reduce<Role | undefined>((best, r) => (best === undefined || RANK[r] > RANK[best] ? r : best), undefined);
+}
+
+export const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
