@@ -3,6 +3,11 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { bootStores } from './service.ts';
+import { createApiKey, listApiKeys, presentKey, revokeApiKey } from './auth/api-keys.ts';
+import { ensureProject } from './auth/projects.ts';
+import { PROJECT_ID } from './auth/principal.ts';
+import { createKeyVerifier } from './auth/key-verifier.ts';
+import type { Stores } from './stores/index.ts';
 
 interface Command {
   usage: string;
@@ -12,13 +17,90 @@ interface Command {
 
 export class UsageError extends Error {}
 
+/** `--name value` options; anything else is a usage error. */
+function parseOptions(args: string[], allowed: Record<string, 'value'>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(a);
+    if (!m || !allowed[m[1]!]) throw new UsageError(`unknown argument "${a}"`);
+    const value = m[2] ?? args[++i];
+    if (value === undefined) throw new UsageError(`--${m[1]} needs a value`);
+    out[m[1]!] = value;
+  }
+  return out;
+}
+
+function projectOption(opts: Record<string, string>): string {
+  const project = opts.project;
+  if (!project) throw new UsageError('--project is required');
+  if (!PROJECT_ID.test(project)) throw new UsageError(`--project: "${project}" is not a valid project id`);
+  return project;
+}
+
+async function withStores<T>(config: Config, logger: Logger, fn: (stores: Stores) => Promise<T>): Promise<T> {
+  const stores = await bootStores(config, logger);
+  try {
+    return await fn(stores);
+  } finally {
+    await stores.close();
+  }
+}
+
 const commands: Record<string, Command> = {
+  'create-key': {
+    usage: 'create-key --project <id> --name <name> [--expires-in-days N] [--scope full|ingest]',
+    summary: 'create an API key (and the project if absent); prints the key once',
+    async run(args, { config, logger, out }) {
+      const opts = parseOptions(args, { project: 'value', name: 'value', 'expires-in-days': 'value', scope: 'value' });
+      const projectId = projectOption(opts);
+      const name = opts.name;
+      if (!name || name.length > 100) throw new UsageError('--name is required (1 to 100 characters)');
+      const days = opts['expires-in-days'] === undefined ? 90 : Number(opts['expires-in-days']);
+      if (!Number.isInteger(days) || days < 1 || days > 3650) throw new UsageError('--expires-in-days must be an integer between 1 and 3650');
+      const scope = opts.scope ?? 'full';
+      if (scope !== 'full' && scope !== 'ingest') throw new UsageError('--scope must be full or ingest');
+      const created = await withStores(config, logger, async (stores) => {
+        await ensureProject(stores.postgres, projectId);
+        return createApiKey(stores.postgres, { projectId, name, expiresInDays: days, scope, createdBy: 'admin-cli' });
+      });
+      const p = presentKey(created.row);
+      process.stderr.write(`created key ${p.key_id} (${p.prefix}…, scope ${p.scope}) for project ${projectId}, expires ${p.expires_at}\nThe key is shown once; store it now:\n`);
+      out(created.key);
+    },
+  },
+  'list-keys': {
+    usage: 'list-keys --project <id>',
+    summary: "list a project's API keys (never the secrets)",
+    async run(args, { config, logger, out }) {
+      const projectId = projectOption(parseOptions(args, { project: 'value' }));
+      const rows = await withStores(config, logger, (stores) => listApiKeys(stores.postgres, projectId));
+      for (const p of rows.map(presentKey)) out([p.key_id, p.prefix, p.scope, p.status, p.expires_at, p.name].join('\t'));
+    },
+  },
+  'revoke-key': {
+    usage: 'revoke-key --project <id> --key-id <uuid>',
+    summary: 'revoke an API key; it fails on its next use (other API nodes: within 5 s)',
+    async run(args, { config, logger, out }) {
+      const opts = parseOptions(args, { project: 'value', 'key-id': 'value' });
+      const projectId = projectOption(opts);
+      if (!opts['key-id']) throw new UsageError('--key-id is required');
+      await withStores(config, logger, async (stores) => {
+        const keyHash = await revokeApiKey(stores.postgres, projectId, opts['key-id']!);
+        if (!keyHash) throw new Error(`no API key ${opts['key-id']} in project ${projectId}`);
+        // Tell running API nodes (with Redis) to drop it from their caches now.
+        const verifier = createKeyVerifier(stores.postgres, stores.redis, logger);
+        await verifier.evict(keyHash);
+        await verifier.close();
+      });
+      out(`revoked ${opts['key-id']}`);
+    },
+  },
   migrate: {
     usage: 'migrate',
     summary: 'apply pending PostgreSQL and ClickHouse migrations and exit (the API also does this at boot)',
     async run(_args, { config, logger, out }) {
-      const stores = await bootStores(config, logger);
-      await stores.close();
+      await withStores(config, logger, async () => undefined);
       out('migrations applied');
     },
   },

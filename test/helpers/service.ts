@@ -1,4 +1,4 @@
-import { createLogger } from '../../src/logger.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
 import { startService, type Service } from '../../src/service.ts';
 import type { AppDeps } from '../../src/http/app.ts';
 import { testEnv, type TestEnv } from './env.ts';
@@ -9,11 +9,11 @@ export interface TestService extends Service {
 
 export async function startTestService(
   overrides: Record<string, string | undefined> = {},
-  opts: { extraRoutes?: AppDeps['extraRoutes']; validator?: AppDeps['validator']; env?: TestEnv } = {},
+  opts: { extraRoutes?: AppDeps['extraRoutes']; validator?: AppDeps['validator']; env?: TestEnv; logger?: Logger } = {},
 ): Promise<TestService> {
   const t = opts.env ?? (await testEnv(overrides));
   const service = await startService(t.config, {
-    logger: createLogger({ logLevel: 'silent' }),
+    logger: opts.logger ?? createLogger({ logLevel: 'silent' }),
     extraRoutes: opts.extraRoutes,
     validator: opts.validator,
   });

@@ -1,0 +1,256 @@
+// API key lifecycle, roles and scopes, revocation across nodes, and no secret in any log line.
+import { spawnSync } from 'node:child_process';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../src/auth/api-keys.ts';
+import { createLogger } from '../src/logger.ts';
+import { dropTestDatabases, mode, tempDir, testEnv } from './helpers/env.ts';
+import { TestIdp } from './helpers/idp.ts';
+import { getJson, startTestService, type TestService } from './helpers/service.ts';
+
+const idp = new TestIdp();
+let svc: TestService;
+let logs = '';
+const capture = new Writable({
+  write(chunk, _enc, cb) {
+    logs += chunk.toString();
+    cb();
+  },
+});
+let admin: string; // JWT of an admin of acme
+const UNAUTHORIZED = { detail: 'Unauthorized - No valid authentication provided' };
+const FORBIDDEN = { detail: 'Forbidden - User does not have access to this resource' };
+
+beforeAll(async () => {
+  await idp.start();
+  svc = await startTestService(idp.env({ AUTH_REQUIRED: 'true' }), { logger: createLogger({ logLevel: 'debug' }, capture) });
+  admin = await idp.token({ sub: 'admin-1', project_id: 'acme', role: 'admin' });
+});
+afterAll(async () => {
+  await svc?.close();
+  await idp.stop();
+  await dropTestDatabases();
+});
+
+const bearer = (t: string) => ({ Authorization: `Bearer ${t}` });
+const keyHeader = (k: string) => ({ 'X-API-Key': k });
+const json = { 'Content-Type': 'application/json' };
+
+async function createKey(body: object, token = admin, project = 'acme') {
+  return getJson(`${svc.url}/api/projects/${project}/api-keys`, { method: 'POST', headers: { ...json, ...bearer(token) }, body: JSON.stringify(body) });
+}
+
+describe(`API keys (${mode} mode)`, () => {
+  it('create → shown once → works → listed without secret → revoke → 401 on the next request', async () => {
+    const c = await createKey({ name: 'agent prod' });
+    expect(c.status).toBe(201);
+    expect(c.body).toMatchObject({ name: 'agent prod', scope: 'full', project_id: 'acme', prefix: c.body.key.slice(0, 11) });
+    expect(c.body.key).toMatch(/^tl_[0-9A-Za-z]{40}$/);
+    expect(new Date(c.body.expires_at).getTime() - new Date(c.body.created_at).getTime()).toBe(90 * 86_400_000);
+    const key: string = c.body.key;
+
+    // stored hashed only
+    const stored = await svc.stores.postgres.query<{ key_hash: string }>('SELECT key_hash FROM api_keys WHERE key_id = $1', [c.body.key_id]);
+    expect(stored[0]!.key_hash).toBe(hashApiKey(key));
+    expect(JSON.stringify(await svc.stores.postgres.query('SELECT * FROM api_keys'))).not.toContain(key);
+
+    const ctx = await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(key) });
+    expect(ctx.status).toBe(200);
+    expect(ctx.body).toMatchObject({ auth_method: 'api_key', project_id: 'acme', role: 'member', scope: 'full', user_id: `api_key:${c.body.key_id}` });
+
+    const list = await getJson(`${svc.url}/api/projects/acme/api-keys`, { headers: keyHeader(key) });
+    expect(list.status).toBe(200);
+    const item = list.body.items.find((i: { key_id: string }) => i.key_id === c.body.key_id);
+    expect(item).toMatchObject({ status: 'active', prefix: c.body.prefix, revoked_at: null });
+    expect(item.last_used_at).not.toBeNull();
+    expect(JSON.stringify(list.body)).not.toContain(key);
+    expect(item.key).toBeUndefined();
+
+    const one = await getJson(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { headers: bearer(admin) });
+    expect(one.status).toBe(200);
+    expect(one.body.key).toBeUndefined();
+
+    const del = await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) });
+    expect(del.status).toBe(204);
+    const after = await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(key) });
+    expect(after.status).toBe(401);
+    expect(after.body).toEqual(UNAUTHORIZED);
+    const listed = await getJson(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { headers: bearer(admin) });
+    expect(listed.body.status).toBe('revoked');
+  });
+
+  it('an expired key is a 401 like an unknown one', async () => {
+    const c = await createKey({ name: 'short', expires_in_days: 1 });
+    await svc.stores.postgres.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE key_id = $1", [c.body.key_id]);
+    const r = await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(c.body.key) });
+    expect(r.status).toBe(401);
+    expect(r.body).toEqual(UNAUTHORIZED);
+    const item = await getJson(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { headers: bearer(admin) });
+    expect(item.body.status).toBe('expired');
+  });
+
+  it.each([['malformed', 'not-a-key'], ['well-formed but unknown', `tl_${'A'.repeat(40)}`], ['empty', ' ']])('a %s key is a 401', async (_n, key) => {
+    const r = await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(key) });
+    expect(r.status).toBe(401);
+    expect(r.body).toEqual(UNAUTHORIZED);
+  });
+
+  it("another project's key gets 403 on this project", async () => {
+    const otherAdmin = await idp.token({ sub: 'admin-2', project_id: 'globex', role: 'admin' });
+    const c = await createKey({ name: 'globex key' }, otherAdmin, 'globex');
+    expect(c.status).toBe(201);
+    const r = await getJson(`${svc.url}/api/projects/acme/api-keys`, { headers: keyHeader(c.body.key) });
+    expect(r.status).toBe(403);
+    expect(r.body).toEqual(FORBIDDEN);
+  });
+
+  it('validates the body, naming the field', async () => {
+    for (const [body, field] of [
+      [{ name: 'x', expires_in_days: 0 }, 'expires_in_days'],
+      [{ name: 'x', expires_in_days: 3651 }, 'expires_in_days'],
+      [{ name: 'x', scope: 'root' }, 'scope'],
+      [{ name: '' }, 'name'],
+      [{}, 'name'],
+      [{ name: 'x', colour: 'red' }, 'colour'],
+    ] as const) {
+      const r = await createKey(body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.detail).toContain(`${field}:`);
+    }
+  });
+
+  it('key management is JWT only: an API key gets 403 creating, reading one or revoking', async () => {
+    const c = await createKey({ name: 'm' });
+    const h = { ...json, ...keyHeader(c.body.key) };
+    expect((await getJson(`${svc.url}/api/projects/acme/api-keys`, { method: 'POST', headers: h, body: '{"name":"x"}' })).status).toBe(403);
+    expect((await getJson(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { headers: h })).status).toBe(403);
+    expect((await getJson(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: h })).status).toBe(403);
+  });
+
+  it('roles: a member or viewer cannot manage keys; a viewer may list them', async () => {
+    const member = await idp.token({ sub: 'm-1', project_id: 'acme', role: 'member' });
+    const viewer = await idp.token({ sub: 'v-1', project_id: 'acme', role: 'viewer' });
+    expect((await createKey({ name: 'x' }, member)).status).toBe(403);
+    expect((await createKey({ name: 'x' }, viewer)).status).toBe(403);
+    expect((await getJson(`${svc.url}/api/projects/acme/api-keys`, { headers: bearer(viewer) })).status).toBe(200);
+    const c = await createKey({ name: 'to revoke' });
+    expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(member) })).status).toBe(403);
+  });
+
+  it('an ingest key may read its context but not list keys', async () => {
+    const c = await createKey({ name: 'agent', scope: 'ingest' });
+    expect(c.body.scope).toBe('ingest');
+    const ctx = await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(c.body.key) });
+    expect(ctx.status).toBe(200);
+    expect(ctx.body.scope).toBe('ingest');
+    const list = await getJson(`${svc.url}/api/projects/acme/api-keys`, { headers: keyHeader(c.body.key) });
+    expect(list.status).toBe(403);
+    expect(list.body).toEqual(FORBIDDEN);
+  });
+
+  it('404 for a key of another project or an id that is not one', async () => {
+    const otherAdmin = await idp.token({ sub: 'admin-3', project_id: 'initech', role: 'admin' });
+    const c = await createKey({ name: 'initech key' }, otherAdmin, 'initech');
+    expect((await getJson(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { headers: bearer(admin) })).status).toBe(404);
+    expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(404);
+    const bad = await getJson(`${svc.url}/api/projects/acme/api-keys/not-a-uuid`, { headers: bearer(admin) });
+    expect(bad.status).toBe(404);
+    expect(bad.body).toEqual({ detail: 'API key not found' });
+    // and the other project's key still works
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(c.body.key) })).status).toBe(200);
+  });
+
+  it('a revocation reaches another node', async () => {
+    const c = await createKey({ name: 'two nodes' });
+    // A second API process on the same stores (same DATA_DIR is refused in embedded mode: one
+    // process per store; so in embedded mode the second "node" is a restart after the revocation).
+    if (mode === 'server') {
+      const other = await startTestService({}, { env: svc.testEnv });
+      try {
+        expect((await getJson(`${other.url}/api/me/context`, { headers: keyHeader(c.body.key) })).status).toBe(200); // cached there now
+        expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(204);
+        const deadline = Date.now() + 5_000;
+        let status = 200;
+        while (status !== 401 && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 50));
+          status = (await getJson(`${other.url}/api/me/context`, { headers: keyHeader(c.body.key) })).status;
+        }
+        expect(status).toBe(401);
+      } finally {
+        await other.close();
+      }
+    } else {
+      expect((await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(c.body.key) })).status).toBe(200);
+      expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(204);
+      expect((await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(c.body.key) })).status).toBe(401);
+    }
+  });
+
+  it('no key and no token ever appears in the logs', async () => {
+    const c = await createKey({ name: 'logged?' });
+    await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(c.body.key) });
+    await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(`${c.body.key.slice(0, -1)}x`) });
+    await getJson(`${svc.url}/api/me/context`, { headers: bearer(`${admin}x`) });
+    expect(logs).toContain('"msg":"request"'); // the capture works
+    expect(logs).toContain('authentication rejected');
+    expect(logs).not.toContain(c.body.key);
+    expect(logs).not.toContain(c.body.key.slice(3)); // not even the random part
+    expect(logs).not.toContain(admin);
+    expect(logs).not.toContain(admin.split('.')[2]!); // nor a token's signature
+  });
+});
+
+describe('AUTH_REQUIRED=false', () => {
+  it('creates the default project and the dev user (admin) at boot', async () => {
+    const dev = await startTestService({ AUTH_REQUIRED: 'false' });
+    try {
+      expect(await dev.stores.postgres.query("SELECT project_id, user_id, role FROM memberships WHERE user_id = 'dev'")).toEqual([
+        { project_id: 'default', user_id: 'dev', role: 'admin' },
+      ]);
+      const r = await getJson(`${dev.url}/api/me/context`);
+      expect(r.body).toEqual({ user_id: 'dev', auth_method: 'none', project_id: 'default', role: 'admin', projects: [{ project_id: 'default', name: 'default', role: 'admin' }] });
+      // a presented but invalid credential never falls through to the dev user
+      expect((await getJson(`${dev.url}/api/me/context`, { headers: keyHeader('tl_bogus') })).status).toBe(401);
+      // the dev user has no access to other projects
+      expect((await getJson(`${dev.url}/api/projects/acme/api-keys`)).status).toBe(403);
+    } finally {
+      await dev.close();
+    }
+  });
+});
+
+describe('npm run admin', () => {
+  it('create-key creates the project and prints a working key once; list-keys and revoke-key', async () => {
+    const t = await testEnv({ AUTH_REQUIRED: 'true' });
+    // The CLI is another process: it gets its own chDB directory (chDB is one engine per directory);
+    // PostgreSQL (DATA_DIR, or the server) is the one the service then uses.
+    const cliChdb = tempDir('traceloom-chdb-cli-');
+    const admin = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'src/admin.ts', ...args], { env: { ...process.env, ...t.env, CHDB_DIR: cliChdb }, encoding: 'utf8', timeout: 60_000 });
+    const created = admin('create-key', '--project', 'selfhost', '--name', 'bootstrap', '--scope', 'ingest', '--expires-in-days', '7');
+    expect(created.status, created.stderr).toBe(0);
+    const key = created.stdout.trim();
+    expect(key).toMatch(/^tl_[0-9A-Za-z]{40}$/);
+    const listed = admin('list-keys', '--project', 'selfhost');
+    expect(listed.stdout).toContain(key.slice(0, 11));
+    expect(listed.stdout).toContain('ingest\tactive');
+    expect(listed.stdout).not.toContain(key);
+    const keyId = listed.stdout.split('\t')[0]!;
+
+    const bad = admin('create-key', '--project', 'selfhost');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--name is required');
+
+    const service = await startTestService({}, { env: t });
+    try {
+      const r = await getJson(`${service.url}/api/me/context`, { headers: keyHeader(key) });
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ project_id: 'selfhost', scope: 'ingest' });
+    } finally {
+      await service.close();
+    }
+    const revoked = admin('revoke-key', '--project', 'selfhost', '--key-id', keyId);
+    expect(revoked.status, revoked.stderr).toBe(0);
+    expect(admin('list-keys', '--project', 'selfhost').stdout).toContain('\trevoked\t');
+  });
+});
