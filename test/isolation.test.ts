@@ -1,0 +1,116 @@
+// Tenant isolation, generated from the route table: every project-scoped route that exists (now
+// or added later) × {API key, JWT} × {own project, another tenant's project, a project that does
+// not exist} gets the expected status, and no response to tenant A carries tenant B's data.
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allows } from '../src/auth/principal.ts';
+import type { RouteDef } from '../src/http/routes/types.ts';
+import { dropTestDatabases, mode } from './helpers/env.ts';
+import { TestIdp } from './helpers/idp.ts';
+import { getJson, startTestService, type TestService } from './helpers/service.ts';
+
+/** A valid body per request schema, so "own project" calls reach the handler. New schemas fall back to {}. */
+const SAMPLE_BODIES: Record<string, unknown> = {
+  ApiKeyCreate: { name: 'matrix' },
+};
+
+const idp = new TestIdp();
+let svc: TestService;
+const canary = { a: `CANARY-A-${crypto.randomUUID()}`, b: `CANARY-B-${crypto.randomUUID()}` };
+interface Tenant {
+  project: string;
+  jwt: string;
+  key: string;
+  keyId: string;
+}
+const tenants: Record<'a' | 'b', Tenant> = {} as never;
+
+beforeAll(async () => {
+  await idp.start();
+  svc = await startTestService(idp.env({ AUTH_REQUIRED: 'true' }));
+  for (const t of ['a', 'b'] as const) {
+    const project = `tenant-${t}`;
+    const jwt = await idp.token({ sub: `admin-${t}`, project_id: project, role: 'admin' });
+    const r = await getJson(`${svc.url}/api/projects/${project}/api-keys`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${jwt}` },
+      body: JSON.stringify({ name: canary[t] }),
+    });
+    expect(r.status).toBe(201);
+    tenants[t] = { project, jwt, key: r.body.key, keyId: r.body.key_id };
+  }
+});
+afterAll(async () => {
+  await svc?.close();
+  await idp.stop();
+  await dropTestDatabases();
+});
+
+type Caller = 'api_key' | 'jwt';
+type Target = 'own' | 'other' | 'missing';
+
+function expectedDenied(route: RouteDef, caller: Caller, target: Target): boolean {
+  if (target !== 'own') return true;
+  if (route.jwtOnly && caller === 'api_key') return true;
+  const role = caller === 'api_key' ? 'member' : 'admin';
+  return !allows(role, route.need ?? 'read');
+}
+
+const projectRoutes = () => svc.app.routes.filter((r) => r.path.includes(':project_id'));
+
+describe(`tenant isolation matrix (${mode} mode)`, () => {
+  it('covers every project-scoped route of the route table', () => {
+    const routes = projectRoutes();
+    expect(routes.length).toBeGreaterThanOrEqual(4);
+    const size = routes.length * 2 * 3;
+    console.log(`isolation matrix: ${routes.length} project routes × 2 credentials × 3 targets = ${size} requests`);
+  });
+
+  it('every cell answers as expected and never leaks the other tenant', async () => {
+    const a = tenants.a;
+    const b = tenants.b;
+    const failures: string[] = [];
+    let cells = 0;
+    for (const route of projectRoutes()) {
+      for (const caller of ['api_key', 'jwt'] as Caller[]) {
+        for (const target of ['own', 'other', 'missing'] as Target[]) {
+          const project = target === 'own' ? a.project : target === 'other' ? b.project : `no-such-${crypto.randomUUID().slice(0, 8)}`;
+          // Every other path parameter names one of tenant B's objects: the worst case.
+          const path = route.path.replace(':project_id', project).replace(/:(\w+)/g, (_m, name: string) => (name === 'key_id' ? b.keyId : `b-${name}`));
+          const headers: Record<string, string> = caller === 'api_key' ? { 'X-API-Key': a.key } : { Authorization: `Bearer ${a.jwt}` };
+          let body: string | undefined;
+          if (route.body) {
+            headers['Content-Type'] = 'application/json';
+            body = JSON.stringify(SAMPLE_BODIES[route.body] ?? {});
+          }
+          const res = await fetch(`${svc.url}${path}`, { method: route.method, headers, body });
+          const text = await res.text();
+          cells++;
+          const cell = `${route.method} ${route.path} as ${caller} on ${target}: ${res.status} ${text.slice(0, 120)}`;
+          if (expectedDenied(route, caller, target)) {
+            if (res.status !== 403) failures.push(`expected 403 — ${cell}`);
+            else if (JSON.parse(text).detail !== 'Forbidden - User does not have access to this resource') failures.push(`403 text — ${cell}`);
+          } else if (res.status === 401 || res.status === 403 || res.status >= 500) {
+            failures.push(`expected access — ${cell}`);
+          }
+          if (text.includes(canary.b) || text.includes(b.keyId) || text.includes(b.key.slice(0, 11))) {
+            failures.push(`leak of tenant B — ${cell}`);
+          }
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(cells).toBe(projectRoutes().length * 6);
+    // B's key survived every attempt on it from A
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: { 'X-API-Key': b.key } })).status).toBe(200);
+  });
+
+  it("A's context names only A's projects", async () => {
+    for (const headers of [{ 'X-API-Key': tenants.a.key }, { Authorization: `Bearer ${tenants.a.jwt}` }]) {
+      const r = await getJson(`${svc.url}/api/me/context`, { headers });
+      expect(r.status).toBe(200);
+      expect(r.body.projects.map((p: { project_id: string }) => p.project_id)).toEqual(['tenant-a']);
+      expect(JSON.stringify(r.body)).not.toContain('tenant-b');
+    }
+  });
+});
