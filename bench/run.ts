@@ -2,6 +2,7 @@
 // Each later area (prompts, executions, ingest, spend) adds its module here.
 import os from 'node:os';
 import { benchBoot } from './boot.ts';
+import { benchAuth } from './auth.ts';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<unknown>> = {
@@ -11,6 +12,13 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('| mode | boot to healthy (ms) | idle RSS (MiB) | GET /api/health p50 (ms) |');
     console.log('|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.mode} | ${r.bootMs} | ${r.idleRssMiB} | ${r.healthP50Ms} |`);
+  },
+  auth: async () => {
+    const rows = await benchAuth();
+    console.log('\n## authentication cost per request');
+    console.log('| what | n | p50 (µs) | p99 (µs) |');
+    console.log('|---|---|---|---|');
+    for (const r of rows) console.log(`| ${r.what} | ${r.n} | ${r.p50Us} | ${r.p99Us} |`);
   },
 };
 

@@ -106,7 +106,7 @@ describe(`tenant isolation matrix (${mode} mode)`, () => {
   });
 
   it("A's context names only A's projects", async () => {
-    for (const headers of [{ 'X-API-Key': tenants.a.key }, { Authorization: `Bearer ${tenants.a.jwt}` }]) {
+    for (const headers of [{ 'X-API-Key': tenants.a.key }, { Authorization: `Bearer ${tenants.a.jwt}` }] as Array<Record<string, string>>) {
       const r = await getJson(`${svc.url}/api/me/context`, { headers });
       expect(r.status).toBe(200);
       expect(r.body.projects.map((p: { project_id: string }) => p.project_id)).toEqual(['tenant-a']);
