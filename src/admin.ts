@@ -8,6 +8,7 @@ import { ensureProject } from './auth/projects.ts';
 import { PROJECT_ID } from './auth/principal.ts';
 import { createKeyVerifier } from './auth/key-verifier.ts';
 import type { Stores } from './stores/index.ts';
+import { createBroadcast } from './stores/broadcast.ts';
 
 interface Command {
   usage: string;
@@ -89,9 +90,11 @@ const commands: Record<string, Command> = {
         const keyHash = await revokeApiKey(stores.postgres, projectId, opts['key-id']!);
         if (!keyHash) throw new Error(`no API key ${opts['key-id']} in project ${projectId}`);
         // Tell running API nodes (with Redis) to drop it from their caches now.
-        const verifier = createKeyVerifier(stores.postgres, stores.redis, logger);
+        const broadcast = createBroadcast(stores.redis, logger);
+        const verifier = createKeyVerifier(stores.postgres, broadcast, logger);
         await verifier.evict(keyHash);
         await verifier.close();
+        broadcast.close();
       });
       out(`revoked ${opts['key-id']}`);
     },

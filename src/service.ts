@@ -9,6 +9,7 @@ import { migrate } from './stores/migrate.ts';
 import { createApp, type AppDeps, type TraceloomApp } from './http/app.ts';
 import { createJobRunner, type JobRunner } from '../jobs/index.ts';
 import { createIdentity, type Identity } from './auth/identity.ts';
+import { createBroadcast } from './stores/broadcast.ts';
 
 export interface Service {
   readonly url: string;
@@ -67,15 +68,17 @@ export async function startService(
     );
   }
   const stores = await bootStores(config, logger);
+  const broadcast = createBroadcast(stores.redis, logger);
   let identity: Identity;
   try {
-    identity = await createIdentity(config, stores, logger);
+    identity = await createIdentity(config, stores, broadcast, logger);
   } catch (err) {
+    broadcast.close();
     await stores.close();
     throw err;
   }
   const jobs = createJobRunner(stores, logger, { consume: config.jobsInApi });
-  const app = createApp({ config, stores, logger, identity, extraRoutes: opts.extraRoutes, validator: opts.validator });
+  const app = createApp({ config, stores, logger, identity, broadcast, extraRoutes: opts.extraRoutes, validator: opts.validator });
 
   const server = http.createServer(app.koa.callback());
   server.requestTimeout = 120_000;
@@ -92,6 +95,7 @@ export async function startService(
   } catch (err) {
     await jobs.close();
     await identity.close();
+    broadcast.close();
     await stores.close();
     throw err;
   }
@@ -118,6 +122,7 @@ export async function startService(
       clearTimeout(timer);
       await jobs.close();
       await identity.close();
+      broadcast.close();
       await stores.close();
       logger.info('shutdown complete');
     })());

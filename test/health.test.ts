@@ -3,6 +3,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/http/app.ts';
 import { createIdentity } from '../src/auth/identity.ts';
+import { createBroadcast } from '../src/stores/broadcast.ts';
 import { createLogger } from '../src/logger.ts';
 import { createStores, type Stores } from '../src/stores/index.ts';
 import type { RouteDef } from '../src/http/routes/types.ts';
@@ -38,14 +39,16 @@ async function serveOver(overrides: Record<string, string>): Promise<{ url: stri
   const t = await testEnv({ ...overrides, STORE_TIMEOUT_MS: '2000' });
   const stores = await createStores(t.config, logger);
   // Authentication is not under test here (and its bootstrap would need the store that is down).
-  const identity = await createIdentity({ ...t.config, authRequired: true }, stores, logger);
-  const app = createApp({ config: t.config, stores, logger, identity, extraRoutes: () => probeRoutes(stores) });
+  const broadcast = createBroadcast(stores.redis, logger);
+  const identity = await createIdentity({ ...t.config, authRequired: true }, stores, broadcast, logger);
+  const app = createApp({ config: t.config, stores, logger, identity, broadcast, extraRoutes: () => probeRoutes(stores) });
   const server = http.createServer(app.koa.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   cleanups.push(async () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
     await identity.close();
+    broadcast.close();
     await stores.close();
   });
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, stores };

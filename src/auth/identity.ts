@@ -4,7 +4,8 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
-import { unauthorized } from '../http/errors.ts';
+import type { Broadcast } from '../stores/broadcast.ts';
+import { unauthorized } from '../errors.ts';
 import { createJwtVerifier, type JwtVerifier } from './jwt.ts';
 import { createKeyVerifier, type KeyVerifier } from './key-verifier.ts';
 import type { Principal, Role } from './principal.ts';
@@ -27,8 +28,8 @@ export interface Identity {
   close(): Promise<void>;
 }
 
-export async function createIdentity(config: Config, stores: Stores, logger: Logger): Promise<Identity> {
-  const keys = createKeyVerifier(stores.postgres, stores.redis, logger);
+export async function createIdentity(config: Config, stores: Stores, broadcast: Broadcast, logger: Logger): Promise<Identity> {
+  const keys = createKeyVerifier(stores.postgres, broadcast, logger);
   const jwt = createJwtVerifier(config);
   const devPrincipal: Principal = {
     userId: DEV_USER_ID,

@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import type { Config } from '../config.ts';
-import { unavailable } from '../http/errors.ts';
+import { unavailable } from '../errors.ts';
 import { highestRole, PROJECT_ID, ROLES, type Role } from './principal.ts';
 
 export const MAX_TOKEN_BYTES = 8 * 1024;

@@ -5,7 +5,7 @@
 // `last_used_at` is written in batches, not once per request.
 import type { Logger } from '../logger.ts';
 import type { PostgresStore } from '../stores/postgres.ts';
-import type { RedisStore } from '../stores/redis.ts';
+import type { Broadcast } from '../stores/broadcast.ts';
 import { findKeyByHash, hashApiKey, KEY_PATTERN, touchKeys, type VerifiedKeyRow } from './api-keys.ts';
 
 export const KEY_CACHE_TTL_MS = 5_000;
@@ -24,20 +24,12 @@ export interface KeyVerifier {
   close(): Promise<void>;
 }
 
-export function createKeyVerifier(postgres: PostgresStore, redis: RedisStore | undefined, logger: Logger): KeyVerifier {
+const REVOKED_CHANNEL = 'api-key-revoked';
+
+export function createKeyVerifier(postgres: PostgresStore, broadcast: Broadcast, logger: Logger): KeyVerifier {
   const cache = new Map<string, { row: VerifiedKeyRow | undefined; at: number }>();
   const used = new Set<string>();
-  const channel = `${redis?.prefix ?? 'traceloom'}:api-key-revoked`;
-
-  let subscriber: ReturnType<RedisStore['connect']> | undefined;
-  if (redis) {
-    subscriber = redis.connect({ maxRetriesPerRequest: null });
-    subscriber.on('message', (_ch: string, keyHash: string) => cache.delete(keyHash));
-    // Not awaited: a Redis that is down must not stop the boot; ioredis re-subscribes on reconnect.
-    subscriber.subscribe(channel).catch((err: Error) => logger.warn({ err: { message: err.message } }, 'revocation channel unavailable; cache TTL bounds revocation'));
-    // After a reconnect, messages published meanwhile were missed: start from an empty cache.
-    subscriber.on('ready', () => cache.clear());
-  }
+  broadcast.subscribe(REVOKED_CHANNEL, (keyHash) => cache.delete(keyHash), () => cache.clear());
 
   const flushUsage = async () => {
     if (used.size === 0) return;
@@ -73,20 +65,13 @@ export function createKeyVerifier(postgres: PostgresStore, redis: RedisStore | u
       return { ok: true, row };
     },
     async evict(keyHash: string): Promise<void> {
-      cache.delete(keyHash);
-      if (redis) {
-        try {
-          await redis.client.publish(channel, keyHash);
-        } catch (err) {
-          logger.warn({ err: { message: (err as Error).message } }, `revocation not broadcast; other nodes drop the key within ${KEY_CACHE_TTL_MS} ms`);
-        }
-      }
+      // Evicted here synchronously; other nodes through Redis, or within KEY_CACHE_TTL_MS at worst.
+      await broadcast.publish(REVOKED_CHANNEL, keyHash);
     },
     flushUsage,
     async close(): Promise<void> {
       clearInterval(timer);
       await flushUsage().catch(() => undefined);
-      subscriber?.disconnect();
     },
   };
 }

@@ -1,6 +1,6 @@
 // The whole request path, in order:
 //   request id → access log → error renderer → router (per route: authenticate → authorize →
-//   JSON body → handler)
+//   query and JSON body → handler)
 //   → 404 / 405 for what no route answers.
 import crypto from 'node:crypto';
 import Koa from 'koa';
@@ -9,6 +9,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
 import type { Identity } from '../auth/identity.ts';
+import type { Broadcast } from '../stores/broadcast.ts';
 import { authenticate, authorize } from './auth.ts';
 import { readJson } from './body.ts';
 import { errorRenderer, methodNotAllowed, notFound } from './errors.ts';
@@ -22,6 +23,7 @@ export interface AppDeps {
   stores: Stores;
   logger: Logger;
   identity: Identity;
+  broadcast: Broadcast;
   validator?: Validator;
   /** Routes beyond the service's own; tests use this to exercise the chain with bodies. */
   extraRoutes?: (validator: Validator) => RouteDef[];
@@ -68,8 +70,9 @@ function accessLog(logger: Logger): Koa.Middleware<RouteState> {
   };
 }
 
-function jsonBody(route: RouteDef, validator: Validator, limitBytes: number): Koa.Middleware<RouteState> {
+function input(route: RouteDef, validator: Validator, limitBytes: number): Koa.Middleware<RouteState> {
   return async (ctx, next) => {
+    if (route.query) ctx.state.query = validator.validateQuery(route.query, ctx.query);
     if (route.body) ctx.state.body = validator.validate(route.body, await readJson(ctx, limitBytes));
     await next();
   };
@@ -81,7 +84,7 @@ export function createApp(deps: AppDeps): TraceloomApp {
 
   let document: object | undefined;
   const routes: RouteDef[] = [
-    ...createRoutes({ stores, identity: deps.identity, openapi: () => (document ??= buildOpenApi(routes, validator.schemas)) }),
+    ...createRoutes({ stores, identity: deps.identity, broadcast: deps.broadcast, openapi: () => (document ??= buildOpenApi(routes, validator.schemas)) }),
     ...(deps.extraRoutes?.(validator) ?? []),
   ];
 
@@ -90,7 +93,7 @@ export function createApp(deps: AppDeps): TraceloomApp {
     router.register(route.path, [route.method], [
       authenticate(route, deps.identity),
       authorize(route),
-      jsonBody(route, validator, config.limits.maxJsonBytes),
+      input(route, validator, config.limits.maxJsonBytes),
       (ctx) => route.handler(ctx as never),
     ]);
   }

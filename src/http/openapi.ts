@@ -28,12 +28,19 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const path = r.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, '{$1}');
-    const params = [...r.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => ({
+    const params: Array<Record<string, unknown>> = [...r.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => ({
       name: m[1],
       in: 'path',
       required: true,
       schema: { type: 'string' },
     }));
+    if (r.query) {
+      const q = schemas.find((s) => s.$id === r.query) as { properties?: Record<string, Record<string, unknown>> } | undefined;
+      for (const [name, schema] of Object.entries(q?.properties ?? {})) {
+        const { description, ...rest } = schema;
+        params.push({ name, in: 'query', required: false, schema: rest, ...(description ? { description } : {}) });
+      }
+    }
     const responses: Record<string, unknown> = {};
     for (const [status, res] of Object.entries(r.responses)) {
       responses[status] = {
@@ -42,8 +49,10 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
       };
     }
     // Statuses every route of a kind can answer, so clients see them without each route listing them.
-    if (r.body) {
+    if (r.body || r.query) {
       responses['400'] ??= errorResponse('Malformed JSON or a schema violation; `detail` names the field');
+    }
+    if (r.body) {
       responses['413'] ??= errorResponse('Body over the size limit');
       responses['415'] ??= errorResponse('Content-Type is not application/json');
     }

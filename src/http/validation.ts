@@ -26,13 +26,13 @@ export function loadApiSchemas(dir: string = API_SCHEMA_DIR): JsonSchema[] {
     });
 }
 
-function describe(e: ErrorObject): string {
+function describe(e: ErrorObject, unknown = 'unknown field'): string {
   const field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
   switch (e.keyword) {
     case 'required':
       return `${field ? `${field}.` : ''}${String(e.params.missingProperty)}: is required`;
     case 'additionalProperties':
-      return `${field ? `${field}.` : ''}${String(e.params.additionalProperty)}: unknown field`;
+      return `${field ? `${field}.` : ''}${String(e.params.additionalProperty)}: ${unknown}`;
     case 'enum':
       return `${field || 'body'}: must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     default:
@@ -45,22 +45,33 @@ export interface Validator {
   readonly schemas: readonly JsonSchema[];
   /** Returns the value when it matches schema `id`; otherwise a 400 naming each offending field. */
   validate<T>(id: string, value: unknown, what?: string): T;
+  /** Query parameters: strings coerced to the schema's types, defaults applied; 400 naming the parameter. */
+  validateQuery<T>(id: string, query: Record<string, unknown>): T;
 }
 
 export function createValidator(schemas: readonly JsonSchema[] = loadApiSchemas()): Validator {
   const ajv = new Ajv2020({ allErrors: true, strict: true, coerceTypes: false, useDefaults: true });
   addFormats(ajv);
   for (const s of schemas) ajv.addSchema(s);
-  const compiled = new Map<string, ValidateFunction>();
-  for (const s of schemas) compiled.set(s.$id, ajv.getSchema(s.$id) as ValidateFunction);
+  // Query strings carry only strings: a second instance coerces them ("50" → 50, "true" → true).
+  const queryAjv = new Ajv2020({ allErrors: true, strict: true, coerceTypes: 'array', useDefaults: true });
+  addFormats(queryAjv);
+  for (const s of schemas) queryAjv.addSchema(s);
+  const check = (instance: Ajv2020, id: string, value: unknown, what: string) => {
+    const fn = instance.getSchema(id) as ValidateFunction | undefined;
+    if (!fn) throw new Error(`no schema ${id} in schema/api`);
+    if (fn(value)) return value;
+    const problems = [...new Set((fn.errors ?? []).map((e) => describe(e, what === 'body' ? 'unknown field' : `unknown ${what}`)))];
+    throw badRequest(`Invalid ${what}: ${problems.join('; ')}`);
+  };
   return {
     schemas,
     validate<T>(id: string, value: unknown, what = 'body'): T {
-      const fn = compiled.get(id);
-      if (!fn) throw new Error(`no schema ${id} in schema/api`);
-      if (fn(value)) return value as T;
-      const problems = [...new Set((fn.errors ?? []).map(describe))];
-      throw badRequest(`Invalid ${what}: ${problems.join('; ')}`);
+      return check(ajv, id, value, what) as T;
+    },
+    validateQuery<T>(id: string, query: Record<string, unknown>): T {
+      // Repeated scalar parameters (?limit=1&limit=2) are ambiguous: the last one wins only for lists.
+      return check(queryAjv, id, { ...query }, 'query parameter') as T;
     },
   };
 }

@@ -59,10 +59,15 @@ export function createRedis(config: Config, logger: Logger): RedisStore | undefi
     async close(): Promise<void> {
       await Promise.all(
         opened.map(async (r) => {
+          // QUIT on a connection that is down would wait for a reconnect that may never come.
+          if (r.status !== 'ready') return r.disconnect();
+          const timer = setTimeout(() => r.disconnect(), 2_000);
           try {
             await r.quit();
           } catch {
             r.disconnect();
+          } finally {
+            clearTimeout(timer);
           }
         }),
       );

@@ -2,8 +2,12 @@
 // OpenAPI document and the route-table tests pick it up.
 import type { Identity } from '../../auth/identity.ts';
 import type { Stores } from '../../stores/index.ts';
+import type { Broadcast } from '../../stores/broadcast.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { contextRoutes } from './context.ts';
+import { promptRoutes } from './prompts.ts';
+import { createPromptCache } from '../../prompts/cache.ts';
+import { createPromptService } from '../../prompts/service.ts';
 import { healthRoutes } from './health.ts';
 import { openapiRoutes } from './openapi.ts';
 import type { RouteDef } from './types.ts';
@@ -11,6 +15,7 @@ import type { RouteDef } from './types.ts';
 export interface RouteDeps {
   stores: Stores;
   identity: Identity;
+  broadcast: Broadcast;
   openapi: () => object;
 }
 
@@ -20,5 +25,6 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...openapiRoutes(deps.openapi),
     ...contextRoutes(deps.stores),
     ...apiKeyRoutes(deps.stores, deps.identity),
+    ...promptRoutes(createPromptService(deps.stores.postgres, createPromptCache(deps.broadcast))),
   ];
 }

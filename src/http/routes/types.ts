@@ -23,6 +23,8 @@ export interface RouteState {
   projectId?: string;
   /** The request body, parsed and validated against the route's `body` schema. */
   body?: unknown;
+  /** The query parameters, coerced and validated against the route's `query` schema. */
+  query?: unknown;
 }
 
 export type RouteContext = Koa.ParameterizedContext<RouteState> & { params: Record<string, string> };
@@ -43,6 +45,8 @@ export interface RouteDef {
   jwtOnly?: boolean;
   /** Schema id of the JSON request body in schema/api. */
   body?: string;
+  /** Schema id of the query parameters in schema/api (unknown parameters are a 400). */
+  query?: string;
   responses: Record<number, ResponseDef>;
   handler(ctx: RouteContext): Promise<void>;
 }

@@ -1,0 +1,274 @@
+// Prompt management: versions (gap-free, assigned under the prompt's row lock), labels, rollback,
+// rendering and diffs. No Koa here: plain arguments in, plain objects or errors out.
+import { conflict, HttpError, notFound, unprocessable, badRequest } from '../errors.ts';
+import type { PostgresStore, Queryable } from '../stores/postgres.ts';
+import type { PromptCache } from './cache.ts';
+import { diffLines, unified, type DiffLine } from './diff.ts';
+import * as repo from './repository.ts';
+import { canonicalJson, contentHash, extractVariables, render, type PromptType, type Template } from './template.ts';
+
+export const LABEL = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+export interface CreatePromptInput {
+  prompt_id: string;
+  type: PromptType;
+  template: Template;
+  description?: string;
+  config?: Record<string, unknown>;
+  labels?: string[];
+  commit_message?: string;
+}
+
+export interface NewVersionInput {
+  template: Template;
+  config?: Record<string, unknown>;
+  labels?: string[];
+  commit_message?: string;
+}
+
+/** A version reference: an integer, `latest`, or a label name. */
+export type VersionRef = { kind: 'number'; version: number } | { kind: 'latest' } | { kind: 'label'; label: string };
+
+export function parseVersionRef(raw: string | number, field = 'version'): VersionRef {
+  if (typeof raw === 'number' || /^\d+$/.test(raw)) {
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < 1 || n > 2_147_483_647) throw badRequest(`${field}: must be a version number from 1, "latest" or a label`);
+    return { kind: 'number', version: n };
+  }
+  if (raw === 'latest') return { kind: 'latest' };
+  if (!LABEL.test(raw)) throw badRequest(`${field}: "${raw}" is not a version number, "latest" or a label name`);
+  return { kind: 'label', label: raw };
+}
+
+const refKey = (ref: VersionRef) => (ref.kind === 'number' ? String(ref.version) : ref.kind === 'latest' ? 'latest' : `label:${ref.label}`);
+
+function checkTemplate(type: PromptType, template: Template): void {
+  if (type === 'text' && typeof template !== 'string') throw unprocessable('template: must be a string for a text prompt');
+  if (type === 'chat' && !Array.isArray(template)) throw unprocessable('template: must be an array of {"role","content"} messages for a chat prompt');
+}
+
+function checkLabels(labels: readonly string[] | undefined): string[] {
+  const out = [...new Set(labels ?? [])];
+  for (const l of out) {
+    if (l === 'latest') throw badRequest('labels: "latest" is reserved: it always names the newest version');
+    if (/^\d+$/.test(l)) throw badRequest(`labels: "${l}" would be read as a version number`);
+  }
+  return out;
+}
+
+export function presentPrompt(p: repo.PromptRow) {
+  return {
+    prompt_id: p.prompt_id,
+    type: p.type,
+    description: p.description,
+    latest_version: p.latest_version,
+    labels: p.labels,
+    created_at: p.created_at.toISOString(),
+    updated_at: p.updated_at.toISOString(),
+    archived_at: p.archived_at?.toISOString() ?? null,
+  };
+}
+
+export function presentVersion(v: repo.VersionRow) {
+  return {
+    prompt_id: v.prompt_id,
+    version: v.version,
+    type: v.type,
+    template: v.template,
+    variables: v.variables,
+    config: v.config,
+    commit_message: v.commit_message,
+    created_at: v.created_at.toISOString(),
+    created_by: v.created_by,
+    labels: v.labels,
+    rolled_back_from: v.rolled_back_from,
+  };
+}
+
+export function createPromptService(db: PostgresStore, cache: PromptCache) {
+  async function lockPrompt(tx: Queryable, projectId: string, promptId: string, forWrite: boolean): Promise<repo.PromptRow> {
+    const p = await repo.findPrompt(tx, projectId, promptId, true);
+    if (!p) throw notFound('Prompt');
+    if (forWrite && p.archived_at) throw conflict(`Prompt ${promptId} is archived: it takes no new versions or labels`);
+    return p;
+  }
+
+  async function resolve(tx: Queryable, projectId: string, promptId: string, ref: VersionRef, latest?: number): Promise<number> {
+    if (ref.kind === 'number') return ref.version;
+    if (ref.kind === 'latest') {
+      if (latest !== undefined) return latest;
+      const p = await repo.findPrompt(tx, projectId, promptId);
+      if (!p) throw notFound('Prompt');
+      return p.latest_version;
+    }
+    const v = await repo.findLabel(tx, projectId, promptId, ref.label);
+    if (v === undefined) throw notFound(`Label ${ref.label}`);
+    return v;
+  }
+
+  /** Appends a version unless its content equals the latest; moves the given labels onto the result. */
+  async function append(
+    tx: Queryable,
+    projectId: string,
+    p: repo.PromptRow,
+    content: { template: Template; config: Record<string, unknown> },
+    meta: { commitMessage: string | null; rolledBackFrom: number | null; labels: string[]; userId: string },
+  ): Promise<{ created: boolean; version: number }> {
+    checkTemplate(p.type, content.template);
+    const hash = contentHash(content.template, content.config);
+    let version = p.latest_version;
+    let created = false;
+    const latest = version > 0 ? await repo.findVersion(tx, projectId, p.prompt_id, version) : undefined;
+    if (!latest || latest.content_hash !== hash) {
+      version = p.latest_version + 1;
+      created = true;
+      await repo.insertVersion(tx, projectId, p.prompt_id, {
+        version,
+        template: content.template,
+        variables: extractVariables(content.template),
+        config: content.config,
+        contentHash: hash,
+        commitMessage: meta.commitMessage,
+        rolledBackFrom: meta.rolledBackFrom,
+        createdBy: meta.userId,
+      });
+    }
+    for (const label of meta.labels) await repo.upsertLabel(tx, projectId, p.prompt_id, label, version);
+    return { created, version };
+  }
+
+  async function readVersion(projectId: string, promptId: string, ref: VersionRef): Promise<repo.VersionRow> {
+    const key = refKey(ref);
+    const hit = cache.get(projectId, promptId, key);
+    if (hit) return hit;
+    const generation = cache.generation(projectId, promptId);
+    const version = await resolve(db, projectId, promptId, ref);
+    const row = await repo.findVersion(db, projectId, promptId, version);
+    if (!row) {
+      if (!(await repo.findPrompt(db, projectId, promptId))) throw notFound('Prompt');
+      throw notFound(`Version ${version}`);
+    }
+    cache.set(projectId, promptId, key, row, generation);
+    return row;
+  }
+
+  return {
+    async create(projectId: string, input: CreatePromptInput, userId: string) {
+      const labels = checkLabels(input.labels);
+      checkTemplate(input.type, input.template);
+      await db.transaction(async (tx) => {
+        const inserted = await repo.insertPrompt(tx, { projectId, promptId: input.prompt_id, type: input.type, description: input.description ?? null, createdBy: userId });
+        if (!inserted) throw conflict(`Prompt ${input.prompt_id} already exists (an archived prompt keeps its id)`);
+        const p = (await repo.findPrompt(tx, projectId, input.prompt_id, true))!;
+        await append(tx, projectId, p, { template: input.template, config: input.config ?? {} }, { commitMessage: input.commit_message ?? null, rolledBackFrom: null, labels, userId });
+      });
+      await cache.invalidate(projectId, input.prompt_id);
+      return this.get(projectId, input.prompt_id);
+    },
+
+    async get(projectId: string, promptId: string) {
+      const p = await repo.findPrompt(db, projectId, promptId);
+      if (!p) throw notFound('Prompt');
+      const latest = await readVersion(projectId, promptId, { kind: 'latest' });
+      return { ...presentPrompt(p), latest: presentVersion(latest) };
+    },
+
+    async list(projectId: string, q: { q?: string; include_archived: boolean; limit: number; offset: number }) {
+      const { items, total } = await repo.listPrompts(db, projectId, { search: q.q, includeArchived: q.include_archived, limit: q.limit, offset: q.offset });
+      return { items: items.map(presentPrompt), total, limit: q.limit, offset: q.offset };
+    },
+
+    async addVersion(projectId: string, promptId: string, input: NewVersionInput, userId: string) {
+      const labels = checkLabels(input.labels);
+      const result = await db.transaction(async (tx) => {
+        const p = await lockPrompt(tx, projectId, promptId, true);
+        // An omitted config keeps the latest version's: editing the text does not reset the model parameters.
+        const config = input.config ?? (await repo.findVersion(tx, projectId, promptId, p.latest_version))?.config ?? {};
+        return append(tx, projectId, p, { template: input.template, config }, { commitMessage: input.commit_message ?? null, rolledBackFrom: null, labels, userId });
+      });
+      await cache.invalidate(projectId, promptId);
+      return { created: result.created, version: presentVersion(await readVersion(projectId, promptId, { kind: 'number', version: result.version })) };
+    },
+
+    async versions(projectId: string, promptId: string) {
+      if (!(await repo.findPrompt(db, projectId, promptId))) throw notFound('Prompt');
+      const rows = await repo.listVersions(db, projectId, promptId);
+      return {
+        items: rows.map((v) => ({ version: v.version, created_at: v.created_at.toISOString(), created_by: v.created_by, commit_message: v.commit_message, labels: v.labels, rolled_back_from: v.rolled_back_from })),
+      };
+    },
+
+    async version(projectId: string, promptId: string, ref: VersionRef) {
+      return presentVersion(await readVersion(projectId, promptId, ref));
+    },
+
+    async rollback(projectId: string, promptId: string, ref: VersionRef, commitMessage: string | undefined, userId: string) {
+      const version = await db.transaction(async (tx) => {
+        const p = await lockPrompt(tx, projectId, promptId, true);
+        const target = await resolve(tx, projectId, promptId, ref, p.latest_version);
+        const row = await repo.findVersion(tx, projectId, promptId, target);
+        if (!row) throw notFound(`Version ${target}`);
+        if (target === p.latest_version) throw conflict(`Version ${target} is already the latest`);
+        const latest = (await repo.findVersion(tx, projectId, promptId, p.latest_version))!;
+        if (latest.content_hash === row.content_hash) throw conflict(`The latest version ${p.latest_version} already has the content of version ${target}`);
+        const r = await append(tx, projectId, p, { template: row.template, config: row.config }, { commitMessage: commitMessage ?? `Rollback to version ${target}`, rolledBackFrom: target, labels: [], userId });
+        return r.version;
+      });
+      await cache.invalidate(projectId, promptId);
+      return presentVersion(await readVersion(projectId, promptId, { kind: 'number', version }));
+    },
+
+    async setLabel(projectId: string, promptId: string, label: string, version: number) {
+      checkLabels([label]);
+      if (!LABEL.test(label)) throw badRequest(`label: "${label}" must match ${LABEL.source}`);
+      await db.transaction(async (tx) => {
+        await lockPrompt(tx, projectId, promptId, true);
+        if (!(await repo.findVersion(tx, projectId, promptId, version))) throw unprocessable(`version: ${version} does not exist for prompt ${promptId}`);
+        await repo.upsertLabel(tx, projectId, promptId, label, version);
+      });
+      await cache.invalidate(projectId, promptId);
+      return { prompt_id: promptId, label, version };
+    },
+
+    async deleteLabel(projectId: string, promptId: string, label: string) {
+      if (label === 'latest') throw badRequest('label: "latest" is reserved and cannot be removed');
+      const removed = await db.transaction(async (tx) => {
+        await lockPrompt(tx, projectId, promptId, false);
+        return repo.deleteLabel(tx, projectId, promptId, label);
+      });
+      if (!removed) throw notFound(`Label ${label}`);
+      await cache.invalidate(projectId, promptId);
+    },
+
+    async archive(projectId: string, promptId: string) {
+      if (!(await repo.archivePrompt(db, projectId, promptId))) throw notFound('Prompt');
+      await cache.invalidate(projectId, promptId);
+    },
+
+    async render(projectId: string, promptId: string, ref: VersionRef, inputs: Record<string, unknown>) {
+      const v = await readVersion(projectId, promptId, ref);
+      const r = render(v.template, inputs);
+      if (r.missing.length > 0) throw new HttpError(422, `Missing variables: ${r.missing.join(', ')}`);
+      return {
+        prompt_id: promptId,
+        version: v.version,
+        type: v.type,
+        ...(r.text !== undefined ? { text: r.text } : { messages: r.messages }),
+        config: v.config,
+        unused_inputs: r.unusedInputs,
+      };
+    },
+
+    async diff(projectId: string, promptId: string, a: VersionRef, b: VersionRef) {
+      const [va, vb] = [await readVersion(projectId, promptId, a), await readVersion(projectId, promptId, b)];
+      const lines = (t: Template) => (typeof t === 'string' ? t.split('\n') : t.flatMap((m) => [`[${m.role}]`, ...m.content.split('\n')]));
+      const configLines = (c: Record<string, unknown>) => JSON.stringify(JSON.parse(canonicalJson(c)), null, 2).split('\n');
+      const section = (d: DiffLine[]) => ({ changed: d.some((l) => l.op !== 'equal'), lines: d, unified: unified(d) });
+      const content = section(diffLines(lines(va.template), lines(vb.template)));
+      const config = section(diffLines(configLines(va.config), configLines(vb.config)));
+      return { prompt_id: promptId, from: va.version, to: vb.version, changed: content.changed || config.changed, content, config };
+    },
+  };
+}
+
+export type PromptService = ReturnType<typeof createPromptService>;
