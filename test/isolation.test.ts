@@ -12,6 +12,21 @@ import { getJson, startTestService, type TestService } from './helpers/service.t
 /** A valid body per request schema, so "own project" calls reach the handler. New schemas fall back to {}. */
 const SAMPLE_BODIES: Record<string, unknown> = {
   ApiKeyCreate: { name: 'matrix' },
+  PromptCreate: { prompt_id: 'matrix-prompt', type: 'text', template: 'x' },
+  PromptVersionCreate: { template: 'y' },
+  PromptRollback: { version: 1 },
+  PromptLabelSet: { version: 1 },
+  PromptRender: { inputs: {} },
+};
+
+/** Other path parameters name one of tenant B's objects: the worst case. */
+const B_PARAMS: Record<string, () => string> = {
+  key_id: () => tenants.b.keyId,
+  prompt_id: () => 'canary-prompt',
+  version: () => '1',
+  a: () => '1',
+  b: () => 'latest',
+  label: () => 'production',
 };
 
 const idp = new TestIdp();
@@ -39,6 +54,12 @@ beforeAll(async () => {
     expect(r.status).toBe(201);
     tenants[t] = { project, jwt, key: r.body.key, keyId: r.body.key_id };
   }
+  const p = await getJson(`${svc.url}/api/projects/tenant-b/prompts`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tenants.b.jwt}` },
+    body: JSON.stringify({ prompt_id: 'canary-prompt', type: 'text', template: `secret ${canary.b}`, labels: ['production'] }),
+  });
+  expect(p.status).toBe(201);
 });
 afterAll(async () => {
   await svc?.close();
@@ -61,7 +82,7 @@ const projectRoutes = () => svc.app.routes.filter((r) => r.path.includes(':proje
 describe(`tenant isolation matrix (${mode} mode)`, () => {
   it('covers every project-scoped route of the route table', () => {
     const routes = projectRoutes();
-    expect(routes.length).toBeGreaterThanOrEqual(4);
+    expect(routes.length).toBeGreaterThanOrEqual(16);
     const size = routes.length * 2 * 3;
     console.log(`isolation matrix: ${routes.length} project routes × 2 credentials × 3 targets = ${size} requests`);
   });
@@ -75,8 +96,7 @@ describe(`tenant isolation matrix (${mode} mode)`, () => {
       for (const caller of ['api_key', 'jwt'] as Caller[]) {
         for (const target of ['own', 'other', 'missing'] as Target[]) {
           const project = target === 'own' ? a.project : target === 'other' ? b.project : `no-such-${crypto.randomUUID().slice(0, 8)}`;
-          // Every other path parameter names one of tenant B's objects: the worst case.
-          const path = route.path.replace(':project_id', project).replace(/:(\w+)/g, (_m, name: string) => (name === 'key_id' ? b.keyId : `b-${name}`));
+          const path = route.path.replace(':project_id', project).replace(/:(\w+)/g, (_m, name: string) => B_PARAMS[name]?.() ?? `b-${name}`);
           const headers: Record<string, string> = caller === 'api_key' ? { 'X-API-Key': a.key } : { Authorization: `Bearer ${a.jwt}` };
           let body: string | undefined;
           if (route.body) {
@@ -101,8 +121,10 @@ describe(`tenant isolation matrix (${mode} mode)`, () => {
     }
     expect(failures).toEqual([]);
     expect(cells).toBe(projectRoutes().length * 6);
-    // B's key survived every attempt on it from A
+    // B's objects survived every attempt on them from A
     expect((await getJson(`${svc.url}/api/me/context`, { headers: { 'X-API-Key': b.key } })).status).toBe(200);
+    const bp = await getJson(`${svc.url}/api/projects/tenant-b/prompts/canary-prompt`, { headers: { Authorization: `Bearer ${b.jwt}` } });
+    expect(bp.body).toMatchObject({ latest_version: 1, archived_at: null, labels: { production: 1 } });
   });
 
   it("A's context names only A's projects", async () => {
