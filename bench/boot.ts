@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { freshDatabase } from './fresh-database.ts';
 
 export interface BootFigures {
   mode: string;
@@ -73,11 +74,16 @@ export async function benchBoot(): Promise<BootFigures[]> {
   const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
   try {
-    figures.push(
-      await measureBoot('servers (PostgreSQL + Redis; ClickHouse chDB)', { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl, REDIS_PREFIX: 'tlbench', CLICKHOUSE_URL: '' }, fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-srv-'))),
-    );
+    const db = await freshDatabase(databaseUrl);
+    try {
+      figures.push(
+        await measureBoot('servers (PostgreSQL + Redis; ClickHouse chDB)', { DATABASE_URL: db.url, REDIS_URL: redisUrl, REDIS_PREFIX: 'tlbench', CLICKHOUSE_URL: '' }, fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-srv-'))),
+      );
+    } finally {
+      await db.drop();
+    }
   } catch (err) {
-    process.stderr.write(`server mode skipped: ${(err as Error).message}\n`);
+    process.stderr.write(`server mode not measured: ${(err as Error).message}\n`);
   }
   return figures;
 }

@@ -3,6 +3,7 @@
 import os from 'node:os';
 import { benchBoot } from './boot.ts';
 import { benchAuth } from './auth.ts';
+import { benchPrompts } from './prompts.ts';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<unknown>> = {
@@ -19,6 +20,22 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('| what | n | p50 (µs) | p99 (µs) |');
     console.log('|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.what} | ${r.n} | ${r.p50Us} | ${r.p99Us} |`);
+  },
+  prompts: async () => {
+    const modes: Array<[string, Record<string, string>]> = [
+      ['embedded', { DATABASE_URL: '', REDIS_URL: '' }],
+      ['PostgreSQL + Redis', { DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_PREFIX: 'tlbench' }],
+    ];
+    console.log('\n## prompt reads and writes');
+    console.log('| stores | what | n | p50 (µs) | p99 (µs) | per second |');
+    console.log('|---|---|---|---|---|---|');
+    for (const [name, env] of modes) {
+      try {
+        for (const r of await benchPrompts(env)) console.log(`| ${name} | ${r.what} | ${r.n} | ${r.p50Us || ''} | ${r.p99Us || ''} | ${r.perSecond ?? ''} |`);
+      } catch (err) {
+        console.log(`| ${name} | not measured: ${(err as Error).message} | | | | |`);
+      }
+    }
   },
 };
 
