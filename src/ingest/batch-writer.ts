@@ -1,0 +1,169 @@
+// The batching writer of one ClickHouse table (the OpenTelemetry batch processor's shape):
+// bounded queue (rows and bytes), flush at size or interval, one flush in flight, retries with
+// backoff, and a caller learns the fate of its rows: `write` resolves once ClickHouse has
+// acknowledged the batch holding them (the durable point), and rejects with 503 + Retry-After
+// when the queue is full (before anything is queued) or when the batch could not be stored after
+// every retry. Nothing is dropped silently. A retried batch carries the same
+// insert_deduplication_token, so an insert whose acknowledgement was lost is not stored twice,
+// in the table or in the materialized views fed by it.
+import crypto from 'node:crypto';
+import type { ClickHouseSettings } from '@clickhouse/client';
+import type { Logger } from '../logger.ts';
+import { unavailable } from '../errors.ts';
+
+export type InsertFn = (table: string, rows: readonly object[], settings: ClickHouseSettings) => Promise<void>;
+
+export interface BatchWriterOptions {
+  table: string;
+  maxQueueRows: number;
+  maxQueueBytes: number;
+  maxBatchRows: number;
+  flushIntervalMs: number;
+  maxAttempts: number;
+  backoffMs: number;
+}
+
+interface Pending {
+  rows: readonly object[];
+  bytes: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export interface WriterStats {
+  queuedRows: number;
+  queuedBytes: number;
+  writtenRows: number;
+  refusedRows: number;
+  failedRows: number;
+  batches: number;
+  retries: number;
+}
+
+export class BatchWriter {
+  private pending: Pending[] = [];
+  private pendingRows = 0;
+  private queuedRows = 0;
+  private queuedBytes = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | undefined;
+  private closing = false;
+  readonly stats: WriterStats = { queuedRows: 0, queuedBytes: 0, writtenRows: 0, refusedRows: 0, failedRows: 0, batches: 0, retries: 0 };
+
+  constructor(
+    private readonly insert: InsertFn,
+    private readonly opts: BatchWriterOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Resolves when the rows are stored; rejects with 503 when they cannot be accepted or stored. */
+  write(rows: readonly object[], bytes: number): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
+    if (this.closing) return Promise.reject(unavailable('The service is shutting down; retry', 1));
+    if (this.queuedRows + rows.length > this.opts.maxQueueRows || this.queuedBytes + bytes > this.opts.maxQueueBytes) {
+      this.stats.refusedRows += rows.length;
+      return Promise.reject(unavailable(`The ${this.opts.table} write queue is full; retry later`, 1));
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ rows, bytes, resolve, reject });
+      this.pendingRows += rows.length;
+      this.queuedRows += rows.length;
+      this.queuedBytes += bytes;
+      this.syncStats();
+      if (this.pendingRows >= this.opts.maxBatchRows) this.kick();
+      else if (!this.timer) {
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          this.kick();
+        }, this.opts.flushIntervalMs);
+        this.timer.unref();
+      }
+    });
+  }
+
+  /** Writes everything queued so far. */
+  async flush(): Promise<void> {
+    while (this.pending.length > 0 || this.inFlight) {
+      this.kick();
+      await this.inFlight;
+    }
+  }
+
+  /** Stops accepting, writes what is queued. */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush();
+  }
+
+  private syncStats(): void {
+    this.stats.queuedRows = this.queuedRows;
+    this.stats.queuedBytes = this.queuedBytes;
+  }
+
+  /** Starts a flush unless one is in flight (one at a time; the next starts when it ends). */
+  private kick(): void {
+    if (this.inFlight || this.pending.length === 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.inFlight = this.flushBatch().finally(() => {
+      this.inFlight = undefined;
+      if (this.pending.length > 0) {
+        if (this.pendingRows >= this.opts.maxBatchRows || this.closing) this.kick();
+        else if (!this.timer) {
+          this.timer = setTimeout(() => {
+            this.timer = undefined;
+            this.kick();
+          }, this.opts.flushIntervalMs);
+          this.timer.unref();
+        }
+      }
+    });
+  }
+
+  private async flushBatch(): Promise<void> {
+    const batch: Pending[] = [];
+    let rows = 0;
+    while (this.pending.length > 0 && (rows === 0 || rows + this.pending[0]!.rows.length <= this.opts.maxBatchRows)) {
+      const p = this.pending.shift()!;
+      batch.push(p);
+      rows += p.rows.length;
+    }
+    this.pendingRows -= rows;
+    const values = batch.flatMap((p) => p.rows);
+    const bytes = batch.reduce((n, p) => n + p.bytes, 0);
+    const token = crypto.randomUUID(); // the same for every attempt of this batch
+    let error: unknown;
+    for (let attempt = 1; attempt <= this.opts.maxAttempts; attempt++) {
+      try {
+        await this.insert(this.opts.table, values, {
+          insert_deduplication_token: token,
+          deduplicate_blocks_in_dependent_materialized_views: 1,
+        });
+        error = undefined;
+        break;
+      } catch (err) {
+        error = err;
+        if (attempt < this.opts.maxAttempts) {
+          this.stats.retries++;
+          this.logger.warn({ table: this.opts.table, rows, attempt, err: { message: (err as Error).message } }, 'batch insert failed, retrying');
+          await new Promise((r) => setTimeout(r, this.opts.backoffMs * 2 ** (attempt - 1)));
+        }
+      }
+    }
+    this.queuedRows -= rows;
+    this.queuedBytes -= bytes;
+    this.syncStats();
+    this.stats.batches++;
+    if (error === undefined) {
+      this.stats.writtenRows += rows;
+      for (const p of batch) p.resolve();
+      return;
+    }
+    this.stats.failedRows += rows;
+    this.logger.error({ table: this.opts.table, rows, err: { message: (error as Error).message } }, 'batch not stored after every retry: callers get 503');
+    const refused = unavailable(`The ${this.opts.table} rows could not be stored; retry later`);
+    for (const p of batch) p.reject(refused);
+  }
+}
