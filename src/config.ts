@@ -44,6 +44,14 @@ export interface Config {
     /** ingest bodies after inflation */
     readonly maxInflatedBytes: number;
   };
+  /** The batching writer of executions (and, later, spans) */
+  readonly ingest: {
+    readonly maxQueueRows: number;
+    readonly maxQueueBytes: number;
+    readonly batchRows: number;
+    readonly flushMs: number;
+    readonly attempts: number;
+  };
   readonly timeouts: {
     /** a store call that takes longer fails with 503 instead of hanging */
     readonly storeMs: number;
@@ -168,6 +176,13 @@ export function loadConfig(env: Env = process.env): Config {
       maxJsonBytes: int(env, 'MAX_JSON_BYTES', 1 * MIB, 1024, 64 * MIB),
       maxBodyBytes,
       maxInflatedBytes,
+    },
+    ingest: {
+      maxQueueRows: int(env, 'INGEST_MAX_QUEUE_ROWS', 100_000, 1, 10_000_000),
+      maxQueueBytes: int(env, 'INGEST_MAX_QUEUE_BYTES', 256 * MIB, 1024, 16 * 1024 * MIB),
+      batchRows: int(env, 'INGEST_BATCH_ROWS', 5_000, 1, 1_000_000),
+      flushMs: int(env, 'INGEST_FLUSH_MS', 20, 1, 60_000),
+      attempts: int(env, 'INGEST_ATTEMPTS', 5, 1, 20),
     },
     timeouts: {
       storeMs: int(env, 'STORE_TIMEOUT_MS', 10_000, 100, 600_000),

@@ -10,6 +10,7 @@ import { createApp, type AppDeps, type TraceloomApp } from './http/app.ts';
 import { createJobRunner, type JobRunner } from '../jobs/index.ts';
 import { createIdentity, type Identity } from './auth/identity.ts';
 import { createBroadcast } from './stores/broadcast.ts';
+import { createDomain, type Domain } from './domain.ts';
 
 export interface Service {
   readonly url: string;
@@ -19,6 +20,7 @@ export interface Service {
   readonly app: TraceloomApp;
   readonly logger: Logger;
   readonly identity: Identity;
+  readonly domain: Domain;
   /** Stop accepting, drain in-flight requests, stop jobs, close stores. Idempotent. */
   close(): Promise<void>;
 }
@@ -78,7 +80,8 @@ export async function startService(
     throw err;
   }
   const jobs = createJobRunner(stores, logger, { consume: config.jobsInApi });
-  const app = createApp({ config, stores, logger, identity, broadcast, extraRoutes: opts.extraRoutes, validator: opts.validator });
+  const domain = createDomain(config, stores, broadcast, logger);
+  const app = createApp({ config, stores, logger, identity, domain, extraRoutes: opts.extraRoutes, validator: opts.validator });
 
   const server = http.createServer(app.koa.callback());
   server.requestTimeout = 120_000;
@@ -93,6 +96,7 @@ export async function startService(
       });
     });
   } catch (err) {
+    await domain.close();
     await jobs.close();
     await identity.close();
     broadcast.close();
@@ -110,6 +114,9 @@ export async function startService(
       logger.info('shutting down: no new connections, draining requests');
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // Flush the writers now: requests waiting for their rows to be stored complete; writes that
+      // arrive from here on get 503 (retry elsewhere), so the drain cannot wait on a flush timer.
+      const flushed = domain.close();
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {
         timer = setTimeout(() => resolve('timeout'), config.timeouts.shutdownMs);
@@ -120,6 +127,7 @@ export async function startService(
         await drained;
       }
       clearTimeout(timer);
+      await flushed; // acknowledged writes are flushed before the stores close
       await jobs.close();
       await identity.close();
       broadcast.close();
@@ -127,5 +135,5 @@ export async function startService(
       logger.info('shutdown complete');
     })());
 
-  return { url, port, stores, jobs, app, logger, identity, close };
+  return { url, port, stores, jobs, app, logger, identity, domain, close };
 }

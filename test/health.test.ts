@@ -4,6 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/http/app.ts';
 import { createIdentity } from '../src/auth/identity.ts';
 import { createBroadcast } from '../src/stores/broadcast.ts';
+import { createDomain } from '../src/domain.ts';
 import { createLogger } from '../src/logger.ts';
 import { createStores, type Stores } from '../src/stores/index.ts';
 import type { RouteDef } from '../src/http/routes/types.ts';
@@ -41,12 +42,14 @@ async function serveOver(overrides: Record<string, string>): Promise<{ url: stri
   // Authentication is not under test here (and its bootstrap would need the store that is down).
   const broadcast = createBroadcast(stores.redis, logger);
   const identity = await createIdentity({ ...t.config, authRequired: true }, stores, broadcast, logger);
-  const app = createApp({ config: t.config, stores, logger, identity, broadcast, extraRoutes: () => probeRoutes(stores) });
+  const domain = createDomain(t.config, stores, broadcast, logger);
+  const app = createApp({ config: t.config, stores, logger, identity, domain, extraRoutes: () => probeRoutes(stores) });
   const server = http.createServer(app.koa.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   cleanups.push(async () => {
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
+    await domain.close();
     await identity.close();
     broadcast.close();
     await stores.close();

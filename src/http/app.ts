@@ -9,7 +9,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
 import type { Identity } from '../auth/identity.ts';
-import type { Broadcast } from '../stores/broadcast.ts';
+import type { Domain } from '../domain.ts';
 import { authenticate, authorize } from './auth.ts';
 import { readJson } from './body.ts';
 import { errorRenderer, methodNotAllowed, notFound } from './errors.ts';
@@ -23,7 +23,7 @@ export interface AppDeps {
   stores: Stores;
   logger: Logger;
   identity: Identity;
-  broadcast: Broadcast;
+  domain: Domain;
   validator?: Validator;
   /** Routes beyond the service's own; tests use this to exercise the chain with bodies. */
   extraRoutes?: (validator: Validator) => RouteDef[];
@@ -84,7 +84,7 @@ export function createApp(deps: AppDeps): TraceloomApp {
 
   let document: object | undefined;
   const routes: RouteDef[] = [
-    ...createRoutes({ stores, identity: deps.identity, broadcast: deps.broadcast, openapi: () => (document ??= buildOpenApi(routes, validator.schemas)) }),
+    ...createRoutes({ stores, identity: deps.identity, domain: deps.domain, openapi: () => (document ??= buildOpenApi(routes, validator.schemas)) }),
     ...(deps.extraRoutes?.(validator) ?? []),
   ];
 

@@ -2,12 +2,11 @@
 // OpenAPI document and the route-table tests pick it up.
 import type { Identity } from '../../auth/identity.ts';
 import type { Stores } from '../../stores/index.ts';
-import type { Broadcast } from '../../stores/broadcast.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { contextRoutes } from './context.ts';
 import { promptRoutes } from './prompts.ts';
-import { createPromptCache } from '../../prompts/cache.ts';
-import { createPromptService } from '../../prompts/service.ts';
+import { executionRoutes } from './executions.ts';
+import type { Domain } from '../../domain.ts';
 import { healthRoutes } from './health.ts';
 import { openapiRoutes } from './openapi.ts';
 import type { RouteDef } from './types.ts';
@@ -15,7 +14,7 @@ import type { RouteDef } from './types.ts';
 export interface RouteDeps {
   stores: Stores;
   identity: Identity;
-  broadcast: Broadcast;
+  domain: Domain;
   openapi: () => object;
 }
 
@@ -25,6 +24,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...openapiRoutes(deps.openapi),
     ...contextRoutes(deps.stores),
     ...apiKeyRoutes(deps.stores, deps.identity),
-    ...promptRoutes(createPromptService(deps.stores.postgres, createPromptCache(deps.broadcast))),
+    ...promptRoutes(deps.domain.prompts),
+    ...executionRoutes(deps.domain),
   ];
 }

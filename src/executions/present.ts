@@ -1,0 +1,92 @@
+// ClickHouse rows → the API's shapes (api.md part 3).
+import { fromClickHouseTime } from '../time.ts';
+
+export interface ListRow {
+  trace_id: string;
+  agent_id: string;
+  provider: string;
+  model: string;
+  tokens_in: string;
+  tokens_out: string;
+  latency_ms: string;
+  cost_usd: string;
+  cost_source: string;
+  status: string;
+  started_at: string;
+  template_count: string | number;
+  span_count: string | number;
+  source: string;
+}
+
+export interface DetailRow extends ListRow {
+  ended_at: string;
+  received_at: string;
+  error_message: string;
+  tokens_cached_in: string;
+  tokens_cache_write_in: string;
+  tokens_reasoning: string;
+  cost_computed_usd: string | null;
+  price_id: string;
+  usage_warnings: string[];
+  session_id: string;
+  tags: string[];
+  metadata: Record<string, string>;
+  tu_prompt_id: string[];
+  tu_version: number[];
+  tu_version_ref: string[];
+  tu_role: string[];
+  tu_source: string[];
+  tu_message_index: number[];
+  template_inputs: string;
+  conversation_history?: string;
+}
+
+export function presentListItem(r: ListRow) {
+  const templateCount = Number(r.template_count);
+  return {
+    trace_id: r.trace_id,
+    agent_id: r.agent_id,
+    provider: r.provider,
+    model: r.model,
+    tokens_in: Number(r.tokens_in),
+    tokens_out: Number(r.tokens_out),
+    latency_ms: Number(r.latency_ms),
+    cost_usd: Number(r.cost_usd),
+    cost_source: r.cost_source,
+    status: r.status,
+    started_at: fromClickHouseTime(r.started_at),
+    has_templates: templateCount > 0,
+    template_count: templateCount,
+    span_count: Number(r.span_count),
+    source: r.source,
+  };
+}
+
+export function presentDetail(r: DetailRow) {
+  const inputs = JSON.parse(r.template_inputs || '[]') as Array<Record<string, unknown>>;
+  return {
+    ...presentListItem(r),
+    ended_at: fromClickHouseTime(r.ended_at),
+    received_at: fromClickHouseTime(r.received_at),
+    error_message: r.error_message || null,
+    tokens_cached_in: Number(r.tokens_cached_in),
+    tokens_cache_write_in: Number(r.tokens_cache_write_in),
+    tokens_reasoning: Number(r.tokens_reasoning),
+    cost_computed_usd: r.cost_computed_usd === null ? null : Number(r.cost_computed_usd),
+    price_id: r.price_id || null,
+    usage_warnings: r.usage_warnings,
+    session_id: r.session_id || null,
+    tags: r.tags,
+    metadata: r.metadata,
+    template_usages: r.tu_prompt_id.map((prompt_id, i) => ({
+      prompt_id,
+      version_ref: r.tu_version_ref[i]!,
+      version: Number(r.tu_version[i]),
+      inputs: inputs[i] ?? {},
+      role: r.tu_role[i] || null,
+      source: r.tu_source[i] || null,
+      message_index: r.tu_message_index[i]! >= 0 ? Number(r.tu_message_index[i]) : null,
+    })),
+    ...(r.conversation_history !== undefined ? { conversation_history: JSON.parse(r.conversation_history) as unknown[] } : {}),
+  };
+}

@@ -1,0 +1,169 @@
+// Direct execution records (POST /executions): validated body → one executions row, priced,
+// with template versions resolved. Idempotent on (project, trace_id): the first write is 201, a
+// repeat with the same content 200 with the stored execution, other content 409. The check
+// reads the trace index in ClickHouse, so it holds across restarts.
+import { HttpError, conflict, unprocessable } from '../errors.ts';
+import type { BatchWriter } from '../ingest/batch-writer.ts';
+import type { PromptService } from '../prompts/service.ts';
+import { parseVersionRef } from '../prompts/service.ts';
+import { canonicalJson } from '../prompts/template.ts';
+import type { PriceResolver } from '../pricing/prices.ts';
+import { computeCost } from '../pricing/cost.ts';
+import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
+import { parseTime, toClickHouseTime } from '../time.ts';
+import crypto from 'node:crypto';
+import type { ExecutionQueries } from './queries.ts';
+
+export interface ExecutionInput {
+  trace_id: string;
+  agent_id?: string;
+  provider?: string;
+  model?: string;
+  tokens_in?: number;
+  tokens_out?: number;
+  tokens_cached_in?: number;
+  tokens_cache_write_in?: number;
+  tokens_reasoning?: number;
+  latency_ms?: number;
+  started_at?: string | number;
+  ended_at?: string | number;
+  status?: 'ok' | 'error';
+  error_message?: string;
+  cost_usd?: number;
+  session_id?: string;
+  tags?: string[];
+  metadata?: Record<string, string>;
+  conversation_history?: Array<{ role: string; content?: string | null; [k: string]: unknown }>;
+  template_usages?: Array<{ prompt_id: string; version?: string | number; inputs?: Record<string, unknown>; role?: string; source?: string; message_index?: number }>;
+}
+
+export interface RecordDeps {
+  writer: BatchWriter;
+  prompts: PromptService;
+  prices: PriceResolver;
+  queries: ExecutionQueries;
+}
+
+export function createExecutionRecorder(deps: RecordDeps) {
+  // One check-then-write at a time per trace on this node, so two concurrent identical requests
+  // cannot both see "new" and both write.
+  const inFlight = new Map<string, Promise<unknown>>();
+
+  async function buildRow(projectId: string, input: ExecutionInput, contentHash: string) {
+    const messages = input.conversation_history ?? [];
+    const usages = input.template_usages ?? [];
+    const resolved = [];
+    for (const [i, u] of usages.entries()) {
+      if (u.message_index !== undefined && u.message_index >= messages.length) {
+        throw unprocessable(`template_usages[${i}].message_index: ${u.message_index} is outside conversation_history (${messages.length} messages)`);
+      }
+      const ref = u.version ?? 'latest';
+      let version: number;
+      try {
+        version = (await deps.prompts.version(projectId, u.prompt_id, parseVersionRef(ref, `template_usages[${i}].version`))).version;
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 404) {
+          throw unprocessable(
+            err.detail === 'Prompt not found'
+              ? `template_usages[${i}].prompt_id: prompt ${u.prompt_id} does not exist`
+              : `template_usages[${i}].version: version ${ref} of prompt ${u.prompt_id} does not exist`,
+          );
+        }
+        throw err;
+      }
+      resolved.push({ ...u, version_ref: String(ref), version });
+    }
+
+    const receivedAt = new Date();
+    const latency = input.latency_ms ?? 0;
+    const startedAt = input.started_at !== undefined ? parseTime(input.started_at, 'started_at') : new Date(receivedAt.getTime() - latency);
+    const endedAt = input.ended_at !== undefined ? parseTime(input.ended_at, 'ended_at') : new Date(startedAt.getTime() + latency);
+    if (endedAt < startedAt) throw unprocessable('ended_at: is before started_at');
+
+    const usage = { tokensIn: input.tokens_in ?? 0, tokensOut: input.tokens_out ?? 0, cachedIn: input.tokens_cached_in ?? 0, cacheWriteIn: input.tokens_cache_write_in ?? 0 };
+    const price = await deps.prices.resolve(projectId, input.provider ?? '', input.model ?? '', startedAt, usage.tokensIn);
+    const computed = price ? computeCost(usage, price) : undefined;
+    const warnings = [...(computed?.warnings ?? [])];
+    if ((input.tokens_reasoning ?? 0) > usage.tokensOut) warnings.push(`tokens_reasoning (${input.tokens_reasoning}) exceeds tokens_out (${usage.tokensOut})`);
+    let costUsd = '0';
+    let costSource: 'computed' | 'provided' | 'unpriced' = 'unpriced';
+    if (input.cost_usd !== undefined) {
+      costUsd = fromScaled(toScaled(input.cost_usd, NANOS), NANOS);
+      costSource = 'provided';
+    } else if (computed) {
+      costUsd = computed.costUsd;
+      costSource = 'computed';
+    }
+
+    return {
+      project_id: projectId,
+      started_at: toClickHouseTime(startedAt),
+      trace_id: input.trace_id,
+      version: 1,
+      sign: 1,
+      ended_at: toClickHouseTime(endedAt),
+      received_at: toClickHouseTime(receivedAt),
+      source: 'api',
+      agent_id: input.agent_id ?? '',
+      provider: input.provider ?? '',
+      model: input.model ?? '',
+      status: input.status ?? 'ok',
+      error_message: input.error_message ?? '',
+      tokens_in: usage.tokensIn,
+      tokens_out: usage.tokensOut,
+      tokens_cached_in: usage.cachedIn,
+      tokens_cache_write_in: usage.cacheWriteIn,
+      tokens_reasoning: input.tokens_reasoning ?? 0,
+      latency_ms: latency || Math.max(0, endedAt.getTime() - startedAt.getTime()),
+      cost_usd: costUsd,
+      cost_source: costSource,
+      cost_computed_usd: computed ? computed.costUsd : null,
+      price_id: price?.price_id ?? '',
+      usage_warnings: warnings,
+      session_id: input.session_id ?? '',
+      tags: input.tags ?? [],
+      metadata: input.metadata ?? {},
+      span_count: 0,
+      content_hash: contentHash,
+      'tu.prompt_id': resolved.map((u) => u.prompt_id),
+      'tu.version': resolved.map((u) => u.version),
+      'tu.version_ref': resolved.map((u) => u.version_ref),
+      'tu.role': resolved.map((u) => u.role ?? ''),
+      'tu.source': resolved.map((u) => u.source ?? ''),
+      'tu.message_index': resolved.map((u) => u.message_index ?? -1),
+      template_inputs: JSON.stringify(resolved.map((u) => u.inputs ?? {})),
+      conversation_history: JSON.stringify(messages),
+    };
+  }
+
+  async function recordOnce(projectId: string, input: ExecutionInput): Promise<{ created: boolean; traceId: string }> {
+    const contentHash = crypto.createHash('sha256').update(canonicalJson(input)).digest('hex');
+    const existing = await deps.queries.traceHash(projectId, input.trace_id);
+    if (existing !== undefined) {
+      if (existing === contentHash) return { created: false, traceId: input.trace_id };
+      throw conflict(`trace_id ${input.trace_id} already recorded with different content`);
+    }
+    const row = await buildRow(projectId, input, contentHash);
+    const bytes = row.conversation_history.length + row.template_inputs.length + 1024;
+    await deps.writer.write([row], bytes);
+    return { created: true, traceId: input.trace_id };
+  }
+
+  return {
+    async record(projectId: string, input: ExecutionInput) {
+      const key = `${projectId}\u0000${input.trace_id}`;
+      while (inFlight.has(key)) await inFlight.get(key)!.catch(() => undefined);
+      const p = recordOnce(projectId, input);
+      inFlight.set(key, p);
+      try {
+        const r = await p;
+        const execution = await deps.queries.get(projectId, r.traceId, false);
+        return { created: r.created, execution: execution! };
+      } finally {
+        inFlight.delete(key);
+      }
+    },
+  };
+}
+
+export type ExecutionRecorder = ReturnType<typeof createExecutionRecorder>;

@@ -1,0 +1,49 @@
+import type { Domain } from '../../domain.ts';
+import type { ExecutionInput } from '../../executions/record.ts';
+import type { ListQuery } from '../../executions/queries.ts';
+import { notFound } from '../errors.ts';
+import type { RouteDef } from './types.ts';
+
+const BASE = '/api/projects/:project_id/executions';
+const tag = 'executions';
+
+export function executionRoutes(domain: Domain): RouteDef[] {
+  const { recorder, queries } = domain.executions;
+  return [
+    {
+      method: 'POST', path: BASE, operationId: 'createExecution', tag, access: 'authenticated', need: 'write', ingest: true, body: 'ExecutionCreate',
+      summary: 'Record an execution (idempotent on trace_id)',
+      responses: {
+        201: { description: 'Recorded', schema: 'Execution' },
+        200: { description: 'Already recorded with the same content: the stored execution', schema: 'Execution' },
+        409: { description: 'trace_id already recorded with different content', schema: 'Error' },
+        422: { description: 'message_index out of range, unknown prompt or version', schema: 'Error' },
+        503: { description: 'Write queue full or ClickHouse unavailable: nothing was written; retry after Retry-After', schema: 'Error' },
+      },
+      async handler(ctx) {
+        const r = await recorder.record(ctx.state.projectId!, ctx.state.body as ExecutionInput);
+        ctx.status = r.created ? 201 : 200;
+        ctx.body = r.execution;
+      },
+    },
+    {
+      method: 'GET', path: BASE, operationId: 'listExecutions', tag, access: 'authenticated', need: 'read', query: 'ExecutionListQuery',
+      summary: 'List executions, newest first, with filters; `total`, and `next_cursor` for keyset pages',
+      responses: { 200: { description: 'A page', schema: 'ExecutionList' } },
+      async handler(ctx) {
+        ctx.body = await queries.list(ctx.state.projectId!, ctx.state.query as ListQuery);
+      },
+    },
+    {
+      method: 'GET', path: `${BASE}/:trace_id`, operationId: 'getExecution', tag, access: 'authenticated', need: 'read', query: 'ExecutionDetailQuery',
+      summary: 'One execution; conversation_history only with include_messages=true',
+      responses: { 200: { description: 'The execution', schema: 'Execution' }, 404: { description: 'No such trace in this project', schema: 'Error' } },
+      async handler(ctx) {
+        const q = ctx.state.query as { include_messages: boolean };
+        const e = await queries.get(ctx.state.projectId!, ctx.params.trace_id!, q.include_messages);
+        if (!e) throw notFound('Execution');
+        ctx.body = e;
+      },
+    },
+  ];
+}
