@@ -17,6 +17,7 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   PromptRollback: { version: 1 },
   PromptLabelSet: { version: 1 },
   PromptRender: { inputs: {} },
+  ExecutionCreate: { trace_id: 'matrix-exec' },
 };
 
 /** Other path parameters name one of tenant B's objects: the worst case. */
@@ -27,6 +28,7 @@ const B_PARAMS: Record<string, () => string> = {
   a: () => '1',
   b: () => 'latest',
   label: () => 'production',
+  trace_id: () => 'canary-trace',
 };
 
 const idp = new TestIdp();
@@ -60,6 +62,12 @@ beforeAll(async () => {
     body: JSON.stringify({ prompt_id: 'canary-prompt', type: 'text', template: `secret ${canary.b}`, labels: ['production'] }),
   });
   expect(p.status).toBe(201);
+  const e = await getJson(`${svc.url}/api/projects/tenant-b/executions`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-API-Key': tenants.b.key },
+    body: JSON.stringify({ trace_id: 'canary-trace', metadata: { secret: canary.b }, cost_usd: 1 }),
+  });
+  expect(e.status).toBe(201);
 });
 afterAll(async () => {
   await svc?.close();

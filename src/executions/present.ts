@@ -9,7 +9,8 @@ export interface ListRow {
   tokens_in: string;
   tokens_out: string;
   latency_ms: string;
-  cost_usd: string;
+  /** toString(cost_usd): exact, and aliased apart from the column so WHERE still compares decimals */
+  cost_usd_text: string;
   cost_source: string;
   status: string;
   started_at: string;
@@ -25,7 +26,7 @@ export interface DetailRow extends ListRow {
   tokens_cached_in: string;
   tokens_cache_write_in: string;
   tokens_reasoning: string;
-  cost_computed_usd: string | null;
+  cost_computed_text: string | null;
   price_id: string;
   usage_warnings: string[];
   session_id: string;
@@ -51,7 +52,7 @@ export function presentListItem(r: ListRow) {
     tokens_in: Number(r.tokens_in),
     tokens_out: Number(r.tokens_out),
     latency_ms: Number(r.latency_ms),
-    cost_usd: Number(r.cost_usd),
+    cost_usd: Number(r.cost_usd_text),
     cost_source: r.cost_source,
     status: r.status,
     started_at: fromClickHouseTime(r.started_at),
@@ -72,7 +73,7 @@ export function presentDetail(r: DetailRow) {
     tokens_cached_in: Number(r.tokens_cached_in),
     tokens_cache_write_in: Number(r.tokens_cache_write_in),
     tokens_reasoning: Number(r.tokens_reasoning),
-    cost_computed_usd: r.cost_computed_usd === null ? null : Number(r.cost_computed_usd),
+    cost_computed_usd: r.cost_computed_text === null ? null : Number(r.cost_computed_text),
     price_id: r.price_id || null,
     usage_warnings: r.usage_warnings,
     session_id: r.session_id || null,

@@ -22,7 +22,7 @@ export interface ListQuery {
   cursor?: string;
 }
 
-const LIST_COLUMNS = `trace_id, agent_id, provider, model, tokens_in, tokens_out, latency_ms, toString(cost_usd) AS cost_usd,
+const LIST_COLUMNS = `trace_id, agent_id, provider, model, tokens_in, tokens_out, latency_ms, toString(cost_usd) AS cost_usd_text,
   cost_source, status, started_at, length(\`tu.prompt_id\`) AS template_count, span_count, source`;
 
 /** Comma-separated or repeated values, trimmed, empty ones dropped. */
@@ -136,7 +136,7 @@ export function createExecutionQueries(ch: ClickHouseStore) {
       if (!loc) return undefined;
       const [row] = await ch.query<DetailRow>(
         `SELECT ${LIST_COLUMNS}, ended_at, received_at, error_message, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
-           toString(cost_computed_usd) AS cost_computed_usd, price_id, usage_warnings, session_id, tags, metadata,
+           toString(cost_computed_usd) AS cost_computed_text, price_id, usage_warnings, session_id, tags, metadata,
            \`tu.prompt_id\` AS tu_prompt_id, \`tu.version\` AS tu_version, \`tu.version_ref\` AS tu_version_ref, \`tu.role\` AS tu_role,
            \`tu.source\` AS tu_source, \`tu.message_index\` AS tu_message_index, template_inputs
            ${includeMessages ? ', conversation_history' : ''}

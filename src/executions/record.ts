@@ -47,7 +47,7 @@ export interface RecordDeps {
 export function createExecutionRecorder(deps: RecordDeps) {
   // One check-then-write at a time per trace on this node, so two concurrent identical requests
   // cannot both see "new" and both write.
-  const inFlight = new Map<string, Promise<unknown>>();
+  const inFlight = new Map<string, Promise<void>>();
 
   async function buildRow(projectId: string, input: ExecutionInput, contentHash: string) {
     const messages = input.conversation_history ?? [];
@@ -152,16 +152,13 @@ export function createExecutionRecorder(deps: RecordDeps) {
   return {
     async record(projectId: string, input: ExecutionInput) {
       const key = `${projectId}\u0000${input.trace_id}`;
-      while (inFlight.has(key)) await inFlight.get(key)!.catch(() => undefined);
-      const p = recordOnce(projectId, input);
-      inFlight.set(key, p);
-      try {
-        const r = await p;
-        const execution = await deps.queries.get(projectId, r.traceId, false);
-        return { created: r.created, execution: execution! };
-      } finally {
-        inFlight.delete(key);
-      }
+      // Wait for the one in flight; its promise settles only after it left the map.
+      for (let other = inFlight.get(key); other; other = inFlight.get(key)) await other;
+      const work = recordOnce(projectId, input);
+      inFlight.set(key, work.then(() => undefined, () => undefined).finally(() => inFlight.delete(key)));
+      const r = await work;
+      const execution = await deps.queries.get(projectId, r.traceId, false);
+      return { created: r.created, execution: execution! };
     },
   };
 }
