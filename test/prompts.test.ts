@@ -235,6 +235,15 @@ describe(`prompts (${mode} mode)`, () => {
     expect((await call('DELETE', `${BASE}/never`)).status).toBe(404);
   });
 
+  it('an ingest key may record executions but not read them', async () => {
+    const r = await call('POST', '/api/projects/acme/executions', { trace_id: 'ingest-only', template_usages: [{ prompt_id: 'welcome' }] }, { key: ingestKey });
+    expect(r.status).toBe(201);
+    expect(r.body.template_usages[0]).toMatchObject({ prompt_id: 'welcome', version_ref: 'latest', version: 1 });
+    expect((await call('GET', '/api/projects/acme/executions', undefined, { key: ingestKey })).status).toBe(403);
+    expect((await call('GET', '/api/projects/acme/executions/ingest-only', undefined, { key: ingestKey })).status).toBe(403);
+    expect((await call('POST', '/api/projects/acme/executions', { trace_id: 'viewer-write' }, 'viewer')).status).toBe(403);
+  });
+
   it('a write on one node is visible on another node at once', async () => {
     await createText('nodes', 'n1', { labels: ['production'] });
     await call('POST', `${BASE}/nodes/versions`, { template: 'n2' });
