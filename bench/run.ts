@@ -4,6 +4,7 @@ import os from 'node:os';
 import { benchBoot } from './boot.ts';
 import { benchAuth } from './auth.ts';
 import { benchPrompts } from './prompts.ts';
+import { benchExecutions } from './executions.ts';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<unknown>> = {
@@ -36,6 +37,13 @@ const benches: Record<string, () => Promise<unknown>> = {
         console.log(`| ${name} | not measured: ${(err as Error).message} | | | | |`);
       }
     }
+  },
+  executions: async () => {
+    const rows = Number(process.env.BENCH_EXECUTIONS ?? 10_000_000);
+    console.log(`\n## executions (${rows.toLocaleString('en-US')} rows, embedded chDB)`);
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchExecutions(rows)) console.log(`| ${f.what} | ${f.value} |`);
   },
 };
 

@@ -247,15 +247,16 @@ describe(`listing (${mode} mode)`, () => {
 
   it('1,000 executions of 0.000123 add up to exactly 0.123 in daily spend', async () => {
     const before = await dailySpend();
-    for (let i = 0; i < 1000; i += 50) {
-      await Promise.all(Array.from({ length: 50 }, (_, j) => post({ trace_id: `penny-${i + j}`, cost_usd: 0.000123, started_at: '2026-09-15T12:00:00Z' })));
+    for (let i = 0; i < 1000; i += 250) {
+      const rs = await Promise.all(Array.from({ length: 250 }, (_, j) => post({ trace_id: `penny-${i + j}`, cost_usd: 0.000123, started_at: '2026-09-15T12:00:00Z' })));
+      expect(rs.every((r) => r.status === 201)).toBe(true);
     }
     const [r] = await svc.stores.clickhouse.query<{ cost: string; n: string }>(
       "SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM daily_spend WHERE project_id = 'default' AND day = '2026-09-15'",
     );
     expect(r).toEqual({ cost: '0.123', n: '1000' });
     expect((await dailySpend()).executions).toBe(before.executions + 1000);
-  });
+  }, 180_000);
 });
 
 describe('backpressure', () => {

@@ -45,7 +45,33 @@ function decodeCursor(cursor: string): { startedAt: string; traceId: string } {
   }
 }
 
+type Waiter = { resolve: (hash: string | undefined) => void; reject: (err: unknown) => void };
+
 export function createExecutionQueries(ch: ClickHouseStore) {
+  const pendingLookups = new Map<string, Map<string, Waiter[]>>();
+  let lookupScheduled = false;
+  function runLookups(): void {
+    lookupScheduled = false;
+    const batch = [...pendingLookups];
+    pendingLookups.clear();
+    for (const [projectId, byTrace] of batch) {
+      const ids = [...byTrace.keys()];
+      ch.query<{ trace_id: string; content_hash: string }>(
+        'SELECT trace_id, content_hash FROM execution_traces FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}',
+        { p: projectId, ids },
+        'executions.traceHash',
+      ).then(
+        (rows) => {
+          const found = new Map(rows.map((r) => [r.trace_id, r.content_hash]));
+          for (const [traceId, waiters] of byTrace) for (const w of waiters) w.resolve(found.get(traceId));
+        },
+        (err: unknown) => {
+          for (const waiters of byTrace.values()) for (const w of waiters) w.reject(err);
+        },
+      );
+    }
+  }
+
   function where(projectId: string, q: ListQuery): { sql: string; params: Record<string, unknown> } {
     const parts = ['project_id = {project_id:String}', 'sign = 1'];
     const params: Record<string, unknown> = { project_id: projectId };
@@ -89,14 +115,22 @@ export function createExecutionQueries(ch: ClickHouseStore) {
   }
 
   return {
-    /** The content hash of a recorded trace, or undefined when the trace is new. */
-    async traceHash(projectId: string, traceId: string): Promise<string | undefined> {
-      const [row] = await ch.query<{ content_hash: string }>(
-        'SELECT content_hash FROM execution_traces FINAL WHERE project_id = {p:String} AND trace_id = {t:String} LIMIT 1',
-        { p: projectId, t: traceId },
-        'executions.traceHash',
-      );
-      return row?.content_hash;
+    /**
+     * The content hash of a recorded trace, or undefined when the trace is new. Lookups that
+     * arrive together are answered by one query per project (ingest sends many at once).
+     */
+    traceHash(projectId: string, traceId: string): Promise<string | undefined> {
+      return new Promise((resolve, reject) => {
+        let byTrace = pendingLookups.get(projectId);
+        if (!byTrace) pendingLookups.set(projectId, (byTrace = new Map()));
+        const waiting = byTrace.get(traceId) ?? [];
+        waiting.push({ resolve, reject });
+        byTrace.set(traceId, waiting);
+        if (!lookupScheduled) {
+          lookupScheduled = true;
+          setImmediate(runLookups);
+        }
+      });
     },
 
     async list(projectId: string, q: ListQuery) {

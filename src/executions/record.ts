@@ -13,6 +13,7 @@ import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
 import { parseTime, toClickHouseTime } from '../time.ts';
 import crypto from 'node:crypto';
 import type { ExecutionQueries } from './queries.ts';
+import { presentDetail } from './present.ts';
 
 export interface ExecutionInput {
   trace_id: string;
@@ -136,7 +137,30 @@ export function createExecutionRecorder(deps: RecordDeps) {
     };
   }
 
-  async function recordOnce(projectId: string, input: ExecutionInput): Promise<{ created: boolean; traceId: string }> {
+  /** The stored row in the API's shape, without reading it back. */
+  function asDetail(row: Awaited<ReturnType<typeof buildRow>>) {
+    return presentDetail({
+      ...row,
+      tokens_in: String(row.tokens_in),
+      tokens_out: String(row.tokens_out),
+      latency_ms: String(row.latency_ms),
+      tokens_cached_in: String(row.tokens_cached_in),
+      tokens_cache_write_in: String(row.tokens_cache_write_in),
+      tokens_reasoning: String(row.tokens_reasoning),
+      cost_usd_text: row.cost_usd,
+      cost_computed_text: row.cost_computed_usd,
+      template_count: row['tu.prompt_id'].length,
+      tu_prompt_id: row['tu.prompt_id'],
+      tu_version: row['tu.version'],
+      tu_version_ref: row['tu.version_ref'],
+      tu_role: row['tu.role'],
+      tu_source: row['tu.source'],
+      tu_message_index: row['tu.message_index'],
+      conversation_history: undefined,
+    });
+  }
+
+  async function recordOnce(projectId: string, input: ExecutionInput): Promise<{ created: boolean; traceId: string; execution?: ReturnType<typeof presentDetail> }> {
     const contentHash = crypto.createHash('sha256').update(canonicalJson(input)).digest('hex');
     const existing = await deps.queries.traceHash(projectId, input.trace_id);
     if (existing !== undefined) {
@@ -146,7 +170,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
     const row = await buildRow(projectId, input, contentHash);
     const bytes = row.conversation_history.length + row.template_inputs.length + 1024;
     await deps.writer.write([row], bytes);
-    return { created: true, traceId: input.trace_id };
+    return { created: true, traceId: input.trace_id, execution: asDetail(row) };
   }
 
   return {
@@ -157,7 +181,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
       const work = recordOnce(projectId, input);
       inFlight.set(key, work.then(() => undefined, () => undefined).finally(() => inFlight.delete(key)));
       const r = await work;
-      const execution = await deps.queries.get(projectId, r.traceId, false);
+      const execution = r.execution ?? (await deps.queries.get(projectId, r.traceId, false));
       return { created: r.created, execution: execution! };
     },
   };

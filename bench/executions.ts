@@ -1,0 +1,115 @@
+// Executions at scale on the embedded engine: N rows generated inside ClickHouse
+// (INSERT ... SELECT FROM numbers(), through the same materialized views as real writes), plus a
+// real HTTP ingest run; then the read paths of the API.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/logger.ts';
+import { startService } from '../src/service.ts';
+
+export interface Figure {
+  what: string;
+  value: string;
+}
+
+const pct = (s: number[], q: number) => [...s].sort((a, b) => a - b)[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+const ms = (n: number) => n.toFixed(1);
+
+async function timed(n: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn(i);
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+export async function benchExecutions(rows: number): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-exec-'));
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' });
+  const svc = await startService(config, { logger: createLogger({ logLevel: 'silent' }) });
+  const ch = svc.stores.clickhouse;
+  try {
+    // 50 projects × 90 days; project p-7 is the one the API reads (as "default").
+    const t0 = performance.now();
+    const chunk = 2_000_000;
+    for (let offset = 0; offset < rows; offset += chunk) {
+      const n = Math.min(chunk, rows - offset);
+      await ch.command(
+        `INSERT INTO executions (project_id, started_at, trace_id, version, sign, ended_at, received_at, source, agent_id, provider, model, status,
+           tokens_in, tokens_out, latency_ms, cost_usd, cost_source, price_id, content_hash, \`tu.prompt_id\`, \`tu.version\`, \`tu.version_ref\`, \`tu.role\`, \`tu.source\`, \`tu.message_index\`, conversation_history)
+         SELECT if(number % 50 = 7, 'default', concat('p-', toString(number % 50))) AS project_id,
+           toDateTime64('2026-11-01 00:00:00', 3, 'UTC') - toIntervalMillisecond((number * 7919) % (90 * 86400000)) AS started_at,
+           concat('tr-', toString(number)) AS trace_id, 1, 1, started_at + toIntervalMillisecond(800), started_at + toIntervalMillisecond(900), 'api',
+           concat('agent-', toString(number % 20)), ['openai', 'anthropic', 'google'][number % 3 + 1], concat('model-', toString(number % 12)),
+           if(number % 37 = 0, 'error', 'ok'), 500 + number % 4000, 50 + number % 900, 200 + number % 5000,
+           toDecimal64((number % 1000) / 100000, 9), 'computed', 'bench', 'h',
+           if(number % 4 = 0, ['support'], []), if(number % 4 = 0, [1], []), if(number % 4 = 0, ['latest'], []), if(number % 4 = 0, [''], []), if(number % 4 = 0, [''], []), if(number % 4 = 0, [-1], []),
+           '[{"role":"user","content":"hello there, this is a benchmark message"}]'
+         FROM numbers(${offset}, ${n})`,
+      );
+    }
+    figures.push({ what: `generated ${rows.toLocaleString('en-US')} executions (50 projects, 90 days) in the engine`, value: `${((performance.now() - t0) / 1000).toFixed(1)} s` });
+    await ch.command('OPTIMIZE TABLE execution_traces FINAL');
+
+    const base = `${svc.url}/api/projects/default/executions`;
+    const get = (url: string) => fetch(url).then(async (r) => {
+      if (r.status !== 200) throw new Error(`${url}: ${r.status} ${await r.text()}`);
+      return r.json() as Promise<{ items: Array<{ trace_id: string }>; next_cursor: string | null; total: number }>;
+    });
+    const filters = 'provider=openai,anthropic&start=2026-09-01T00:00:00Z&end=2026-10-15T00:00:00Z';
+    const page1 = await timed(30, () => get(`${base}?limit=50&${filters}`));
+    figures.push({ what: 'list page 1, filtered, with total (p50 / p95)', value: `${ms(pct(page1, 0.5))} / ${ms(pct(page1, 0.95))} ms` });
+    const plain = await timed(30, () => get(`${base}?limit=50`));
+    figures.push({ what: 'list page 1, no filter, with total (p50 / p95)', value: `${ms(pct(plain, 0.5))} / ${ms(pct(plain, 0.95))} ms` });
+    // walk to page 1,000 by cursor, then time that page
+    let cursor: string | null = null;
+    let page = await get(`${base}?limit=50&${filters}`);
+    const total = page.total;
+    let pages = 1;
+    while (pages < 1000 && page.next_cursor) {
+      cursor = page.next_cursor;
+      page = await get(`${base}?limit=50&${filters}&cursor=${cursor}`);
+      pages++;
+    }
+    const deep = await timed(30, () => get(`${base}?limit=50&${filters}${cursor ? `&cursor=${cursor}` : ''}`));
+    figures.push({ what: `list page ${pages.toLocaleString('en-US')} by cursor, filtered (of ${total.toLocaleString('en-US')} matching) (p50 / p95)`, value: `${ms(pct(deep, 0.5))} / ${ms(pct(deep, 0.95))} ms` });
+    const traces = (await get(`${base}?limit=200`)).items.map((i) => i.trace_id);
+    const detail = await timed(100, (i) => get(`${base}/${traces[i % traces.length]}`));
+    figures.push({ what: 'detail by trace id (p50 / p95)', value: `${ms(pct(detail, 0.5))} / ${ms(pct(detail, 0.95))} ms` });
+    const spend = await timed(30, () =>
+      ch.query("SELECT day, toString(sum(cost_usd)) AS cost FROM daily_spend WHERE project_id = 'default' AND day >= '2026-10-01' AND day < '2026-11-01' GROUP BY day ORDER BY day"),
+    );
+    figures.push({ what: 'daily spend for a month, one project (p50 / p95)', value: `${ms(pct(spend, 0.5))} / ${ms(pct(spend, 0.95))} ms` });
+
+    // HTTP ingest: 64 concurrent clients (agents) posting single records
+    const N = 8000;
+    let next = 0;
+    const lat: number[] = [];
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        for (let i = next++; i < N; i = next++) {
+          const t = performance.now();
+          const r = await fetch(base, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ trace_id: `http-${i}`, provider: 'openai', model: 'gpt-4o-mini', tokens_in: 1200, tokens_out: 300, latency_ms: 900, conversation_history: [{ role: 'user', content: 'hi' }] }),
+          });
+          await r.text();
+          if (r.status !== 201) throw new Error(`ingest ${r.status}`);
+          lat.push(performance.now() - t);
+        }
+      }),
+    );
+    const wall = (performance.now() - start) / 1000;
+    figures.push({ what: 'direct ingest over HTTP, 64 concurrent clients (executions/s; p50 / p99)', value: `${Math.round(N / wall)}/s; ${ms(pct(lat, 0.5))} / ${ms(pct(lat, 0.99))} ms` });
+  } finally {
+    await svc.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return figures;
+}
