@@ -76,6 +76,38 @@ describe(`direct executions (${mode} mode)`, () => {
     const detail = await getJson(`${svc.url}${P}/executions/exec-1?include_messages=true`);
     expect(detail.body.conversation_history).toEqual(body.conversation_history);
     expect((await getJson(`${svc.url}${P}/executions/nope`)).status).toBe(404);
+
+    const timeline = await getJson(`${svc.url}${P}/executions/exec-1/timeline`);
+    expect(timeline.body).toEqual({
+      trace_id: 'exec-1',
+      events: [
+        { index: 0, type: 'message', role: 'system', content: 'Help with billing' },
+        { index: 1, type: 'message', role: 'user', content: 'why?' },
+        { index: 2, type: 'tool_call', call_id: 'call_1', name: 'lookup', arguments: '{"id":1}' },
+        { index: 3, type: 'tool_result', call_id: 'call_1', name: 'lookup', content: 'ok', is_error: false },
+      ],
+    });
+    const compact = await getJson(`${svc.url}${P}/executions/exec-1/timeline?compact_tools=true`);
+    expect(compact.body.events).toEqual([
+      { index: 0, type: 'message', role: 'system', content: 'Help with billing' },
+      { index: 1, type: 'message', role: 'user', content: 'why?' },
+      { index: 2, type: 'tool', call_id: 'call_1', name: 'lookup', arguments: '{"id":1}', result: 'ok', is_error: false },
+    ]);
+    const tree = await getJson(`${svc.url}${P}/executions/exec-1/hierarchy`);
+    expect(tree.body.spans).toHaveLength(1);
+    expect(tree.body.spans[0]).toMatchObject({
+      parent_span_id: null,
+      synthetic: true,
+      start_time: '2026-11-01T10:00:00.000Z',
+      end_time: '2026-11-01T10:00:01.200Z',
+      start_time_ns: '1793527200000000000',
+      duration_ms: 1200,
+      model: 'gpt-4o-mini',
+      cost_usd: 0.000435,
+      children: [],
+    });
+    expect((await getJson(`${svc.url}${P}/executions/nope/timeline`)).status).toBe(404);
+    expect((await getJson(`${svc.url}${P}/executions/exec-1/timeline?compact_tools=yes`)).status).toBe(400);
   });
 
   it('validates: unknown fields and bounds are 400 naming them; message_index and unknown prompts are 422', async () => {

@@ -72,8 +72,9 @@ export function createExecutionQueries(ch: ClickHouseStore) {
     }
   }
 
-  function where(projectId: string, q: ListQuery): { sql: string; params: Record<string, unknown> } {
-    const parts = ['project_id = {project_id:String}', 'sign = 1'];
+  /** The filter of a listing; `liveOnly` keeps the +1 rows (for FINAL reads), else cancel rows too (for sums of sign). */
+  function where(projectId: string, q: ListQuery, liveOnly: boolean): { sql: string; params: Record<string, unknown> } {
+    const parts = ['project_id = {project_id:String}', ...(liveOnly ? ['sign = 1'] : [])];
     const params: Record<string, unknown> = { project_id: projectId };
     for (const field of ['provider', 'model', 'agent_id'] as const) {
       const values = anyOf(q[field]);
@@ -135,7 +136,8 @@ export function createExecutionQueries(ch: ClickHouseStore) {
 
     async list(projectId: string, q: ListQuery) {
       if (q.cursor && q.offset > 0) throw badRequest('offset: cannot be combined with cursor');
-      const w = where(projectId, q);
+      const w = where(projectId, q, true);
+      const counted = where(projectId, q, false);
       let pageWhere = w.sql;
       const params = { ...w.params, limit: q.limit, offset: q.offset };
       if (q.cursor) {
@@ -145,11 +147,15 @@ export function createExecutionQueries(ch: ClickHouseStore) {
       }
       const [rows, totals] = await Promise.all([
         ch.query<ListRow>(
-          `SELECT ${LIST_COLUMNS} FROM executions FINAL WHERE ${pageWhere} ORDER BY started_at DESC, trace_id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
+          // FINAL per partition: a trace's rows share its started_at, hence its month partition.
+          `SELECT ${LIST_COLUMNS} FROM executions FINAL WHERE ${pageWhere} ORDER BY started_at DESC, trace_id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32}
+           SETTINGS do_not_merge_across_partitions_select_final = 1`,
           params,
           'executions.list',
         ),
-        ch.query<{ total: string }>(`SELECT count() AS total FROM executions FINAL WHERE ${w.sql}`, w.params, 'executions.list.total'),
+        // Without FINAL: a cancel row repeats the values of the row it cancels, so sum(sign) over
+        // any filter counts each logical execution once. Light columns only.
+        ch.query<{ total: string }>(`SELECT sum(sign) AS total FROM executions WHERE ${counted.sql}`, counted.params, 'executions.list.total'),
       ]);
       const last = rows[rows.length - 1];
       return {

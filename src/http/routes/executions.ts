@@ -2,6 +2,8 @@ import type { Domain } from '../../domain.ts';
 import type { ExecutionInput } from '../../executions/record.ts';
 import type { ListQuery } from '../../executions/queries.ts';
 import { notFound } from '../errors.ts';
+import { syntheticRoot } from '../../executions/hierarchy.ts';
+import { timelineFromMessages } from '../../executions/timeline.ts';
 import type { RouteDef } from './types.ts';
 
 const BASE = '/api/projects/:project_id/executions';
@@ -43,6 +45,27 @@ export function executionRoutes(domain: Domain): RouteDef[] {
         const e = await queries.get(ctx.state.projectId!, ctx.params.trace_id!, q.include_messages);
         if (!e) throw notFound('Execution');
         ctx.body = e;
+      },
+    },
+    {
+      method: 'GET', path: `${BASE}/:trace_id/hierarchy`, operationId: 'getExecutionHierarchy', tag, access: 'authenticated', need: 'read',
+      summary: 'The span tree (a direct record: one synthetic root)',
+      responses: { 200: { description: 'The tree', schema: 'Hierarchy' }, 404: { description: 'No such trace in this project', schema: 'Error' } },
+      async handler(ctx) {
+        const e = await queries.get(ctx.state.projectId!, ctx.params.trace_id!, false);
+        if (!e) throw notFound('Execution');
+        ctx.body = { trace_id: e.trace_id, spans: [syntheticRoot(e)] };
+      },
+    },
+    {
+      method: 'GET', path: `${BASE}/:trace_id/timeline`, operationId: 'getExecutionTimeline', tag, access: 'authenticated', need: 'read', query: 'TimelineQuery',
+      summary: 'Messages and tool calls in conversation order; compact_tools joins each call with its result',
+      responses: { 200: { description: 'The timeline', schema: 'Timeline' }, 404: { description: 'No such trace in this project', schema: 'Error' } },
+      async handler(ctx) {
+        const e = await queries.get(ctx.state.projectId!, ctx.params.trace_id!, true);
+        if (!e) throw notFound('Execution');
+        const q = ctx.state.query as { compact_tools: boolean };
+        ctx.body = { trace_id: e.trace_id, events: timelineFromMessages((e.conversation_history ?? []) as never, q.compact_tools) };
       },
     },
   ];

@@ -1,0 +1,54 @@
+// The normalized chat and tool-call timeline of an execution (api.md part 3). For a direct
+// record it comes from conversation_history; OpenAI-style tool calls on assistant messages and
+// `tool` messages answering them by `tool_call_id`.
+
+export interface TimelineEvent {
+  index: number;
+  type: 'message' | 'tool_call' | 'tool_result' | 'tool';
+  timestamp?: string;
+  span_id?: string;
+  [field: string]: unknown;
+}
+
+interface Message {
+  role: string;
+  content?: unknown;
+  tool_calls?: Array<{ id: string; name: string; arguments?: unknown }>;
+  tool_call_id?: string;
+  name?: string;
+  is_error?: boolean;
+}
+
+export function timelineFromMessages(messages: Message[], compactTools: boolean): TimelineEvent[] {
+  const events: Omit<TimelineEvent, 'index'>[] = [];
+  const callNames = new Map<string, string>();
+  const compactByCall = new Map<string, Record<string, unknown>>();
+  for (const m of messages) {
+    if (m.role === 'tool') {
+      const callId = m.tool_call_id ?? '';
+      const name = m.name ?? callNames.get(callId) ?? null;
+      const isError = m.is_error === true;
+      const pending = compactTools ? compactByCall.get(callId) : undefined;
+      if (pending) {
+        pending.result = m.content ?? null;
+        pending.is_error = isError;
+      } else {
+        events.push({ type: 'tool_result', call_id: callId, name, content: m.content ?? null, is_error: isError });
+      }
+      continue;
+    }
+    const hasContent = m.content !== undefined && m.content !== null && m.content !== '';
+    if (hasContent || !m.tool_calls?.length) events.push({ type: 'message', role: m.role, content: m.content ?? null });
+    for (const call of m.tool_calls ?? []) {
+      callNames.set(call.id, call.name);
+      if (compactTools) {
+        const e: Record<string, unknown> & { type: 'tool' } = { type: 'tool', call_id: call.id, name: call.name, arguments: call.arguments ?? null, result: null, is_error: false };
+        compactByCall.set(call.id, e);
+        events.push(e);
+      } else {
+        events.push({ type: 'tool_call', call_id: call.id, name: call.name, arguments: call.arguments ?? null });
+      }
+    }
+  }
+  return events.map((e, index) => ({ index, ...e }) as TimelineEvent);
+}
