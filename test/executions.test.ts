@@ -250,6 +250,24 @@ describe(`listing (${mode} mode)`, () => {
     expect(p2.body.items.map((i: { trace_id: string }) => i.trace_id)).toEqual(expectedAll.slice(5, 10));
   });
 
+  it('a correction (cancel row + new version, as span assembly writes) shows once, with the new figures, in list, total and daily spend', async () => {
+    expect((await post({ trace_id: 'corr-1', cost_usd: 1, started_at: '2026-08-01T00:00:00Z', model: 'm-old' })).status).toBe(201);
+    const ch = svc.stores.clickhouse;
+    const [orig] = await ch.query<Record<string, unknown>>("SELECT * FROM executions WHERE project_id = 'default' AND trace_id = 'corr-1'");
+    await ch.insert('executions', [{ ...orig, sign: -1 }]); // cancels version 1
+    await ch.insert('executions', [{ ...orig, version: 2, cost_usd: '2.5', model: 'm-new' }]);
+    const window = 'start=2026-08-01T00:00:00Z&end=2026-08-02T00:00:00Z';
+    for (const limit of [1, 50]) {
+      const r = await list(`${window}&limit=${limit}`);
+      expect(r.body.items.map((i: { trace_id: string; cost_usd: number; model: string }) => [i.trace_id, i.cost_usd, i.model])).toEqual([['corr-1', 2.5, 'm-new']]);
+      expect(r.body.total).toBe(1);
+    }
+    expect((await list(`${window}&model=m-old`)).body).toMatchObject({ items: [], total: 0 });
+    const [d] = await ch.query<{ cost: string; n: string }>("SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM daily_spend WHERE project_id = 'default' AND day = '2026-08-01'");
+    expect(d).toEqual({ cost: '2.5', n: '1' });
+    expect((await getJson(`${svc.url}${P}/executions/corr-1`)).body).toMatchObject({ cost_usd: 2.5, model: 'm-new' });
+  });
+
   it('bad parameters are 400 naming the parameter', async () => {
     for (const [qs, param] of [
       ['limit=0', 'limit'],

@@ -138,21 +138,41 @@ export function createExecutionQueries(ch: ClickHouseStore) {
       if (q.cursor && q.offset > 0) throw badRequest('offset: cannot be combined with cursor');
       const w = where(projectId, q, true);
       const counted = where(projectId, q, false);
-      let pageWhere = w.sql;
-      const params = { ...w.params, limit: q.limit, offset: q.offset };
+      const params: Record<string, unknown> = { ...w.params, limit: q.limit, offset: q.offset };
+      let cursorCondition = '';
       if (q.cursor) {
         const c = decodeCursor(q.cursor);
-        pageWhere += " AND (started_at, trace_id) < (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})";
+        cursorCondition = " AND (started_at, trace_id) < (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})";
         Object.assign(params, { c_started: c.startedAt, c_trace: c.traceId });
       }
-      const [rows, totals] = await Promise.all([
+      const page = (bound: string | undefined) =>
         ch.query<ListRow>(
           // FINAL per partition: a trace's rows share its started_at, hence its month partition.
-          `SELECT ${LIST_COLUMNS} FROM executions FINAL WHERE ${pageWhere} ORDER BY started_at DESC, trace_id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32}
+          `SELECT ${LIST_COLUMNS} FROM executions FINAL
+           WHERE ${w.sql}${cursorCondition}${bound ? " AND started_at >= toDateTime64({bound:String}, 3, 'UTC')" : ''}
+           ORDER BY started_at DESC, trace_id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32}
            SETTINGS do_not_merge_across_partitions_select_final = 1`,
-          params,
+          { ...params, bound },
           'executions.list',
-        ),
+        );
+      const pageAndBound = async (): Promise<ListRow[]> => {
+        // The newest offset+limit raw rows, read in key order without FINAL, bound the FINAL read
+        // to a short time range. Raw rows include every live row, so the bound only falls short
+        // when cancel rows crowd the range: then the unbounded read answers.
+        const need = q.offset + q.limit;
+        const raw = await ch.query<{ t: string; n: string }>(
+          `SELECT min(started_at) AS t, count() AS n FROM (
+             SELECT started_at FROM executions WHERE ${counted.sql}${cursorCondition} ORDER BY started_at DESC, trace_id DESC LIMIT {need:UInt32})`,
+          { ...counted.params, ...params, need },
+          'executions.list.bound',
+        );
+        const n = Number(raw[0]?.n ?? 0);
+        if (n === 0) return [];
+        const rows = await page(raw[0]!.t);
+        return rows.length === q.limit || n < need ? rows : page(undefined);
+      };
+      const [rows, totals] = await Promise.all([
+        pageAndBound(),
         // Without FINAL: a cancel row repeats the values of the row it cancels, so sum(sign) over
         // any filter counts each logical execution once. Light columns only.
         ch.query<{ total: string }>(`SELECT sum(sign) AS total FROM executions WHERE ${counted.sql}`, counted.params, 'executions.list.total'),

@@ -61,7 +61,7 @@ export function createClickHouse(config: Config): ClickHouseStore {
           query: sql,
           query_params: params,
           format: 'JSONEachRow',
-          clickhouse_settings: comment ? { log_comment: comment } : undefined,
+          clickhouse_settings: { log_comment: comment ?? '' }, // always set: the embedded session would keep the last one
         });
         return await rs.json<T>();
       } catch (err) {
@@ -70,14 +70,17 @@ export function createClickHouse(config: Config): ClickHouseStore {
     },
     async command(sql: string, params?: QueryParams, settings?: ClickHouseSettings): Promise<void> {
       try {
-        await client.command({ query: sql, query_params: params, clickhouse_settings: settings });
+        await client.command({ query: sql, query_params: params, clickhouse_settings: { insert_deduplication_token: '', ...settings } });
       } catch (err) {
         throw asStoreError('clickhouse', err);
       }
     },
     async insert(table: string, rows: readonly object[], settings?: ClickHouseSettings): Promise<void> {
       try {
-        await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: settings });
+        // The embedded engine keeps settings in its session from one statement to the next: an
+        // insert without a token must say so, or it inherits the previous batch's token and is
+        // dropped as a duplicate.
+        await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: '', ...settings } });
       } catch (err) {
         throw asStoreError('clickhouse', err);
       }
