@@ -9,6 +9,7 @@ import { startService } from '../src/service.ts';
 import { createApiKey } from '../src/auth/api-keys.ts';
 import { ensureProject } from '../src/auth/projects.ts';
 import { TestIdp } from '../test/helpers/idp.ts';
+import { quantile, timeEach } from './timing.ts';
 
 export interface AuthFigure {
   what: string;
@@ -18,20 +19,10 @@ export interface AuthFigure {
 }
 
 function stats(what: string, samples: number[]): AuthFigure {
-  samples.sort((a, b) => a - b);
-  const at = (q: number) => Math.round(samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]! * 1000);
-  return { what, n: samples.length, p50Us: at(0.5), p99Us: at(0.99) };
+  return { what, n: samples.length, p50Us: Math.round(quantile(samples, 0.5) * 1000), p99Us: Math.round(quantile(samples, 0.99) * 1000) };
 }
 
-async function time(n: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await fn(i);
-    out.push(performance.now() - t);
-  }
-  return out;
-}
+const time = async (n: number, fn: (i: number) => Promise<unknown>) => (await timeEach(n, fn)).samples;
 
 export async function benchAuth(): Promise<AuthFigure[]> {
   const idp = await new TestIdp().start();

@@ -7,24 +7,16 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { startService } from '../src/service.ts';
+import { quantile, timeEach } from './timing.ts';
 
 export interface Figure {
   what: string;
   value: string;
 }
 
-const pct = (s: number[], q: number) => [...s].sort((a, b) => a - b)[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+const pct = quantile;
 const ms = (n: number) => n.toFixed(1);
-
-async function timed(n: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await fn(i);
-    out.push(performance.now() - t);
-  }
-  return out;
-}
+const timed = async (n: number, fn: (i: number) => Promise<unknown>) => (await timeEach(n, fn)).samples;
 
 export async function benchExecutions(rows: number): Promise<Figure[]> {
   const figures: Figure[] = [];

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freshDatabase } from './fresh-database.ts';
+import { quantile, timeEach } from './timing.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { startService } from '../src/service.ts';
@@ -20,20 +21,8 @@ export interface Row {
 }
 
 function stats(what: string, samples: number[], wallMs?: number): Row {
-  const s = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => Math.round(s[Math.min(s.length - 1, Math.floor(q * s.length))]! * 1000);
-  return { what, n: s.length, p50Us: at(0.5), p99Us: at(0.99), perSecond: wallMs ? Math.round((s.length / wallMs) * 1000) : undefined };
-}
-
-async function timeEach(n: number, fn: (i: number) => Promise<unknown>): Promise<{ samples: number[]; wallMs: number }> {
-  const samples: number[] = [];
-  const start = performance.now();
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await fn(i);
-    samples.push(performance.now() - t);
-  }
-  return { samples, wallMs: performance.now() - start };
+  const us = (q: number) => Math.round(quantile(samples, q) * 1000);
+  return { what, n: samples.length, p50Us: us(0.5), p99Us: us(0.99), perSecond: wallMs ? Math.round((samples.length / wallMs) * 1000) : undefined };
 }
 
 export async function benchPrompts(env: Record<string, string> = {}): Promise<Row[]> {

@@ -71,13 +71,7 @@ export class BatchWriter {
       this.queuedBytes += bytes;
       this.syncStats();
       if (this.pendingRows >= this.opts.maxBatchRows) this.kick();
-      else if (!this.timer) {
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          this.kick();
-        }, this.opts.flushIntervalMs);
-        this.timer.unref();
-      }
+      else this.scheduleFlush();
     });
   }
 
@@ -102,6 +96,16 @@ export class BatchWriter {
     this.stats.queuedBytes = this.queuedBytes;
   }
 
+  /** Flushes after the interval unless a timer is already set. */
+  private scheduleFlush(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.kick();
+    }, this.opts.flushIntervalMs);
+    this.timer.unref();
+  }
+
   /** Starts a flush unless one is in flight (one at a time; the next starts when it ends). */
   private kick(): void {
     if (this.inFlight || this.pending.length === 0) return;
@@ -111,13 +115,7 @@ export class BatchWriter {
       this.inFlight = undefined;
       if (this.pending.length > 0) {
         if (this.pendingRows >= this.opts.maxBatchRows || this.closing) this.kick();
-        else if (!this.timer) {
-          this.timer = setTimeout(() => {
-            this.timer = undefined;
-            this.kick();
-          }, this.opts.flushIntervalMs);
-          this.timer.unref();
-        }
+        else this.scheduleFlush();
       }
     });
   }

@@ -1,0 +1,19 @@
+// Timing helpers shared by the benchmark scripts.
+
+/** Runs `fn` n times in sequence; returns each run's duration (ms) and the wall time. */
+export async function timeEach(n: number, fn: (i: number) => Promise<unknown>): Promise<{ samples: number[]; wallMs: number }> {
+  const samples: number[] = [];
+  const start = performance.now();
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn(i);
+    samples.push(performance.now() - t);
+  }
+  return { samples, wallMs: performance.now() - start };
+}
+
+/** The q-quantile (0..1) of samples. */
+export function quantile(samples: readonly number[], q: number): number {
+  const s = [...samples].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
