@@ -77,6 +77,30 @@ export async function benchExecutions(rows: number): Promise<Figure[]> {
     );
     figures.push({ what: 'daily spend for a month, one project (p50 / p95)', value: `${ms(pct(spend, 0.5))} / ${ms(pct(spend, 0.95))} ms` });
 
+    // Export: 1,000,000 executions of one project streamed over HTTP as CSV
+    const extra = 1_000_000 - Number((await ch.query<{ n: string }>("SELECT count() AS n FROM executions WHERE project_id = 'default'"))[0]!.n);
+    if (extra > 0) {
+      await ch.command(
+        `INSERT INTO executions (project_id, started_at, trace_id, version, sign, ended_at, received_at, source, agent_id, provider, model, status, tokens_in, tokens_out, latency_ms, cost_usd, cost_source, content_hash)
+         SELECT 'default', toDateTime64('2025-06-01 00:00:00', 3, 'UTC') - toIntervalMillisecond(number * 997), concat('old-', toString(number)), 1, 1,
+           toDateTime64('2025-06-01 00:00:01', 3, 'UTC'), toDateTime64('2025-06-01 00:00:01', 3, 'UTC'), 'api', 'agent-x', 'openai', 'model-x', 'ok',
+           100, 10, 300, toDecimal64(0.0001, 9), 'computed', 'h'
+         FROM numbers(${extra})`,
+      );
+    }
+    const baseRss = process.memoryUsage().rss;
+    let peakRss = baseRss;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+    const exportStart = performance.now();
+    const res = await fetch(`${base}/export?format=csv`);
+    let lines = 0;
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) for (const b of chunk) if (b === 10) lines++;
+    clearInterval(sampler);
+    figures.push({
+      what: `export ${(lines - 1).toLocaleString('en-US')} executions as CSV over HTTP (time; RSS growth of the process during it)`,
+      value: `${((performance.now() - exportStart) / 1000).toFixed(1)} s; +${Math.round((peakRss - baseRss) / 2 ** 20)} MiB (from ${Math.round(baseRss / 2 ** 20)} MiB)`,
+    });
+
     // HTTP ingest: 64 concurrent clients (agents) posting single records
     const N = 8000;
     let next = 0;

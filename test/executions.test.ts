@@ -268,6 +268,27 @@ describe(`listing (${mode} mode)`, () => {
     expect((await getJson(`${svc.url}${P}/executions/corr-1`)).body).toMatchObject({ cost_usd: 2.5, model: 'm-new' });
   });
 
+  it('exports a filtered set as JSON Lines and CSV, the same executions as the listing', async () => {
+    const filter = 'start=2026-10-01T00:00:00Z&end=2026-10-31T00:00:00Z&provider=openai,google';
+    const listed = (await list(`${filter}&limit=1000`)).body.items;
+    expect(listed.length).toBeGreaterThan(10);
+    const jsonl = await fetch(`${svc.url}${P}/executions/export?${filter}`);
+    expect(jsonl.status).toBe(200);
+    expect(jsonl.headers.get('content-type')).toContain('application/x-ndjson');
+    const lines = (await jsonl.text()).trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines).toEqual(listed);
+    const csv = await fetch(`${svc.url}${P}/executions/export?format=csv&${filter}`);
+    expect(csv.headers.get('content-type')).toContain('text/csv');
+    expect(csv.headers.get('content-disposition')).toContain('executions-default.csv');
+    const rows = (await csv.text()).trim().split('\r\n');
+    expect(rows[0]).toBe('trace_id,started_at,agent_id,provider,model,status,tokens_in,tokens_out,latency_ms,cost_usd,cost_source,has_templates,template_count,span_count,source');
+    expect(rows.slice(1).map((r) => r.split(',')[0])).toEqual(listed.map((i: { trace_id: string }) => i.trace_id));
+    expect((await getJson(`${svc.url}${P}/executions/export?format=xml`)).status).toBe(400);
+    expect((await getJson(`${svc.url}${P}/executions/export?limit=5`)).body.detail).toContain('limit: unknown query parameter');
+    const empty = await fetch(`${svc.url}${P}/executions/export?start=2001-01-01T00:00:00Z&end=2001-01-02T00:00:00Z&format=csv`);
+    expect((await empty.text()).trim().split('\r\n')).toHaveLength(1); // the header only
+  });
+
   it('bad parameters are 400 naming the parameter', async () => {
     for (const [qs, param] of [
       ['limit=0', 'limit'],

@@ -187,6 +187,24 @@ export function createExecutionQueries(ch: ClickHouseStore) {
       };
     },
 
+    /**
+     * Every matching execution, newest first, as a stream of list items: rows arrive from
+     * ClickHouse in blocks and leave as they come, so memory stays flat whatever the count.
+     */
+    async *export(projectId: string, q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>): AsyncGenerator<ReturnType<typeof presentListItem>> {
+      const w = where(projectId, { ...q, limit: 0, offset: 0 }, true);
+      const rs = await ch.client.query({
+        query: `SELECT ${LIST_COLUMNS} FROM executions FINAL WHERE ${w.sql} ORDER BY started_at DESC, trace_id DESC
+                SETTINGS do_not_merge_across_partitions_select_final = 1`,
+        query_params: w.params,
+        format: 'JSONEachRow',
+        clickhouse_settings: { log_comment: 'executions.export' },
+      });
+      for await (const rows of rs.stream()) {
+        for (const row of rows as Array<{ json<T>(): T }>) yield presentListItem(row.json<ListRow>());
+      }
+    },
+
     async get(projectId: string, traceId: string, includeMessages: boolean) {
       const [loc] = await ch.query<{ started_at: string }>(
         'SELECT started_at FROM execution_traces FINAL WHERE project_id = {p:String} AND trace_id = {t:String} LIMIT 1',

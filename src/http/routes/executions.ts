@@ -4,6 +4,8 @@ import type { ListQuery } from '../../executions/queries.ts';
 import { notFound } from '../errors.ts';
 import { syntheticRoot } from '../../executions/hierarchy.ts';
 import { timelineFromMessages } from '../../executions/timeline.ts';
+import { toLines } from '../../executions/export.ts';
+import { Readable } from 'node:stream';
 import type { RouteDef } from './types.ts';
 
 const BASE = '/api/projects/:project_id/executions';
@@ -34,6 +36,26 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       responses: { 200: { description: 'A page', schema: 'ExecutionList' } },
       async handler(ctx) {
         ctx.body = await queries.list(ctx.state.projectId!, ctx.state.query as ListQuery);
+      },
+    },
+    {
+      // Registered before /:trace_id, which would otherwise take "export" for a trace id.
+      method: 'GET', path: `${BASE}/export`, operationId: 'exportExecutions', tag, access: 'authenticated', need: 'read', query: 'ExecutionExportQuery',
+      summary: 'Stream every execution matching the list filters as JSON Lines or CSV (no page limit, constant memory)',
+      responses: {
+        200: { description: 'application/x-ndjson (format=jsonl) or text/csv (format=csv)' },
+      },
+      async handler(ctx) {
+        const { format, ...filters } = ctx.state.query as { format: 'csv' | 'jsonl' } & Omit<ListQuery, 'limit' | 'offset' | 'cursor'>;
+        const items = queries.export(ctx.state.projectId!, filters);
+        const first = await items.next(); // errors (bad filter, store down) still become a status
+        async function* all() {
+          if (!first.done) yield first.value;
+          yield* items;
+        }
+        ctx.set('Content-Type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8');
+        ctx.set('Content-Disposition', `attachment; filename="executions-${ctx.state.projectId}.${format}"`);
+        ctx.body = Readable.from(toLines(all(), format));
       },
     },
     {
