@@ -35,24 +35,29 @@ export function createBullmqRunner(
     return q;
   };
 
-  if (opts.consume) {
-    for (const p of processors) {
-      const worker = new Worker(
-        p.name,
-        async (job) => {
-          await p.process(job.data, { logger: logger.child({ job: p.name, job_id: job.id }), attempt: job.attemptsMade + 1 });
-        },
-        // Blocking connections must not time out their commands (BullMQ requires maxRetriesPerRequest null).
-        { connection: redis.connect({ maxRetriesPerRequest: null }), prefix: redis.prefix, concurrency: 1 },
-      );
-      worker.on('failed', (job, err) => logger.warn({ job: p.name, job_id: job?.id, attempt: job?.attemptsMade, err: { message: err.message } }, 'job attempt failed'));
-      worker.on('error', (err) => logger.warn({ job: p.name, err: { message: err.message } }, 'job worker error'));
-      workers.push(worker);
-    }
+  function consume(p: JobProcessor): void {
+    const worker = new Worker(
+      p.name,
+      async (job) => {
+        await p.process(job.data, { logger: logger.child({ job: p.name, job_id: job.id }), attempt: job.attemptsMade + 1 });
+      },
+      // Blocking connections must not time out their commands (BullMQ requires maxRetriesPerRequest null).
+      { connection: redis.connect({ maxRetriesPerRequest: null }), prefix: redis.prefix, concurrency: p.concurrency ?? 1 },
+    );
+    worker.on('failed', (job, err) => logger.warn({ job: p.name, job_id: job?.id, attempt: job?.attemptsMade, err: { message: err.message } }, 'job attempt failed'));
+    worker.on('error', (err) => logger.warn({ job: p.name, err: { message: err.message } }, 'job worker error'));
+    workers.push(worker);
   }
+  if (opts.consume) for (const p of processors) consume(p);
 
   return {
     mode: 'bullmq',
+    register(more: readonly JobProcessor[]): void {
+      for (const p of more) {
+        byName.set(p.name, p);
+        if (opts.consume) consume(p);
+      }
+    },
     async enqueue<T>(name: string, data: T, o?: EnqueueOptions): Promise<void> {
       await queueFor(name).add(name, data, { deduplication: o?.jobId ? { id: o.jobId } : undefined, delay: o?.delayMs });
     },

@@ -86,6 +86,9 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
 
   return {
     mode: 'in-process',
+    register(more: readonly JobProcessor[]): void {
+      for (const p of more) byName.set(p.name, p);
+    },
     async enqueue<T>(name: string, data: T, opts?: EnqueueOptions): Promise<void> {
       processorFor(name);
       if (!claim(name, opts?.jobId)) return;

@@ -1,6 +1,7 @@
 // Chooses the job runner once at boot, and lists the processors that exist.
 import type { Logger } from '../src/logger.ts';
 import type { Stores } from '../src/stores/index.ts';
+import type { Domain } from '../src/domain.ts';
 import { createBullmqRunner } from './bullmq.ts';
 import { createInProcessRunner } from './in-process.ts';
 import type { JobProcessor, JobRunner } from './runner.ts';
@@ -8,11 +9,13 @@ import type { JobProcessor, JobRunner } from './runner.ts';
 export type { JobProcessor, JobRunner };
 
 /**
- * Every processor of the service. Later work adds here: budget evaluation, trace assembly,
- * webhooks, retention. Processors receive the stores and call domain code, never routes.
+ * Every processor of the service (trace assembly, budget evaluation, webhooks, retention) and the
+ * schedules they run on. Processors call domain code, never routes. The runner is built before
+ * the domain (the domain enqueues through it), so processors are registered once both exist.
  */
-export function createProcessors(_stores: Stores): JobProcessor[] {
-  return [];
+export async function startJobs(runner: JobRunner, domain: Domain): Promise<void> {
+  runner.register(domain.processors());
+  await domain.schedule(runner);
 }
 
 export function createJobRunner(
@@ -20,7 +23,7 @@ export function createJobRunner(
   logger: Logger,
   opts: { consume: boolean; processors?: readonly JobProcessor[] },
 ): JobRunner {
-  const processors = opts.processors ?? createProcessors(stores);
+  const processors = opts.processors ?? [];
   return stores.redis
     ? createBullmqRunner(stores.redis, processors, logger, { consume: opts.consume })
     : createInProcessRunner(processors, logger);

@@ -13,6 +13,8 @@ export interface JobProcessor<T = unknown> {
   /** Attempts before a job is recorded as failed (default 3), with exponential backoff from backoffMs (default 1000). */
   readonly attempts?: number;
   readonly backoffMs?: number;
+  /** Jobs of this processor run at once on one worker (default 1) */
+  readonly concurrency?: number;
 }
 
 export interface EnqueueOptions {
@@ -28,6 +30,8 @@ export interface JobRunner {
   readonly mode: 'in-process' | 'bullmq';
   /** Enqueue a job for a registered processor. */
   enqueue<T>(name: string, data: T, opts?: EnqueueOptions): Promise<void>;
+  /** Add processors after the runner was built (the domain they call needs the runner to enqueue). */
+  register(processors: readonly JobProcessor[]): void;
   /** Run a processor every `intervalMs` (one schedule per name, whatever the number of nodes). */
   every<T>(name: string, intervalMs: number, data: T): Promise<void>;
   /** Stop taking jobs, wait for the running ones, release connections. */

@@ -4,7 +4,9 @@ import { ConfigError, loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { bootStores } from '../src/service.ts';
 import { onShutdownSignals } from '../src/signals.ts';
-import { createJobRunner } from './index.ts';
+import { createBroadcast } from '../src/stores/broadcast.ts';
+import { createDomain } from '../src/domain.ts';
+import { createJobRunner, startJobs } from './index.ts';
 
 let config;
 try {
@@ -20,10 +22,15 @@ try {
 const logger = createLogger(config).child({ role: 'worker' });
 try {
   const stores = await bootStores(config, logger);
+  const broadcast = createBroadcast(stores.redis, logger);
   const jobs = createJobRunner(stores, logger, { consume: true });
+  const domain = createDomain(config, stores, broadcast, logger, jobs);
+  await startJobs(jobs, domain);
   logger.info({ jobs: jobs.mode }, 'worker running');
   onShutdownSignals(logger, async () => {
     await jobs.close();
+    await domain.close();
+    broadcast.close();
     await stores.close();
   });
 } catch (err) {

@@ -10,15 +10,21 @@ import { createPromptService, type PromptService } from './prompts/service.ts';
 import { createExecutionQueries, type ExecutionQueries } from './executions/queries.ts';
 import { createExecutionRecorder, type ExecutionRecorder } from './executions/record.ts';
 import { createPriceResolver } from './pricing/prices.ts';
+import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 
 export interface Domain {
   prompts: PromptService;
   executions: { queries: ExecutionQueries; recorder: ExecutionRecorder; writer: BatchWriter };
+  /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
+  processors(): JobProcessor[];
+  /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
+  schedule(runner: JobRunner): Promise<void>;
   /** Flushes the writers. */
   close(): Promise<void>;
 }
 
-export function createDomain(config: Config, stores: Stores, broadcast: Broadcast, logger: Logger): Domain {
+export function createDomain(config: Config, stores: Stores, broadcast: Broadcast, logger: Logger, jobs: Pick<JobRunner, 'enqueue'>): Domain {
+  void jobs;
   const prompts = createPromptService(stores.postgres, createPromptCache(broadcast));
   const writer = new BatchWriter(
     (table, rows, settings) => stores.clickhouse.insert(table, rows, settings),
@@ -38,6 +44,8 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   return {
     prompts,
     executions: { queries, recorder, writer },
+    processors: () => [],
+    schedule: async () => {},
     close: () => writer.close(),
   };
 }

@@ -7,7 +7,7 @@ import { createLogger, redactUrl, type Logger } from './logger.ts';
 import { createStores, type Stores } from './stores/index.ts';
 import { migrate } from './stores/migrate.ts';
 import { createApp, type AppDeps, type TraceloomApp } from './http/app.ts';
-import { createJobRunner, type JobRunner } from '../jobs/index.ts';
+import { createJobRunner, startJobs, type JobRunner } from '../jobs/index.ts';
 import { createIdentity, type Identity } from './auth/identity.ts';
 import { createBroadcast } from './stores/broadcast.ts';
 import { createDomain, type Domain } from './domain.ts';
@@ -80,7 +80,8 @@ export async function startService(
     throw err;
   }
   const jobs = createJobRunner(stores, logger, { consume: config.jobsInApi });
-  const domain = createDomain(config, stores, broadcast, logger);
+  const domain = createDomain(config, stores, broadcast, logger, jobs);
+  await startJobs(jobs, domain);
   const app = createApp({ config, stores, logger, identity, domain, extraRoutes: opts.extraRoutes, validator: opts.validator });
 
   const server = http.createServer(app.koa.callback());

@@ -42,7 +42,7 @@ async function serveOver(overrides: Record<string, string>): Promise<{ url: stri
   // Authentication is not under test here (and its bootstrap would need the store that is down).
   const broadcast = createBroadcast(stores.redis, logger);
   const identity = await createIdentity({ ...t.config, authRequired: true }, stores, broadcast, logger);
-  const domain = createDomain(t.config, stores, broadcast, logger);
+  const domain = createDomain(t.config, stores, broadcast, logger, { enqueue: async () => {} }); // no jobs here
   const app = createApp({ config: t.config, stores, logger, identity, domain, extraRoutes: () => probeRoutes(stores) });
   const server = http.createServer(app.koa.callback());
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
