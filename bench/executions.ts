@@ -8,6 +8,7 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { startService } from '../src/service.ts';
 import { quantile, timeEach } from './timing.ts';
+import type { ClickHouseStore } from '../src/stores/clickhouse.ts';
 
 export interface Figure {
   what: string;
@@ -18,6 +19,31 @@ const pct = quantile;
 const ms = (n: number) => n.toFixed(1);
 const timed = async (n: number, fn: (i: number) => Promise<unknown>) => (await timeEach(n, fn)).samples;
 
+/**
+ * Generates `rows` executions inside the engine (INSERT ... SELECT FROM numbers(), through the same
+ * materialized views as real writes): 50 projects × 90 days before 2026-11-01; project p-7 is
+ * stored as "default". Shared by the executions and spend benchmarks.
+ */
+export async function generateExecutions(ch: ClickHouseStore, rows: number): Promise<void> {
+  const chunk = 2_000_000;
+  for (let offset = 0; offset < rows; offset += chunk) {
+    const n = Math.min(chunk, rows - offset);
+    await ch.command(
+      `INSERT INTO executions (project_id, started_at, trace_id, version, sign, ended_at, received_at, source, agent_id, provider, model, status,
+         tokens_in, tokens_out, latency_ms, cost_usd, cost_source, price_id, content_hash, \`tu.prompt_id\`, \`tu.version\`, \`tu.version_ref\`, \`tu.role\`, \`tu.source\`, \`tu.message_index\`, conversation_history)
+       SELECT if(number % 50 = 7, 'default', concat('p-', toString(number % 50))) AS project_id,
+         toDateTime64('2026-11-01 00:00:00', 3, 'UTC') - toIntervalMillisecond((number * 7919) % (90 * 86400000)) AS started_at,
+         concat('tr-', toString(number)) AS trace_id, 1, 1, started_at + toIntervalMillisecond(800), started_at + toIntervalMillisecond(900), 'api',
+         concat('agent-', toString(number % 20)), ['openai', 'anthropic', 'google'][number % 3 + 1], concat('model-', toString(number % 12)),
+         if(number % 37 = 0, 'error', 'ok'), 500 + number % 4000, 50 + number % 900, 200 + number % 5000,
+         toDecimal64((number % 1000) / 100000, 9), 'computed', 'bench', 'h',
+         if(number % 4 = 0, ['support'], []), if(number % 4 = 0, [1], []), if(number % 4 = 0, ['latest'], []), if(number % 4 = 0, [''], []), if(number % 4 = 0, [''], []), if(number % 4 = 0, [-1], []),
+         '[{"role":"user","content":"hello there, this is a benchmark message"}]'
+       FROM numbers(${offset}, ${n})`,
+    );
+  }
+}
+
 export async function benchExecutions(rows: number): Promise<Figure[]> {
   const figures: Figure[] = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-exec-'));
@@ -27,23 +53,7 @@ export async function benchExecutions(rows: number): Promise<Figure[]> {
   try {
     // 50 projects × 90 days; project p-7 is the one the API reads (as "default").
     const t0 = performance.now();
-    const chunk = 2_000_000;
-    for (let offset = 0; offset < rows; offset += chunk) {
-      const n = Math.min(chunk, rows - offset);
-      await ch.command(
-        `INSERT INTO executions (project_id, started_at, trace_id, version, sign, ended_at, received_at, source, agent_id, provider, model, status,
-           tokens_in, tokens_out, latency_ms, cost_usd, cost_source, price_id, content_hash, \`tu.prompt_id\`, \`tu.version\`, \`tu.version_ref\`, \`tu.role\`, \`tu.source\`, \`tu.message_index\`, conversation_history)
-         SELECT if(number % 50 = 7, 'default', concat('p-', toString(number % 50))) AS project_id,
-           toDateTime64('2026-11-01 00:00:00', 3, 'UTC') - toIntervalMillisecond((number * 7919) % (90 * 86400000)) AS started_at,
-           concat('tr-', toString(number)) AS trace_id, 1, 1, started_at + toIntervalMillisecond(800), started_at + toIntervalMillisecond(900), 'api',
-           concat('agent-', toString(number % 20)), ['openai', 'anthropic', 'google'][number % 3 + 1], concat('model-', toString(number % 12)),
-           if(number % 37 = 0, 'error', 'ok'), 500 + number % 4000, 50 + number % 900, 200 + number % 5000,
-           toDecimal64((number % 1000) / 100000, 9), 'computed', 'bench', 'h',
-           if(number % 4 = 0, ['support'], []), if(number % 4 = 0, [1], []), if(number % 4 = 0, ['latest'], []), if(number % 4 = 0, [''], []), if(number % 4 = 0, [''], []), if(number % 4 = 0, [-1], []),
-           '[{"role":"user","content":"hello there, this is a benchmark message"}]'
-         FROM numbers(${offset}, ${n})`,
-      );
-    }
+    await generateExecutions(ch, rows);
     figures.push({ what: `generated ${rows.toLocaleString('en-US')} executions (50 projects, 90 days) in the engine`, value: `${((performance.now() - t0) / 1000).toFixed(1)} s` });
     await ch.command('OPTIMIZE TABLE execution_traces FINAL');
 

@@ -5,6 +5,9 @@ import { benchBoot } from './boot.ts';
 import { benchAuth } from './auth.ts';
 import { benchPrompts } from './prompts.ts';
 import { benchExecutions } from './executions.ts';
+import { benchIngest } from './ingest.ts';
+import { benchSpend } from './spend.ts';
+import { benchOtlpDecode } from './otlp-decode.ts';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<unknown>> = {
@@ -44,6 +47,19 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('| what | figure |');
     console.log('|---|---|');
     for (const f of await benchExecutions(rows)) console.log(`| ${f.what} | ${f.value} |`);
+  },
+  spend: async () => {
+    await benchSpend();
+  },
+  decode: async () => {
+    console.log('\n## OTLP decoding (one core, no HTTP, no storage)');
+    await benchOtlpDecode();
+  },
+  ingest: async () => {
+    console.log('\n## OTLP ingest over HTTP (embedded chDB; load from a separate process)');
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchIngest()) console.log(`| ${f.what} | ${f.value} |`);
   },
 };
 

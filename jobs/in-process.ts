@@ -23,14 +23,19 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
     return p;
   };
 
+  // A backoff wait ends early when the runner closes (its timer is cleared): close() must not wait forever.
+  const sleepers = new Set<() => void>();
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
+      const wake = () => {
         timers.delete(t);
+        sleepers.delete(wake);
         resolve();
-      }, ms);
+      };
+      const t = setTimeout(wake, ms);
       t.unref();
       timers.add(t);
+      sleepers.add(wake);
     });
 
   async function runOne(p: JobProcessor, job: Pending): Promise<void> {
@@ -44,6 +49,7 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
         logger[last ? 'error' : 'warn']({ job: p.name, attempt, err: { message: (err as Error).message } }, last ? 'job failed' : 'job attempt failed, retrying');
         if (last) return;
         await sleep(backoffDelay(p.backoffMs ?? 1_000, attempt));
+        if (closing) return;
       }
     }
   }
@@ -114,6 +120,7 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
       closing = true;
       for (const t of timers) clearTimeout(t);
       timers.clear();
+      for (const wake of [...sleepers]) wake();
       await Promise.allSettled([...running.values()]);
     },
   };

@@ -52,6 +52,30 @@ export interface Config {
     readonly flushMs: number;
     readonly attempts: number;
   };
+  /** Trace assembly: spans of a trace → its execution */
+  readonly traces: {
+    /** a trace is assembled this long after spans of it were stored (later spans in the window join the same run) */
+    readonly debounceMs: number;
+    /** a trace whose root span never arrives is finalised after this long without new spans */
+    readonly quietMs: number;
+  };
+  /** Budgets, alerts and retention (docs/spend.md) */
+  readonly spend: {
+    /** how often every budget is evaluated (a job scheduler) */
+    readonly budgetEvalIntervalMs: number;
+    /** after ingest moves a project's spend, its evaluation runs this much later (debounced per project) */
+    readonly budgetEvalDebounceMs: number;
+    /** how long a node serves a budget check from its own memory before reading Redis again */
+    readonly budgetCheckCacheMs: number;
+    readonly webhookTimeoutMs: number;
+    readonly webhookAttempts: number;
+    /** first retry delay of a webhook delivery; doubles at each attempt */
+    readonly webhookBackoffMs: number;
+    /** whether webhooks may target loopback, private and link-local addresses (SSRF guard; off by default) */
+    readonly webhookAllowPrivate: boolean;
+    /** how often the retention job applies the projects' retention settings */
+    readonly retentionIntervalMs: number;
+  };
   readonly timeouts: {
     /** a store call that takes longer fails with 503 instead of hanging */
     readonly storeMs: number;
@@ -183,6 +207,20 @@ export function loadConfig(env: Env = process.env): Config {
       batchRows: int(env, 'INGEST_BATCH_ROWS', 5_000, 1, 1_000_000),
       flushMs: int(env, 'INGEST_FLUSH_MS', 20, 1, 60_000),
       attempts: int(env, 'INGEST_ATTEMPTS', 5, 1, 20),
+    },
+    traces: {
+      debounceMs: int(env, 'TRACE_DEBOUNCE_MS', 1_000, 0, 600_000),
+      quietMs: int(env, 'TRACE_QUIET_MS', 60_000, 0, 86_400_000),
+    },
+    spend: {
+      budgetEvalIntervalMs: int(env, 'BUDGET_EVAL_INTERVAL_MS', 60_000, 100, 86_400_000),
+      budgetEvalDebounceMs: int(env, 'BUDGET_EVAL_DEBOUNCE_MS', 1_000, 0, 600_000),
+      budgetCheckCacheMs: int(env, 'BUDGET_CHECK_CACHE_MS', 1_000, 0, 60_000),
+      webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 5_000, 100, 60_000),
+      webhookAttempts: int(env, 'WEBHOOK_ATTEMPTS', 8, 1, 20),
+      webhookBackoffMs: int(env, 'WEBHOOK_BACKOFF_MS', 5_000, 1, 3_600_000),
+      webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      retentionIntervalMs: int(env, 'RETENTION_INTERVAL_MS', 86_400_000, 1_000, 7 * 86_400_000),
     },
     timeouts: {
       storeMs: int(env, 'STORE_TIMEOUT_MS', 10_000, 100, 600_000),

@@ -9,12 +9,27 @@ import { createPromptCache } from './prompts/cache.ts';
 import { createPromptService, type PromptService } from './prompts/service.ts';
 import { createExecutionQueries, type ExecutionQueries } from './executions/queries.ts';
 import { createExecutionRecorder, type ExecutionRecorder } from './executions/record.ts';
-import { createPriceResolver } from './pricing/prices.ts';
+import { createPriceResolver, type PriceResolver } from './pricing/prices.ts';
+import { createModelPriceService, type ModelPriceService } from './pricing/price-table.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
+import { createLocalPendingTraces, createRedisPendingTraces } from './ingest/assembly/pending.ts';
+import { ASSEMBLY_JOB, createAssembler, type Assembler } from './ingest/assembly/assembler.ts';
+import { createTraceIngest, type TraceIngest } from './ingest/traces.ts';
+import { createSpanQueries, type SpanQueries } from './executions/spans.ts';
+import { createTraceViews, type TraceViews } from './executions/trace-views.ts';
+import { HttpError } from './errors.ts';
+import { parseVersionRef } from './prompts/service.ts';
+import { createSpend, type Spend } from './spend/index.ts';
 
 export interface Domain {
   prompts: PromptService;
-  executions: { queries: ExecutionQueries; recorder: ExecutionRecorder; writer: BatchWriter };
+  executions: { queries: ExecutionQueries; recorder: ExecutionRecorder; writer: BatchWriter; views: TraceViews };
+  /** Price resolution (project prices, then the catalogue) and the project price table. */
+  prices: { resolver: PriceResolver; models: ModelPriceService };
+  /** OTLP spans: ingest, assembly into executions, reads for hierarchy and timeline. */
+  traces: { ingest: TraceIngest; assembler: Assembler; spans: SpanQueries; writer: BatchWriter };
+  /** Stats, template analytics, budgets (alerts, checks) and retention: src/spend, docs/spend.md. */
+  spend: Spend;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
@@ -24,28 +39,88 @@ export interface Domain {
 }
 
 export function createDomain(config: Config, stores: Stores, broadcast: Broadcast, logger: Logger, jobs: Pick<JobRunner, 'enqueue'>): Domain {
-  void jobs;
-  const prompts = createPromptService(stores.postgres, createPromptCache(broadcast));
-  const writer = new BatchWriter(
-    (table, rows, settings) => stores.clickhouse.insert(table, rows, settings),
-    {
-      table: 'executions',
-      maxQueueRows: config.ingest.maxQueueRows,
-      maxQueueBytes: config.ingest.maxQueueBytes,
-      maxBatchRows: config.ingest.batchRows,
-      flushIntervalMs: config.ingest.flushMs,
-      maxAttempts: config.ingest.attempts,
-      backoffMs: 200,
-    },
-    logger,
-  );
+  /** The batching writer of one ClickHouse table (spans and executions share the ingest settings). */
+  const writerOf = (table: string) =>
+    new BatchWriter(
+      (t, rows, settings) => stores.clickhouse.insert(t, rows, settings),
+      {
+        table,
+        maxQueueRows: config.ingest.maxQueueRows,
+        maxQueueBytes: config.ingest.maxQueueBytes,
+        maxBatchRows: config.ingest.batchRows,
+        flushIntervalMs: config.ingest.flushMs,
+        maxAttempts: config.ingest.attempts,
+        backoffMs: 200,
+      },
+      logger,
+    );
+  const spend = createSpend(config, stores, logger, jobs);
+  // Block mode: an exceeded budget makes rendering answer 402.
+  const prompts = createPromptService(stores.postgres, createPromptCache(broadcast), { beforeRender: (projectId) => spend.budgets.enforce(projectId) });
+  const writer = writerOf('executions');
   const queries = createExecutionQueries(stores.clickhouse);
-  const recorder = createExecutionRecorder({ writer, prompts, prices: createPriceResolver(), queries });
+  const resolver = createPriceResolver(stores.postgres, broadcast);
+  const recorder = createExecutionRecorder({ writer, prompts, prices: resolver, queries, onSpendMoved: (projectId) => spend.spendMoved(projectId) });
+
+  const spanWriter = writerOf('spans');
+  const pending = stores.redis
+    ? createRedisPendingTraces(stores.redis, { lockMs: 60_000, retryMs: 1_000 })
+    : createLocalPendingTraces();
+  const assembler = createAssembler({
+    clickhouse: stores.clickhouse,
+    executionsWriter: writer,
+    pending,
+    jobs,
+    logger,
+    quietMs: config.traces.quietMs,
+    prices: resolver,
+    onSpendMoved: (projectId) => spend.spendMoved(projectId),
+    async resolvePrompt(projectId, promptId, ref) {
+      try {
+        return (await prompts.version(projectId, promptId, parseVersionRef(ref))).version;
+      } catch (err) {
+        if (err instanceof HttpError && (err.status === 404 || err.status === 400)) return undefined;
+        throw err;
+      }
+    },
+  });
+  const spans = createSpanQueries(stores.clickhouse);
+  let recovering: Promise<unknown> | undefined;
+  const views = createTraceViews({ queries, spans, prices: resolver });
+  const ingest = createTraceIngest({
+    spanWriter,
+    pending,
+    assembler,
+    traceHash: (projectId, traceId) => queries.traceHash(projectId, traceId),
+    debounceMs: config.traces.debounceMs,
+    logger,
+  });
   return {
     prompts,
-    executions: { queries, recorder, writer },
-    processors: () => [],
-    schedule: async () => {},
-    close: () => writer.close(),
+    executions: { queries, recorder, writer, views },
+    prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
+    traces: { ingest, assembler, spans, writer: spanWriter },
+    spend,
+    processors: () => [assembler.processor, ...spend.processors()],
+    async schedule(runner) {
+      // A safety net: traces whose wake-up was lost (a crash between storing and marking) are
+      // still assembled.
+      await runner.every(ASSEMBLY_JOB, 10_000, {});
+      // Pending traces kept in this process's memory died with the previous process: find the
+      // ones still owed an assembly (in the background; start-up does not wait for it).
+      if (!stores.redis) {
+        recovering = assembler.recover(Date.now() - 24 * 3_600_000).then(
+          (n) => n > 0 && logger.info({ traces: n }, 'traces re-marked for assembly after a restart'),
+          (err: Error) => logger.warn({ err: { message: err.message } }, 'could not recover pending traces'),
+        ) as Promise<unknown>;
+      }
+      await spend.schedule(runner);
+    },
+    // Spans first: their assembly writes executions.
+    close: async () => {
+      await recovering;
+      await spanWriter.close();
+      await writer.close();
+    },
   };
 }

@@ -19,6 +19,8 @@ export const FORBIDDEN_DETAIL = 'Forbidden - User does not have access to this r
 export const badRequest = (detail: string) => new HttpError(400, detail);
 export const unauthorized = () => new HttpError(401, UNAUTHORIZED_DETAIL, { 'WWW-Authenticate': 'Bearer' });
 export const forbidden = () => new HttpError(403, FORBIDDEN_DETAIL);
+/** 402: a budget in block mode is exceeded (the detail starts with "Budget exceeded - "). */
+export const paymentRequired = (detail: string) => new HttpError(402, detail);
 export const notFound = (thing: string) => new HttpError(404, `${thing} not found`);
 export const methodNotAllowed = (method: string, path: string, allowed: string[]) =>
   new HttpError(405, `Method ${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { Allow: allowed.join(', ') });

@@ -31,3 +31,97 @@ export function syntheticRoot(e: Detail) {
     synthetic: true,
   };
 }
+
+export interface TreeSpan {
+  span_id: string;
+  parent_span_id: string;
+  name: string;
+  kind: string;
+  start_time_ns: string;
+  end_time_ns: string;
+  status_code: string;
+  status_message: string;
+  span_class: string;
+  operation: string;
+  model: string;
+  provider: string;
+  tokens_in: number;
+  tokens_out: number;
+  has_usage: boolean;
+  /** whether this span's usage counts in the execution (an inference span with no usage below it) */
+  counted: boolean;
+  cost_usd: number | null;
+  cost_source: 'computed' | 'provided' | 'unpriced' | null;
+  attributes: unknown;
+  resource: unknown;
+  events: unknown[];
+  links: unknown[];
+  truncated: string[];
+}
+
+const isoOfNs = (ns: string) => new Date(Number(BigInt(ns) / 1_000_000n)).toISOString();
+
+/** The span tree: children in start order; a span whose parent was never received is a root with `orphan: true`. */
+export function spanTree(spans: readonly TreeSpan[]) {
+  const ids = new Set(spans.map((s) => s.span_id));
+  const nodes = new Map(
+    spans.map((s) => {
+      const start = BigInt(s.start_time_ns);
+      const end = BigInt(s.end_time_ns);
+      const node = {
+        span_id: s.span_id,
+        parent_span_id: s.parent_span_id || null,
+        name: s.name,
+        kind: s.kind,
+        start_time: isoOfNs(s.start_time_ns),
+        end_time: isoOfNs(s.end_time_ns),
+        start_time_ns: s.start_time_ns,
+        end_time_ns: s.end_time_ns,
+        duration_ms: end >= start ? Number((end - start) / 1_000n) / 1_000 : 0,
+        status_code: s.status_code,
+        status_message: s.status_message || null,
+        span_class: s.span_class,
+        operation: s.operation || null,
+        model: s.model || null,
+        provider: s.provider || null,
+        tokens_in: s.has_usage ? s.tokens_in : null,
+        tokens_out: s.has_usage ? s.tokens_out : null,
+        usage_counted: s.counted,
+        cost_usd: s.cost_usd,
+        cost_source: s.cost_source,
+        attributes: s.attributes,
+        resource: s.resource,
+        events: s.events,
+        links: s.links,
+        ...(s.truncated.length ? { truncated: s.truncated } : {}),
+        ...(s.parent_span_id && !ids.has(s.parent_span_id) ? { orphan: true } : {}),
+        children: [] as unknown[],
+      };
+      return [s.span_id, node] as const;
+    }),
+  );
+  const roots: unknown[] = [];
+  const byStart = [...spans].sort((a, b) => (BigInt(a.start_time_ns) < BigInt(b.start_time_ns) ? -1 : BigInt(a.start_time_ns) > BigInt(b.start_time_ns) ? 1 : 0));
+  // Parent links as sent, less those that would close a cycle (a span naming its descendant as
+  // parent): such a span becomes a root marked orphan, so the tree is always a tree.
+  const parentOf = new Map(spans.filter((s) => s.parent_span_id && ids.has(s.parent_span_id)).map((s) => [s.span_id, s.parent_span_id]));
+  for (const s of byStart) {
+    const seen = new Set([s.span_id]);
+    for (let p = parentOf.get(s.span_id); p !== undefined; p = parentOf.get(p)) {
+      if (seen.has(p)) {
+        parentOf.delete(s.span_id);
+        Object.assign(nodes.get(s.span_id)!, { orphan: true });
+        break;
+      }
+      seen.add(p);
+    }
+  }
+  for (const s of byStart) {
+    const node = nodes.get(s.span_id)!;
+    const parentId = parentOf.get(s.span_id);
+    const parent = parentId !== undefined ? nodes.get(parentId) : undefined;
+    if (parent) parent.children.push(node);
+    else roots.push(node);
+  }
+  return roots;
+}

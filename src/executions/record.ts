@@ -43,6 +43,8 @@ export interface RecordDeps {
   prompts: PromptService;
   prices: PriceResolver;
   queries: ExecutionQueries;
+  /** Called after a write that moved the project's spend (budget evaluation: domain.spend.spendMoved). */
+  onSpendMoved?: (projectId: string) => void;
 }
 
 export function createExecutionRecorder(deps: RecordDeps) {
@@ -170,6 +172,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
     const row = await buildRow(projectId, input, contentHash);
     const bytes = row.conversation_history.length + row.template_inputs.length + 1024;
     await deps.writer.write([row], bytes);
+    deps.onSpendMoved?.(projectId);
     return { created: true, traceId: input.trace_id, execution: asDetail(row) };
   }
 

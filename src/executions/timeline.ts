@@ -1,6 +1,7 @@
 // The normalized chat and tool-call timeline of an execution (api.md part 3). For a direct
-// record it comes from conversation_history; OpenAI-style tool calls on assistant messages and
-// `tool` messages answering them by `tool_call_id`.
+// record it comes from conversation_history; for a traced one from the conversation merged from
+// its spans (conversation.ts), whose messages also carry span_id, timestamp and tool durations.
+// OpenAI-style tool calls on assistant messages and `tool` messages answering them by `tool_call_id`.
 
 export interface TimelineEvent {
   index: number;
@@ -17,6 +18,14 @@ interface Message {
   tool_call_id?: string;
   name?: string;
   is_error?: boolean;
+  span_id?: string;
+  timestamp?: string;
+  duration_ms?: number;
+}
+
+/** timestamp and span_id when known (messages from spans). */
+function seen(m: Message): Record<string, unknown> {
+  return { ...(m.timestamp ? { timestamp: m.timestamp } : {}), ...(m.span_id ? { span_id: m.span_id } : {}) };
 }
 
 export function timelineFromMessages(messages: Message[], compactTools: boolean): TimelineEvent[] {
@@ -32,21 +41,22 @@ export function timelineFromMessages(messages: Message[], compactTools: boolean)
       if (pending) {
         pending.result = m.content ?? null;
         pending.is_error = isError;
+        if (m.duration_ms !== undefined) pending.duration_ms = m.duration_ms;
       } else {
-        events.push({ type: 'tool_result', call_id: callId, name, content: m.content ?? null, is_error: isError });
+        events.push({ type: 'tool_result', call_id: callId, name, content: m.content ?? null, is_error: isError, ...(m.duration_ms !== undefined ? { duration_ms: m.duration_ms } : {}), ...seen(m) });
       }
       continue;
     }
     const hasContent = m.content !== undefined && m.content !== null && m.content !== '';
-    if (hasContent || !m.tool_calls?.length) events.push({ type: 'message', role: m.role, content: m.content ?? null });
+    if (hasContent || !m.tool_calls?.length) events.push({ type: 'message', role: m.role, content: m.content ?? null, ...seen(m) });
     for (const call of m.tool_calls ?? []) {
       callNames.set(call.id, call.name);
       if (compactTools) {
-        const e: Record<string, unknown> & { type: 'tool' } = { type: 'tool', call_id: call.id, name: call.name, arguments: call.arguments ?? null, result: null, is_error: false };
+        const e: Record<string, unknown> & { type: 'tool' } = { type: 'tool', call_id: call.id, name: call.name, arguments: call.arguments ?? null, result: null, is_error: false, ...seen(m) };
         compactByCall.set(call.id, e);
         events.push(e);
       } else {
-        events.push({ type: 'tool_call', call_id: call.id, name: call.name, arguments: call.arguments ?? null });
+        events.push({ type: 'tool_call', call_id: call.id, name: call.name, arguments: call.arguments ?? null, ...seen(m) });
       }
     }
   }

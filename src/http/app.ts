@@ -84,7 +84,7 @@ export function createApp(deps: AppDeps): TraceloomApp {
 
   let document: object | undefined;
   const routes: RouteDef[] = [
-    ...createRoutes({ stores, identity: deps.identity, domain: deps.domain, openapi: () => (document ??= buildOpenApi(routes, validator.schemas)) }),
+    ...createRoutes({ config, stores, identity: deps.identity, domain: deps.domain, openapi: () => (document ??= buildOpenApi(routes, validator.schemas)) }),
     ...(deps.extraRoutes?.(validator) ?? []),
   ];
 

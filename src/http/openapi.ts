@@ -52,7 +52,7 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
     if (r.body || r.query) {
       responses['400'] ??= errorResponse('Malformed JSON or a schema violation; `detail` names the field');
     }
-    if (r.body) {
+    if (r.body || r.rawBody) {
       responses['413'] ??= errorResponse('Body over the size limit');
       responses['415'] ??= errorResponse('Content-Type is not application/json');
     }
@@ -69,7 +69,17 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
       ...(params.length ? { parameters: params } : {}),
       ...(r.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${r.body}` } } } } }
-        : {}),
+        : r.rawBody
+          ? {
+              requestBody: {
+                required: true,
+                description: r.rawBody.description,
+                content: Object.fromEntries(
+                  Object.entries(r.rawBody.contentTypes).map(([type, schema]) => [type, schema ? { schema: { $ref: `#/components/schemas/${schema}` } } : {}]),
+                ),
+              },
+            }
+          : {}),
       responses,
       ...(r.access === 'public' ? { security: [] } : {}),
     };

@@ -17,14 +17,27 @@ function rateAt(rate: Rate, tokensIn: number): string | undefined {
 
 const cache = new Map<string, PriceRow | null>();
 
+/** OpenTelemetry provider names (gen_ai.provider.name) the catalogue spells otherwise. */
+const CATALOGUE_PROVIDER: Record<string, string> = { x_ai: 'x-ai', 'azure.ai.inference': 'azure', ibm: 'ibm' };
+
+function lookup(provider: string | undefined, model: string, at: Date, tokensIn: number) {
+  try {
+    return calcPrice({ input_tokens: Math.max(tokensIn, 1) }, model, { ...(provider ? { providerId: CATALOGUE_PROVIDER[provider] ?? provider } : {}), timestamp: at } as never);
+  } catch {
+    return undefined; // a provider or model the catalogue does not know
+  }
+}
+
 export function cataloguePrice(provider: string, model: string, at: Date, tokensIn: number): PriceRow | undefined {
   if (!model) return undefined;
   const key = `${provider}\u0000${model}\u0000${at.toISOString().slice(0, 10)}\u0000${tokensIn > 128_000 ? 'big' : 'small'}`;
   const hit = cache.get(key);
   if (hit !== undefined) return hit ?? undefined;
   let row: PriceRow | null = null;
-  try {
-    const r = calcPrice({ input_tokens: Math.max(tokensIn, 1) }, model, { ...(provider ? { providerId: provider } : {}), timestamp: at } as never);
+  {
+    // A provider the catalogue does not know (a gateway, a self-hosted endpoint) still prices a
+    // model id the catalogue knows; an unknown model stays unpriced, never a guess.
+    const r = lookup(provider || undefined, model, at, tokensIn) ?? (provider ? lookup(undefined, model, at, tokensIn) : undefined);
     const mp = r?.model_price as Record<string, Rate> | undefined;
     const input = rateAt(mp?.input_mtok, tokensIn);
     const output = rateAt(mp?.output_mtok, tokensIn);
@@ -39,8 +52,6 @@ export function cataloguePrice(provider: string, model: string, at: Date, tokens
         cache_write_per_mtok: rateAt(mp?.cache_write_mtok, tokensIn),
       };
     }
-  } catch {
-    row = null; // a provider or model the catalogue does not know: unpriced, never a guess
   }
   if (cache.size > 10_000) cache.clear();
   cache.set(key, row);

@@ -85,7 +85,12 @@ export function presentVersion(v: repo.VersionRow) {
   };
 }
 
-export function createPromptService(db: PostgresStore, cache: PromptCache) {
+/** Checks made before a prompt is rendered (the budget in block mode answers 402). */
+export interface RenderGuard {
+  beforeRender(projectId: string): Promise<void>;
+}
+
+export function createPromptService(db: PostgresStore, cache: PromptCache, guard?: RenderGuard) {
   async function lockPrompt(tx: Queryable, projectId: string, promptId: string, forWrite: boolean): Promise<repo.PromptRow> {
     const p = await repo.findPrompt(tx, projectId, promptId, true);
     if (!p) throw notFound('Prompt');
@@ -246,6 +251,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache) {
     },
 
     async render(projectId: string, promptId: string, ref: VersionRef, inputs: Record<string, unknown>) {
+      await guard?.beforeRender(projectId);
       const v = await readVersion(projectId, promptId, ref);
       const r = render(v.template, inputs);
       if (r.missing.length > 0) throw new HttpError(422, `Missing variables: ${r.missing.join(', ')}`);

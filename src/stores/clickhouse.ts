@@ -32,6 +32,8 @@ export function createClickHouse(config: Config): ClickHouseStore {
   };
   let client: ClickHouseClient;
   let mode: ClickHouseStore['mode'];
+  /** Embedded only: chDB's raw insert, which hands the payload to the engine's parser without copying it into SQL. */
+  let rawInsert: ((table: string, body: Buffer, settings: Record<string, string | number | boolean>) => Promise<unknown>) | undefined;
   if (ch.url) {
     mode = 'server';
     client = createClient({
@@ -48,7 +50,9 @@ export function createClickHouse(config: Config): ClickHouseStore {
     // The embedded engine always uses its `default` database; every statement is unqualified.
     const dir = config.chdbDir;
     fs.mkdirSync(dir, { recursive: true });
-    client = createClient({ ...common, connection: createChdbConnection({ path: dir }) } as Parameters<typeof createClient>[0]);
+    const connection = createChdbConnection({ path: dir });
+    rawInsert = (table, body, settings) => connection.chdb.rawInsert({ table, values: body, format: 'JSONEachRow', settings });
+    client = createClient({ ...common, connection } as Parameters<typeof createClient>[0]);
   }
 
   return {
@@ -80,6 +84,12 @@ export function createClickHouse(config: Config): ClickHouseStore {
         // The embedded engine keeps settings in its session from one statement to the next: an
         // insert without a token must say so, or it inherits the previous batch's token and is
         // dropped as a duplicate.
+        if (rawInsert) {
+          const body = Buffer.from(rows.map((r) => JSON.stringify(r)).join('\n'));
+          // Batches are a few MiB: parse them on every core (the default waits for 10 MiB chunks).
+          await rawInsert(table, body, { insert_deduplication_token: '', min_chunk_bytes_for_parallel_parsing: 1_048_576, ...(settings as Record<string, string | number | boolean>) });
+          return;
+        }
         await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: '', ...settings } });
       } catch (err) {
         throw asStoreError('clickhouse', err);

@@ -2,8 +2,6 @@ import type { Domain } from '../../domain.ts';
 import type { ExecutionInput } from '../../executions/record.ts';
 import type { ListQuery } from '../../executions/queries.ts';
 import { notFound } from '../errors.ts';
-import { syntheticRoot } from '../../executions/hierarchy.ts';
-import { timelineFromMessages } from '../../executions/timeline.ts';
 import { toLines } from '../../executions/export.ts';
 import { Readable } from 'node:stream';
 import type { RouteDef } from './types.ts';
@@ -12,7 +10,7 @@ const BASE = '/api/projects/:project_id/executions';
 const tag = 'executions';
 
 export function executionRoutes(domain: Domain): RouteDef[] {
-  const { recorder, queries } = domain.executions;
+  const { recorder, queries, views } = domain.executions;
   return [
     {
       method: 'POST', path: BASE, operationId: 'createExecution', tag, access: 'authenticated', need: 'write', ingest: true, body: 'ExecutionCreate',
@@ -71,12 +69,12 @@ export function executionRoutes(domain: Domain): RouteDef[] {
     },
     {
       method: 'GET', path: `${BASE}/:trace_id/hierarchy`, operationId: 'getExecutionHierarchy', tag, access: 'authenticated', need: 'read',
-      summary: 'The span tree (a direct record: one synthetic root)',
+      summary: 'The span tree: spans with their children, orphans (parent never received) as roots with orphan: true; a direct record: one synthetic root',
       responses: { 200: { description: 'The tree', schema: 'Hierarchy' }, 404: { description: 'No such trace in this project', schema: 'Error' } },
       async handler(ctx) {
-        const e = await queries.get(ctx.state.projectId!, ctx.params.trace_id!, false);
-        if (!e) throw notFound('Execution');
-        ctx.body = { trace_id: e.trace_id, spans: [syntheticRoot(e)] };
+        const tree = await views.hierarchy(ctx.state.projectId!, ctx.params.trace_id!);
+        if (!tree) throw notFound('Execution');
+        ctx.body = tree;
       },
     },
     {
@@ -84,10 +82,10 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       summary: 'Messages and tool calls in conversation order; compact_tools joins each call with its result',
       responses: { 200: { description: 'The timeline', schema: 'Timeline' }, 404: { description: 'No such trace in this project', schema: 'Error' } },
       async handler(ctx) {
-        const e = await queries.get(ctx.state.projectId!, ctx.params.trace_id!, true);
-        if (!e) throw notFound('Execution');
         const q = ctx.state.query as { compact_tools: boolean };
-        ctx.body = { trace_id: e.trace_id, events: timelineFromMessages((e.conversation_history ?? []) as never, q.compact_tools) };
+        const timeline = await views.timeline(ctx.state.projectId!, ctx.params.trace_id!, q.compact_tools);
+        if (!timeline) throw notFound('Execution');
+        ctx.body = timeline;
       },
     },
   ];

@@ -6,12 +6,17 @@ import { apiKeyRoutes } from './api-keys.ts';
 import { contextRoutes } from './context.ts';
 import { promptRoutes } from './prompts.ts';
 import { executionRoutes } from './executions.ts';
+import { spendRoutes } from './spend.ts';
+import { traceRoutes } from './traces.ts';
+import type { Config } from '../../config.ts';
+import { modelPriceRoutes } from './model-prices.ts';
 import type { Domain } from '../../domain.ts';
 import { healthRoutes } from './health.ts';
 import { openapiRoutes } from './openapi.ts';
 import type { RouteDef } from './types.ts';
 
 export interface RouteDeps {
+  config: Config;
   stores: Stores;
   identity: Identity;
   domain: Domain;
@@ -26,5 +31,8 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...apiKeyRoutes(deps.stores, deps.identity),
     ...promptRoutes(deps.domain.prompts),
     ...executionRoutes(deps.domain),
+    ...spendRoutes(deps.domain),
+    ...traceRoutes(deps.config, deps.domain.traces.ingest),
+    ...modelPriceRoutes(deps.domain.prices.models),
   ];
 }

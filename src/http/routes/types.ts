@@ -45,6 +45,8 @@ export interface RouteDef {
   jwtOnly?: boolean;
   /** Schema id of the JSON request body in schema/api. */
   body?: string;
+  /** A body the handler reads itself (not JSON-validated by the chain): content type → schema id (or none), for the OpenAPI document. */
+  rawBody?: { description: string; contentTypes: Record<string, string | undefined> };
   /** Schema id of the query parameters in schema/api (unknown parameters are a 400). */
   query?: string;
   responses: Record<number, ResponseDef>;

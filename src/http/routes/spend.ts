@@ -1,0 +1,75 @@
+// Spend routes: stats, template analytics, budget, budget check, retention. Thin: the route table
+// validates; the spend domain does the work (docs/spend.md).
+import type { Domain } from '../../domain.ts';
+import type { BudgetInput } from '../../spend/budgets.ts';
+import type { AnalyticsQuery } from '../../spend/analytics.ts';
+import type { WindowQuery } from '../../spend/stats.ts';
+import type { RouteDef } from './types.ts';
+
+const P = '/api/projects/:project_id';
+const tag = 'spend';
+
+export function spendRoutes(domain: Domain): RouteDef[] {
+  const { stats, analytics, budgets, retention } = domain.spend;
+  return [
+    {
+      method: 'GET', path: `${P}/stats`, operationId: 'getProjectStats', tag, access: 'authenticated', need: 'read', query: 'StatsQuery',
+      summary: 'Spend of the project over whole UTC days (default: the last 30), from the daily rollups',
+      responses: { 200: { description: 'Stats', schema: 'ProjectStats' } },
+      async handler(ctx) {
+        ctx.body = await stats.project(ctx.state.projectId!, ctx.state.query as WindowQuery);
+      },
+    },
+    {
+      method: 'GET', path: `${P}/prompts/:prompt_id/analytics`, operationId: 'getPromptAnalytics', tag, access: 'authenticated', need: 'read', query: 'PromptAnalyticsQuery',
+      summary: 'Executions, cost, latency and tokens of one prompt, by version and by day (pre-aggregated)',
+      responses: { 200: { description: 'Analytics', schema: 'PromptAnalytics' }, 404: { description: 'No such prompt', schema: 'Error' } },
+      async handler(ctx) {
+        await domain.prompts.get(ctx.state.projectId!, ctx.params.prompt_id!); // 404 for a prompt that is not the project's
+        ctx.body = await analytics.prompt(ctx.state.projectId!, ctx.params.prompt_id!, ctx.state.query as AnalyticsQuery);
+      },
+    },
+    {
+      method: 'GET', path: `${P}/budget`, operationId: 'getBudget', tag, access: 'authenticated', need: 'read',
+      summary: 'The budget with month-to-date spend, status and alerts (budget_monthly_usd null when none is set)',
+      responses: { 200: { description: 'The budget', schema: 'Budget' } },
+      async handler(ctx) {
+        const admin = ctx.state.principal?.projects.get(ctx.state.projectId!) === 'admin';
+        ctx.body = await budgets.get(ctx.state.projectId!, admin);
+      },
+    },
+    {
+      method: 'PUT', path: `${P}/budget`, operationId: 'setBudget', tag, access: 'authenticated', need: 'admin', body: 'BudgetSet',
+      summary: 'Set the monthly budget (admin); the first answer carries the webhook signing secret',
+      responses: { 200: { description: 'The budget', schema: 'Budget' } },
+      async handler(ctx) {
+        ctx.body = await budgets.put(ctx.state.projectId!, ctx.state.body as BudgetInput);
+      },
+    },
+    {
+      method: 'GET', path: `${P}/budget/check`, operationId: 'checkBudget', tag, access: 'authenticated', need: 'read', ingest: true,
+      summary: 'Pre-flight check before an LLM call: answered from memory or Redis (ingest keys allowed)',
+      responses: { 200: { description: 'Whether calls are allowed', schema: 'BudgetCheck' } },
+      async handler(ctx) {
+        ctx.body = await budgets.check(ctx.state.projectId!);
+      },
+    },
+    {
+      method: 'GET', path: `${P}/retention`, operationId: 'getRetention', tag, access: 'authenticated', need: 'read',
+      summary: 'Raw-data retention of the project (days: null keeps everything)',
+      responses: { 200: { description: 'Retention', schema: 'Retention' } },
+      async handler(ctx) {
+        ctx.body = await retention.get(ctx.state.projectId!);
+      },
+    },
+    {
+      method: 'PUT', path: `${P}/retention`, operationId: 'setRetention', tag, access: 'authenticated', need: 'admin', body: 'RetentionSet',
+      summary: 'Set raw-data retention (admin): spans and executions older than N days go; daily spend stays',
+      responses: { 200: { description: 'Retention', schema: 'Retention' } },
+      async handler(ctx) {
+        ctx.body = await retention.put(ctx.state.projectId!, (ctx.state.body as { days: number | null }).days);
+        domain.spend.retentionChanged();
+      },
+    },
+  ];
+}

@@ -1,0 +1,146 @@
+// Which kind of span this is (design/otel-mapping.md, "Classifying a span"). Only inference spans
+// count usage and cost: agent and outer SDK spans repeat their children's totals.
+// The first rule that names the span wins, most explicit dialect marker first:
+//   openinference.span.kind › spring.ai.kind › gen_ai.operation.name › Vercel ai.* operation id ›
+//   traceloop.span.kind › llm.request.type › langsmith.span.kind › framework span names ›
+//   gen_ai.tool.name / gen_ai.tool.call.id › a model attribute › other.
+import type { SpanClass } from '../otlp/span.ts';
+import { asStr, type SpanCtx } from './context.ts';
+import { G, MODEL_KEYS } from './keys.ts';
+
+export interface Classification {
+  spanClass: SpanClass;
+  /** gen_ai.operation.name, or the dialect's own operation value ('' when none) */
+  operation: string;
+}
+
+const GENAI_OPS: Record<string, SpanClass> = {
+  chat: 'inference',
+  text_completion: 'inference',
+  generate_content: 'inference',
+  completion: 'inference',
+  generate: 'inference',
+  embeddings: 'inference',
+  execute_tool: 'tool',
+  tool_call: 'tool',
+  invoke_agent: 'agent',
+  create_agent: 'agent',
+  invoke_workflow: 'agent',
+  // Named, never counted: steps and cycles repeat their children's usage (AI SDK v7 agent_step,
+  // Strands execute_event_loop_cycle); fetch_response MUST NOT report usage; retrieval and
+  // memory operations are not model calls.
+  agent_step: 'other',
+  execute_event_loop_cycle: 'other',
+  fetch_response: 'other',
+  retrieval: 'other',
+  plan: 'other',
+  framework: 'other',
+  create_memory_store: 'other',
+  delete_memory_store: 'other',
+  create_memory: 'other',
+  update_memory: 'other',
+  upsert_memory: 'other',
+  search_memory: 'other',
+  delete_memory: 'other',
+};
+
+const OPENINFERENCE_KINDS: Record<string, SpanClass> = {
+  LLM: 'inference',
+  EMBEDDING: 'inference',
+  TOOL: 'tool',
+  AGENT: 'agent',
+  CHAIN: 'agent',
+  RETRIEVER: 'other',
+  RERANKER: 'other',
+  GUARDRAIL: 'other',
+  EVALUATOR: 'other',
+  PROMPT: 'other',
+};
+
+// Spring AI ChatClient wraps one user call and its model calls, like the AI SDK's outer span.
+const SPRING_KINDS: Record<string, SpanClass> = { chat_client: 'agent', tool_call: 'tool', advisor: 'other', vector_store: 'other' };
+const TRACELOOP_KINDS: Record<string, SpanClass> = { agent: 'agent', workflow: 'agent', tool: 'tool', task: 'other', session: 'other' };
+const LANGSMITH_KINDS: Record<string, SpanClass> = { llm: 'inference', tool: 'tool', chain: 'agent', retriever: 'other' };
+
+/** Vercel AI SDK v3–v6 operation ids (`ai.operationId`, also the span name). */
+function vercelClass(id: string): SpanClass | undefined {
+  if (id.endsWith('.doGenerate') || id.endsWith('.doStream') || id.endsWith('.doEmbed')) return 'inference';
+  switch (id) {
+    case 'ai.toolCall':
+      return 'tool';
+    case 'ai.generateText':
+    case 'ai.streamText':
+    case 'ai.generateObject':
+    case 'ai.streamObject':
+      return 'agent'; // outer call: carries the aggregate usage of its doGenerate/doStream children
+    case 'ai.embed':
+    case 'ai.embedMany':
+      return 'other'; // wrapper of doEmbed, repeats its usage
+    default:
+      return undefined;
+  }
+}
+
+function decided(ctx: SpanCtx, genaiOp: string | undefined, spanClass: SpanClass, rule: string, value: string, dialectOp: string): Classification {
+  ctx.map('spanClass', value ? `${rule} (${value})` : rule);
+  const operation = genaiOp ?? dialectOp;
+  if (operation) ctx.map('operation', genaiOp ? 'gen_ai.operation.name' : rule);
+  return { spanClass, operation };
+}
+
+/** `groups`: the key groups the span carries (keys.ts); without CLASS or MODEL keys only the span name can decide. */
+export function classify(ctx: SpanCtx, groups: number): Classification {
+  const a = ctx.a;
+  const name = typeof ctx.span.name === 'string' ? ctx.span.name : '';
+  const genaiOp = groups & G.CLASS ? asStr(a['gen_ai.operation.name']) : undefined;
+
+  if (groups & G.CLASS) {
+    const oiKind = asStr(a['openinference.span.kind'])?.toUpperCase();
+    const oiClass = oiKind ? OPENINFERENCE_KINDS[oiKind] : undefined;
+    if (oiClass) return decided(ctx, genaiOp, oiClass, 'openinference.span.kind', oiKind!, oiKind!);
+
+    const springKind = asStr(a['spring.ai.kind']);
+    const springClass = springKind ? SPRING_KINDS[springKind] : undefined;
+    if (springClass) return decided(ctx, genaiOp, springClass, 'spring.ai.kind', springKind!, springKind!);
+
+    if (genaiOp && Object.hasOwn(GENAI_OPS, genaiOp)) return decided(ctx, genaiOp, GENAI_OPS[genaiOp]!, 'gen_ai.operation.name', genaiOp, genaiOp);
+  }
+
+  const vercelId = (groups & G.CLASS ? asStr(a['ai.operationId']) : undefined) ?? (name.startsWith('ai.') ? name : undefined);
+  const vercel = vercelId ? vercelClass(vercelId) : undefined;
+  if (vercel) return decided(ctx, genaiOp, vercel, 'ai.operationId', vercelId!, vercelId!);
+
+  if (groups & G.CLASS) {
+    const tlKind = asStr(a['traceloop.span.kind']);
+    const tlClass = tlKind ? TRACELOOP_KINDS[tlKind] : undefined;
+    if (tlClass) return decided(ctx, genaiOp, tlClass, 'traceloop.span.kind', tlKind!, tlKind!);
+
+    const tlType = asStr(a['llm.request.type']);
+    if (tlType) return decided(ctx, genaiOp, 'inference', 'llm.request.type', tlType, tlType);
+
+    const lsKind = asStr(a['langsmith.span.kind']);
+    const lsClass = lsKind ? LANGSMITH_KINDS[lsKind] : undefined;
+    if (lsClass) return decided(ctx, genaiOp, lsClass, 'langsmith.span.kind', lsKind!, lsKind!);
+  }
+
+  // Pydantic AI instrumentation v2 (`agent run`) and older Google ADK (`agent_run [name]`) name
+  // their agent spans only; both carry a model attribute that must not make them inference.
+  if (name === 'agent run' || name.startsWith('agent_run')) return decided(ctx, genaiOp, 'agent', 'span name', name, '');
+
+  if (groups & G.CLASS) {
+    if (a['gen_ai.tool.name'] !== undefined) return decided(ctx, genaiOp, 'tool', 'gen_ai.tool.name', '', '');
+    if (a['gen_ai.tool.call.id'] !== undefined) return decided(ctx, genaiOp, 'tool', 'gen_ai.tool.call.id', '', '');
+  }
+
+  if (groups & G.MODEL) {
+    for (const key of MODEL_KEYS) {
+      if (asStr(a[key])) return decided(ctx, genaiOp, 'inference', key, 'a model on a span that is not agent, tool or chain', '');
+    }
+  }
+
+  if (genaiOp) {
+    ctx.map('operation', 'gen_ai.operation.name');
+    ctx.ignore('gen_ai.operation.name', `operation ${genaiOp} is not one this mapper counts, and the span names no model`);
+  }
+  return { spanClass: 'other', operation: genaiOp ?? '' };
+}

@@ -1,0 +1,144 @@
+// Every attribute key the mapper reads, by purpose, in precedence order where order matters.
+// The single pass over a span's keys (indexed.ts) marks which groups are present, so a span
+// without, say, any usage key never pays for the ~40 usage lookups; most spans of a trace are
+// not GenAI spans at all and skip nearly everything.
+
+export const G = {
+  CLASS: 1,
+  MODEL: 2,
+  PROVIDER: 4,
+  USAGE: 8,
+  COST: 16,
+  AGENT: 32,
+  SESSION: 64,
+  PROMPT: 128,
+  MESSAGES: 256,
+} as const;
+
+export const CLASS_KEYS = [
+  'gen_ai.operation.name',
+  'openinference.span.kind',
+  'spring.ai.kind',
+  'ai.operationId',
+  'traceloop.span.kind',
+  'llm.request.type',
+  'langsmith.span.kind',
+  'gen_ai.tool.name',
+  'gen_ai.tool.call.id',
+];
+
+/** Model keys, best first (reference §2.12; gen_ai.model.id is service-spec.md's ad-hoc key, last). */
+export const MODEL_KEYS = [
+  'gen_ai.response.model',
+  'gen_ai.request.model',
+  'llm.response.model_name',
+  'llm.model_name',
+  'llm.request.model_name',
+  'ai.response.model',
+  'ai.model.id',
+  'embedding.model_name',
+  'gen_ai.model.id',
+];
+
+export const PROVIDER_KEYS = ['gen_ai.provider.name', 'gen_ai.system', 'llm.provider', 'llm.system', 'ai.model.provider'];
+
+export const USAGE_IN = ['gen_ai.usage.input_tokens', 'gen_ai.usage.prompt_tokens', 'llm.token_count.prompt', 'ai.usage.inputTokens', 'ai.usage.promptTokens', 'llm.usage.prompt_tokens', 'ai.usage.tokens'];
+export const USAGE_OUT = ['gen_ai.usage.output_tokens', 'gen_ai.usage.completion_tokens', 'llm.token_count.completion', 'ai.usage.outputTokens', 'ai.usage.completionTokens', 'llm.usage.completion_tokens'];
+export const USAGE_CACHE_READ = [
+  'gen_ai.usage.cache_read.input_tokens',
+  'gen_ai.usage.cache_read_input_tokens',
+  'llm.token_count.prompt_details.cache_read',
+  'ai.usage.inputTokenDetails.cacheReadTokens',
+  'ai.usage.cachedInputTokens',
+];
+export const USAGE_CACHE_WRITE = [
+  'gen_ai.usage.cache_write.input_tokens',
+  'gen_ai.usage.cache_creation.input_tokens',
+  'gen_ai.usage.cache_creation_input_tokens',
+  'gen_ai.usage.cache_write_input_tokens',
+  'llm.token_count.prompt_details.cache_write',
+  'ai.usage.inputTokenDetails.cacheWriteTokens',
+];
+export const USAGE_REASONING = [
+  'gen_ai.usage.reasoning.output_tokens',
+  'gen_ai.usage.reasoning_tokens',
+  'llm.token_count.completion_details.reasoning',
+  'ai.usage.reasoningTokens',
+  'ai.usage.outputTokenDetails.reasoningTokens',
+  'gen_ai.usage.experimental.reasoning_tokens',
+];
+export const USAGE_TOTAL = ['gen_ai.usage.total_tokens', 'llm.token_count.total', 'ai.usage.totalTokens', 'llm.usage.total_tokens'];
+export const USAGE_NO_CACHE = 'ai.usage.inputTokenDetails.noCacheTokens';
+
+export const COST_KEYS = ['gen_ai.usage.cost', 'llm.cost.total', 'operation.cost'];
+
+/** traceloop.entity.name names an agent only on a traceloop.span.kind=agent span; Pydantic AI v2's agent_name last. */
+export const AGENT_KEYS = ['gen_ai.agent.id', 'gen_ai.agent.name', 'agent.name', 'ai.telemetry.functionId', 'agent_name'];
+export const AGENT_KEYS_TRACELOOP = ['gen_ai.agent.id', 'gen_ai.agent.name', 'agent.name', 'traceloop.entity.name', 'ai.telemetry.functionId', 'agent_name'];
+
+export const SESSION_KEYS = [
+  'gen_ai.conversation.id',
+  'session.id',
+  'langfuse.session.id',
+  'ai.telemetry.metadata.sessionId',
+  'traceloop.association.properties.session_id',
+  'spring.ai.chat.client.conversation.id',
+  'gcp.vertex.agent.session_id',
+];
+
+export const TOOL_NAME_KEYS = ['gen_ai.tool.name', 'tool.name', 'ai.toolCall.name', 'spring.ai.tool.definition.name'];
+export const TOOL_ID_KEYS = ['gen_ai.tool.call.id', 'ai.toolCall.id', 'tool_call.id', 'tool.id'];
+export const TOOL_ARG_KEYS = ['gen_ai.tool.call.arguments', 'ai.toolCall.args', 'ai.toolCall.input', 'spring.ai.tool.call.arguments', 'tool_arguments', 'gcp.vertex.agent.tool_call_args', 'input.value'];
+export const TOOL_RESULT_KEYS = ['gen_ai.tool.call.result', 'ai.toolCall.result', 'ai.toolCall.output', 'spring.ai.tool.call.result', 'tool_response', 'gcp.vertex.agent.tool_response', 'output.value'];
+
+export const PROMPT_KEYS = [
+  'traceloom.prompt.id',
+  'traceloom.prompt.version',
+  'traceloom.prompt.inputs',
+  'gen_ai.prompt.name',
+  'gen_ai.prompt.version',
+  'langfuse.observation.prompt.name',
+  'langfuse.observation.prompt.version',
+  'llm.prompt_template.template',
+  'llm.prompt_template.version',
+  'llm.prompt_template.variables',
+];
+
+/** Message sources read by exact key (the indexed families are found by prefix in the scan). */
+export const MESSAGE_KEYS = [
+  'gen_ai.system_instructions',
+  'gen_ai.input.messages',
+  'gen_ai.output.messages',
+  'gen_ai.prompt',
+  'gen_ai.completion',
+  'ai.prompt.messages',
+  'ai.prompt',
+  'ai.response.text',
+  'ai.response.toolCalls',
+  'ai.response.object',
+  'ai.result.text',
+  'ai.result.toolCalls',
+  'ai.result.object',
+  'gcp.vertex.agent.llm_request',
+  'gcp.vertex.agent.llm_response',
+  'input.value',
+  'output.value',
+];
+
+/** key → the groups it belongs to */
+export const KEY_GROUPS: ReadonlyMap<string, number> = (() => {
+  const m = new Map<string, number>();
+  const add = (keys: readonly string[], g: number): void => {
+    for (const k of keys) m.set(k, (m.get(k) ?? 0) | g);
+  };
+  add(CLASS_KEYS, G.CLASS);
+  add(MODEL_KEYS, G.MODEL);
+  add([...PROVIDER_KEYS, 'server.address'], G.PROVIDER);
+  add([...USAGE_IN, ...USAGE_OUT, ...USAGE_CACHE_READ, ...USAGE_CACHE_WRITE, ...USAGE_REASONING, ...USAGE_TOTAL, USAGE_NO_CACHE], G.USAGE);
+  add(COST_KEYS, G.COST);
+  add(AGENT_KEYS_TRACELOOP, G.AGENT);
+  add(SESSION_KEYS, G.SESSION);
+  add(PROMPT_KEYS, G.PROMPT);
+  add(MESSAGE_KEYS, G.MESSAGES);
+  return m;
+})();

@@ -1,0 +1,436 @@
+// OTLP/protobuf ExportTraceServiceRequest → DecodedSpans, read by hand on protobufjs's Reader.
+// Only the fields we keep are decoded; everything else is skipped by wire type. Every declared
+// length is checked against its enclosing message before anything is read or allocated, so a
+// hostile body costs at most one pass over its own bytes. Field numbers: reference part 4.
+import protobuf from 'protobufjs/minimal.js';
+import { badRequest, HttpError } from '../../errors.ts';
+import { DEFAULT_DECODE_LIMITS, type AttrValue, type Attributes, type DecodedEvent, type DecodedLink, type DecodedSpan, type DecodeLimits, type DecodeResult, type RejectedSpan } from './span.ts';
+import { addNote, charsNote, countNote, cutChars, depthNote, echoId, idProblem, int64Value, knownOr0, setAttr } from './validate.ts';
+
+// Node's Buffer slicers, as protobufjs itself uses them: toString() adds argument checks that
+// cost ~15% of decoding on attribute-heavy spans. Fallback for runtimes without them.
+interface Slicers {
+  utf8Slice?: (start: number, end: number) => string;
+  hexSlice?: (start: number, end: number) => string;
+}
+const FAST_SLICE = typeof (Buffer.prototype as Slicers).utf8Slice === 'function' && typeof (Buffer.prototype as Slicers).hexSlice === 'function';
+const utf8 = (buf: Buffer, start: number, end: number): string =>
+  FAST_SLICE ? (buf as Slicers).utf8Slice!(start, end) : buf.toString('utf8', start, end);
+const hex = (buf: Buffer, start: number, end: number): string =>
+  FAST_SLICE ? (buf as Slicers).hexSlice!(start, end) : buf.toString('hex', start, end);
+
+/** A structural problem in the body; turned into a 400 at the top. */
+class Malformed extends Error {}
+
+export function decodeProtobufTraces(body: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): DecodeResult {
+  // A Buffer view (no copy) makes protobufjs pick its BufferReader and lets us use native hex/utf8.
+  const buf = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const decoder = new TraceRequestDecoder(buf, limits);
+  try {
+    decoder.request();
+  } catch (err) {
+    if (err instanceof HttpError) throw err;
+    // protobufjs throws RangeError("index out of range ...") when a read runs off the buffer.
+    const message = err instanceof Error ? err.message : String(err);
+    const what = message.startsWith('index out of range') ? `truncated (${message})` : err instanceof RangeError ? `values nested too deeply (${message})` : message;
+    throw badRequest(`Request body is not a valid OTLP ExportTraceServiceRequest: ${what}`);
+  }
+  return { spans: decoder.spans, rejected: decoder.rejected };
+}
+
+// Tags (field << 3 | wire type) of the fields we read.
+const T_LEN1 = 0x0a; // field 1, length-delimited
+const T_LEN2 = 0x12;
+const T_LEN3 = 0x1a;
+const T_LEN4 = 0x22;
+
+class TraceRequestDecoder {
+  readonly spans: DecodedSpan[] = [];
+  readonly rejected: RejectedSpan[] = [];
+  private readonly r: protobuf.Reader;
+  private index = 0;
+  // Where the value being decoded sits, for the notes (built only when something is cut).
+  private notes: string[] = [];
+  private ctx = 'attributes';
+  private ctxIndex = -1;
+  private attrKey = '';
+  // Status is read into these to avoid returning a small object.
+  private statusCode = 0;
+  private statusMessage = '';
+
+  constructor(
+    private readonly buf: Buffer,
+    private readonly limits: DecodeLimits,
+  ) {
+    this.r = protobuf.Reader.create(buf);
+  }
+
+  request(): void {
+    const r = this.r;
+    const end = this.buf.length;
+    while (r.pos < end) {
+      const tag = r.uint32();
+      if (tag === T_LEN1) this.resourceSpans(this.sub(end));
+      else this.skip(tag, end);
+    }
+  }
+
+  /** Reads a length prefix; returns where that field ends, refused if past its parent's end. */
+  private sub(end: number): number {
+    const r = this.r;
+    const len = r.uint32();
+    const stop = r.pos + len;
+    if (stop > end) throw new Malformed(`length ${len} at offset ${r.pos} runs past the end of its message (offset ${end})`);
+    return stop;
+  }
+
+  /** After a message's fields: a field that ran past the message's end is corrupt. */
+  private done(end: number): void {
+    if (this.r.pos !== end) throw new Malformed(`a field runs past the end of its message (offset ${end})`);
+  }
+
+  private skip(tag: number, end: number): void {
+    const r = this.r;
+    if (tag >>> 3 === 0) throw new Malformed(`invalid field number 0 at offset ${r.pos}`);
+    switch (tag & 7) {
+      case 0: r.skip(); break;
+      case 1: r.skip(8); break;
+      case 2: r.pos = this.sub(end); break;
+      case 5: r.skip(4); break;
+      // 3 and 4 are the deprecated groups, which OTLP never uses; 6 and 7 do not exist.
+      default: throw new Malformed(`invalid wire type ${tag & 7} for field ${tag >>> 3} at offset ${r.pos}`);
+    }
+    if (r.pos > end) throw new Malformed(`field ${tag >>> 3} runs past the end of its message (offset ${end})`);
+  }
+
+  private string(end: number): string {
+    const stop = this.sub(end);
+    const start = this.r.pos;
+    this.r.pos = stop;
+    return start === stop ? '' : utf8(this.buf, start, stop);
+  }
+
+  /** A string value, cut to maxValueChars. Byte length ≥ character count, so short ones skip the check. */
+  private cutString(end: number): string {
+    const stop = this.sub(end);
+    const start = this.r.pos;
+    this.r.pos = stop;
+    if (start === stop) return '';
+    const s = utf8(this.buf, start, stop);
+    const max = this.limits.maxValueChars;
+    if (stop - start <= max || s.length <= max) return s;
+    addNote(this.notes, charsNote(this.where(), s.length, max));
+    return cutChars(s, max);
+  }
+
+  private id(end: number): string {
+    const stop = this.sub(end);
+    const start = this.r.pos;
+    this.r.pos = stop;
+    return start === stop ? '' : hex(this.buf, start, stop);
+  }
+
+  private fixed64(end: number): bigint {
+    const p = this.r.pos;
+    if (p + 8 > end) throw new Malformed(`truncated fixed64 at offset ${p}`);
+    this.r.pos = p + 8;
+    return this.buf.readBigUInt64LE(p);
+  }
+
+  /** int64 varint (negative values take 10 bytes) → exact number, or decimal string past 2^53. */
+  private int64(end: number): number | string {
+    const buf = this.buf;
+    let pos = this.r.pos;
+    let lo = 0;
+    for (let shift = 0; shift < 28; shift += 7) {
+      if (pos >= end) throw new Malformed(`truncated varint at offset ${pos}`);
+      const b = buf[pos++]!;
+      lo |= (b & 0x7f) << shift;
+      if (b < 0x80) {
+        this.r.pos = pos;
+        return lo;
+      }
+    }
+    let v = BigInt(lo);
+    for (let shift = 28n; ; shift += 7n) {
+      if (pos >= end) throw new Malformed(`truncated varint at offset ${pos}`);
+      if (shift > 63n) throw new Malformed(`varint longer than 10 bytes at offset ${pos}`);
+      const b = buf[pos++]!;
+      v |= BigInt(b & 0x7f) << shift;
+      if (b < 0x80) break;
+    }
+    this.r.pos = pos;
+    return int64Value(BigInt.asIntN(64, v));
+  }
+
+  private where(): string {
+    const base = this.ctxIndex >= 0 ? `${this.ctx}[${this.ctxIndex}].attributes` : this.ctx;
+    return this.attrKey === '' ? base : `${base}.${this.attrKey}`;
+  }
+
+  private resourceSpans(end: number): void {
+    const r = this.r;
+    // One object for every span of this resource, filled wherever the resource field sits.
+    const resource: Attributes = {};
+    const first = this.spans.length;
+    const resourceNotes: string[] = [];
+    let attrsSent = 0;
+    while (r.pos < end) {
+      const tag = r.uint32();
+      if (tag === T_LEN1) attrsSent += this.resource(this.sub(end), resource, resourceNotes, attrsSent);
+      else if (tag === T_LEN2) this.scopeSpans(this.sub(end), resource);
+      else this.skip(tag, end);
+    }
+    this.done(end);
+    const max = this.limits.maxAttributes;
+    if (attrsSent > max) addNote(resourceNotes, countNote('resource.attributes', attrsSent, max));
+    if (resourceNotes.length > 0) for (let i = first; i < this.spans.length; i++) this.spans[i]!.truncated.push(...resourceNotes);
+  }
+
+  /** Resource: attributes (1). Returns how many were sent; keeps up to maxAttributes across merges. */
+  private resource(end: number, target: Attributes, notes: string[], alreadySent: number): number {
+    const r = this.r;
+    this.notes = notes;
+    let sent = 0;
+    while (r.pos < end) {
+      const tag = r.uint32();
+      if (tag === T_LEN1) this.attribute(end, target, alreadySent + sent++, 'resource.attributes', -1);
+      else this.skip(tag, end);
+    }
+    this.done(end);
+    return sent;
+  }
+
+  private scopeSpans(end: number, resource: Attributes): void {
+    const r = this.r;
+    const first = this.spans.length;
+    let name = '', version = '';
+    while (r.pos < end) {
+      const tag = r.uint32();
+      if (tag === T_LEN2) this.span(this.sub(end), resource, name, version);
+      else if (tag === T_LEN1) {
+        // InstrumentationScope: name (1), version (2)
+        const stop = this.sub(end);
+        name = version = '';
+        while (r.pos < stop) {
+          const t = r.uint32();
+          if (t === T_LEN1) name = this.string(stop);
+          else if (t === T_LEN2) version = this.string(stop);
+          else this.skip(t, stop);
+        }
+        this.done(stop);
+      } else this.skip(tag, end);
+    }
+    this.done(end);
+    // The scope may follow its spans on the wire (any field order is legal).
+    for (let i = first; i < this.spans.length; i++) {
+      const s = this.spans[i]!;
+      s.scopeName = name;
+      s.scopeVersion = version;
+    }
+  }
+
+  private span(end: number, resource: Attributes, scopeName: string, scopeVersion: string): void {
+    const r = this.r;
+    const limits = this.limits;
+    const index = this.index++;
+    const notes: string[] = [];
+    const attributes: Attributes = {};
+    const events: DecodedEvent[] = [];
+    const links: DecodedLink[] = [];
+    let traceId = '', spanId = '', parentSpanId = '', name = '', statusMessage = '';
+    let kind = 0, statusCode = 0, attrsSent = 0, eventsSent = 0;
+    let startTimeNs = 0n, endTimeNs = 0n;
+    this.notes = notes;
+    while (r.pos < end) {
+      const tag = r.uint32();
+      switch (tag) {
+        case 0x0a: traceId = this.id(end); break; // 1 trace_id
+        case 0x12: spanId = this.id(end); break; // 2 span_id
+        case 0x22: parentSpanId = this.id(end); break; // 4 parent_span_id
+        case 0x2a: // 5 name
+          this.ctx = 'name';
+          this.ctxIndex = -1;
+          this.attrKey = '';
+          name = this.cutString(end);
+          break;
+        case 0x30: kind = r.uint32(); break; // 6 kind
+        case 0x39: startTimeNs = this.fixed64(end); break; // 7 start_time_unix_nano
+        case 0x41: endTimeNs = this.fixed64(end); break; // 8 end_time_unix_nano
+        case 0x4a: this.attribute(end, attributes, attrsSent++, 'attributes', -1); break; // 9 attributes
+        case 0x5a: // 11 events
+          if (eventsSent++ < limits.maxEvents) events.push(this.event(this.sub(end), events.length));
+          else r.pos = this.sub(end);
+          break;
+        case 0x6a: links.push(this.link(this.sub(end), links.length)); break; // 13 links
+        case 0x7a: // 15 status
+          this.status(this.sub(end));
+          statusCode = this.statusCode;
+          statusMessage = this.statusMessage;
+          break;
+        default: this.skip(tag, end);
+      }
+    }
+    this.done(end);
+    if (attrsSent > limits.maxAttributes) addNote(notes, countNote('attributes', attrsSent, limits.maxAttributes));
+    if (eventsSent > limits.maxEvents) addNote(notes, countNote('events', eventsSent, limits.maxEvents));
+    const problem = idProblem(traceId, spanId, parentSpanId);
+    if (problem !== undefined) {
+      this.rejected.push({ index, traceId: echoId(traceId), spanId: echoId(spanId), reason: problem });
+      return;
+    }
+    this.spans.push({
+      traceId, spanId, parentSpanId, name, kind: knownOr0(kind, 5), startTimeNs, endTimeNs, attributes, events, links,
+      statusCode: knownOr0(statusCode, 2), statusMessage, resource, scopeName, scopeVersion, truncated: notes,
+    });
+  }
+
+  /** Span.Event: time_unix_nano (1, fixed64), name (2), attributes (3). */
+  private event(end: number, i: number): DecodedEvent {
+    const r = this.r;
+    const attributes: Attributes = {};
+    let timeNs = 0n, name = '', sent = 0;
+    while (r.pos < end) {
+      const tag = r.uint32();
+      if (tag === 0x09) timeNs = this.fixed64(end);
+      else if (tag === T_LEN2) name = this.string(end);
+      else if (tag === T_LEN3) this.attribute(end, attributes, sent++, 'events', i);
+      else this.skip(tag, end);
+    }
+    this.done(end);
+    if (sent > this.limits.maxAttributes) addNote(this.notes, countNote(`events[${i}].attributes`, sent, this.limits.maxAttributes));
+    return { name, timeNs, attributes };
+  }
+
+  /** Span.Link: trace_id (1), span_id (2), attributes (4). */
+  private link(end: number, i: number): DecodedLink {
+    const r = this.r;
+    const attributes: Attributes = {};
+    let traceId = '', spanId = '', sent = 0;
+    while (r.pos < end) {
+      const tag = r.uint32();
+      if (tag === T_LEN1) traceId = this.id(end);
+      else if (tag === T_LEN2) spanId = this.id(end);
+      else if (tag === T_LEN4) this.attribute(end, attributes, sent++, 'links', i);
+      else this.skip(tag, end);
+    }
+    this.done(end);
+    if (sent > this.limits.maxAttributes) addNote(this.notes, countNote(`links[${i}].attributes`, sent, this.limits.maxAttributes));
+    return { traceId, spanId, attributes };
+  }
+
+  /** Status: message (2), code (3); field 1 is the reserved deprecated code. */
+  private status(end: number): void {
+    const r = this.r;
+    this.statusCode = 0;
+    this.statusMessage = '';
+    while (r.pos < end) {
+      const tag = r.uint32();
+      if (tag === T_LEN2) {
+        this.ctx = 'status.message';
+        this.ctxIndex = -1;
+        this.attrKey = '';
+        this.statusMessage = this.cutString(end);
+      } else if (tag === 0x18) this.statusCode = r.uint32();
+      else this.skip(tag, end);
+    }
+    this.done(end);
+  }
+
+  /** The n-th KeyValue of a repeated attributes field; past maxAttributes it is skipped unread. */
+  private attribute(end: number, target: Attributes, n: number, ctx: string, ctxIndex: number): void {
+    const stop = this.sub(end);
+    if (n >= this.limits.maxAttributes) {
+      this.r.pos = stop;
+      return;
+    }
+    this.ctx = ctx;
+    this.ctxIndex = ctxIndex;
+    this.keyValue(stop, target, 0);
+  }
+
+  /** KeyValue: key (1), value (2). The value is decoded after the loop so its notes can name the key. */
+  private keyValue(end: number, target: Attributes | { [key: string]: AttrValue }, depth: number): void {
+    const r = this.r;
+    let key = '';
+    let valueStart = -1;
+    let valueEnd = -1;
+    while (r.pos < end) {
+      const tag = r.uint32();
+      if (tag === T_LEN1) key = this.string(end);
+      else if (tag === T_LEN2) {
+        valueEnd = this.sub(end);
+        valueStart = r.pos;
+        r.pos = valueEnd;
+      } else this.skip(tag, end);
+    }
+    this.done(end);
+    let value: AttrValue = null;
+    if (valueStart >= 0) {
+      if (depth === 0) this.attrKey = key;
+      r.pos = valueStart;
+      value = this.anyValue(valueEnd, depth);
+      r.pos = end;
+    }
+    setAttr(target, key, value);
+  }
+
+  /** AnyValue (a oneof; the last field present wins). An empty AnyValue is null. */
+  private anyValue(end: number, depth: number): AttrValue {
+    const r = this.r;
+    let v: AttrValue = null;
+    while (r.pos < end) {
+      const tag = r.uint32();
+      switch (tag) {
+        case 0x0a: v = this.cutString(end); break; // 1 string_value
+        case 0x10: v = r.bool(); break; // 2 bool_value
+        case 0x18: v = this.int64(end); break; // 3 int_value
+        case 0x21: v = r.double(); break; // 4 double_value
+        case 0x2a: v = this.container(this.sub(end), depth, false); break; // 5 array_value
+        case 0x32: v = this.container(this.sub(end), depth, true); break; // 6 kvlist_value
+        case 0x3a: { // 7 bytes_value, kept as base64
+          const stop = this.sub(end);
+          const start = r.pos;
+          r.pos = stop;
+          v = this.buf.toString('base64', start, stop);
+          if (v.length > this.limits.maxValueChars) {
+            addNote(this.notes, charsNote(this.where(), v.length, this.limits.maxValueChars));
+            v = v.slice(0, this.limits.maxValueChars);
+          }
+          break;
+        }
+        default: this.skip(tag, end);
+      }
+    }
+    this.done(end);
+    return v;
+  }
+
+  /** ArrayValue / KeyValueList: values (1). Beyond maxDepth the whole container is skipped, not read. */
+  private container(end: number, depth: number, isKvlist: boolean): AttrValue {
+    const r = this.r;
+    if (depth >= this.limits.maxDepth) {
+      addNote(this.notes, depthNote(this.where(), this.limits.maxDepth));
+      r.pos = end;
+      return null;
+    }
+    if (isKvlist) {
+      const obj: { [key: string]: AttrValue } = {};
+      while (r.pos < end) {
+        const tag = r.uint32();
+        if (tag === T_LEN1) this.keyValue(this.sub(end), obj, depth + 1);
+        else this.skip(tag, end);
+      }
+      this.done(end);
+      return obj;
+    }
+    const arr: AttrValue[] = [];
+    while (r.pos < end) {
+      const tag = r.uint32();
+      if (tag === T_LEN1) arr.push(this.anyValue(this.sub(end), depth + 1));
+      else this.skip(tag, end);
+    }
+    this.done(end);
+    return arr;
+  }
+}

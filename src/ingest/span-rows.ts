@@ -1,0 +1,105 @@
+// A decoded span and its mapping → one row of the `spans` table. The mapped fields are stored so
+// trace assembly reads light columns; everything the exporter sent is kept (attributes, resource,
+// events, links) for the hierarchy, and the normalised messages for the timeline.
+import type { DecodedSpan, MappedSpan } from './otlp/span.ts';
+
+const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
+const STATUS = ['UNSET', 'OK', 'ERROR'];
+
+export const spanKindName = (kind: number) => KIND[kind] ?? 'UNSPECIFIED';
+export const statusName = (code: number) => STATUS[code] ?? 'UNSET';
+
+export interface SpanRow {
+  project_id: string;
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string;
+  start_time_ns: string;
+  end_time_ns: string;
+  received_at: string;
+  name: string;
+  kind: string;
+  status_code: string;
+  status_message: string;
+  service_name: string;
+  scope_name: string;
+  scope_version: string;
+  span_class: string;
+  operation: string;
+  provider: string;
+  model: string;
+  agent_id: string;
+  session_id: string;
+  has_usage: number;
+  tokens_in: number;
+  tokens_out: number;
+  tokens_cached_in: number;
+  tokens_cache_write_in: number;
+  tokens_reasoning: number;
+  cost_provided: string | null;
+  tool_name: string;
+  tool_call_id: string;
+  error_message: string;
+  prompt_usages: string;
+  truncated: string[];
+  attributes: string;
+  resource: string;
+  events: string;
+  links: string;
+  messages: string;
+}
+
+/** Unsigned 64-bit nanoseconds (a negative or absurd time is clamped to 0 rather than refused). */
+const ns = (v: bigint) => (v < 0n || v >= 1n << 64n ? '0' : v.toString());
+
+export function spanRow(projectId: string, span: DecodedSpan, mapped: MappedSpan, receivedAt: string, resourceJson: string): SpanRow {
+  const u = mapped.usage;
+  const service = span.resource['service.name'];
+  return {
+    project_id: projectId,
+    trace_id: span.traceId,
+    span_id: span.spanId,
+    parent_span_id: span.parentSpanId,
+    start_time_ns: ns(span.startTimeNs),
+    end_time_ns: ns(span.endTimeNs),
+    received_at: receivedAt,
+    name: span.name,
+    kind: spanKindName(span.kind),
+    status_code: statusName(span.statusCode),
+    status_message: span.statusMessage,
+    service_name: typeof service === 'string' ? service : '',
+    scope_name: span.scopeName,
+    scope_version: span.scopeVersion,
+    span_class: mapped.spanClass,
+    operation: mapped.operation,
+    provider: mapped.provider,
+    model: mapped.model,
+    agent_id: mapped.agentId,
+    session_id: mapped.sessionId,
+    has_usage: u ? 1 : 0,
+    tokens_in: u?.tokensIn ?? 0,
+    tokens_out: u?.tokensOut ?? 0,
+    tokens_cached_in: u?.cachedIn ?? 0,
+    tokens_cache_write_in: u?.cacheWriteIn ?? 0,
+    tokens_reasoning: u?.reasoning ?? 0,
+    cost_provided: mapped.providedCostUsd ?? null,
+    tool_name: mapped.toolName,
+    tool_call_id: mapped.toolCallId,
+    error_message: mapped.errorMessage,
+    prompt_usages: mapped.promptUsages.length ? JSON.stringify(mapped.promptUsages) : '',
+    truncated: span.truncated,
+    attributes: JSON.stringify(span.attributes),
+    resource: resourceJson,
+    events: span.events.length ? JSON.stringify(span.events.map((e) => ({ name: e.name, time_ns: e.timeNs.toString(), attributes: e.attributes }))) : '',
+    links: span.links.length ? JSON.stringify(span.links) : '',
+    messages:
+      mapped.inputMessages.length || mapped.outputMessages.length || mapped.toolArguments !== undefined || mapped.toolResult !== undefined
+        ? JSON.stringify({ input: mapped.inputMessages, output: mapped.outputMessages, tool_arguments: mapped.toolArguments, tool_result: mapped.toolResult })
+        : '',
+  };
+}
+
+/** Rough bytes of a row, for the writer's byte bound. */
+export function spanRowBytes(r: SpanRow): number {
+  return 512 + r.attributes.length + r.events.length + r.messages.length + r.links.length + r.name.length;
+}

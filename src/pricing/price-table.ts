@@ -1,0 +1,178 @@
+// The price table of a project (GET/PUT/DELETE /api/projects/{pid}/models): its own prices, which
+// take precedence, and the built-in catalogue. Every write drops the project's prices from the
+// resolver's memory on every node before the response is sent.
+import crypto from 'node:crypto';
+import { waitForUpdate } from '@pydantic/genai-prices';
+import { badRequest, notFound } from '../errors.ts';
+import type { Queryable } from '../stores/postgres.ts';
+import { parseTime } from '../time.ts';
+import { cataloguePrice } from './catalogue.ts';
+import type { PriceRow } from './cost.ts';
+import { numberToDecimal } from './decimal.ts';
+import type { PriceResolver } from './prices.ts';
+import { deleteProjectPrices, inForceFrom, pageProjectPrices, upsertProjectPrice, type ProjectPriceRow } from './project-prices.ts';
+import { unsafeRegexReason } from './regex-guard.ts';
+
+export interface ModelPriceInput {
+  provider?: string;
+  match?: string;
+  input_per_mtok: number;
+  output_per_mtok: number;
+  cached_input_per_mtok?: number;
+  cache_write_per_mtok?: number;
+  effective_from?: string | number;
+}
+
+export interface ModelPriceQuery {
+  q?: string;
+  provider?: string;
+  source?: 'project' | 'catalogue';
+  limit: number;
+  offset: number;
+}
+
+export interface ModelPrice {
+  source: 'project' | 'catalogue';
+  price_id: string;
+  provider: string | null;
+  model: string;
+  match: string | null;
+  input_per_mtok: number;
+  output_per_mtok: number;
+  cached_input_per_mtok: number | null;
+  cache_write_per_mtok: number | null;
+  effective_from: string | null;
+  in_force: boolean;
+  created_at: string | null;
+  created_by: string | null;
+}
+
+/** Model keys: what a provider's API calls a model ("gpt-4o", "anthropic.claude-3-5-sonnet-v2:0", "org/model"). */
+const MODEL_KEY = /^[^\s\u0000-\u001f\u007f]{1,256}$/;
+
+// A rate of 1e-12 USD per million tokens is the arithmetic's resolution (RATE_SCALE): the JSON
+// number's shortest decimal spelling is what is stored, and NUMERIC(30, 12) keeps it exactly.
+const rate = (n: number | undefined) => (n === undefined ? null : numberToDecimal(n));
+const num = (s: string | null | undefined) => (s === null || s === undefined ? null : Number(s));
+
+function presentProjectRow(r: ProjectPriceRow, inForce: boolean): ModelPrice {
+  return {
+    source: 'project',
+    price_id: `project:${r.price_id}`,
+    provider: r.provider,
+    model: r.model,
+    match: r.match,
+    input_per_mtok: Number(r.input_per_mtok),
+    output_per_mtok: Number(r.output_per_mtok),
+    cached_input_per_mtok: num(r.cached_input_per_mtok),
+    cache_write_per_mtok: num(r.cache_write_per_mtok),
+    effective_from: new Date(r.effective_from).toISOString(),
+    in_force: inForce,
+    created_at: new Date(r.created_at).toISOString(),
+    created_by: r.created_by,
+  };
+}
+
+function presentCatalogueRow(p: PriceRow): ModelPrice {
+  return {
+    source: 'catalogue',
+    price_id: p.price_id,
+    provider: p.provider,
+    model: p.model,
+    match: null,
+    input_per_mtok: Number(p.input_per_mtok),
+    output_per_mtok: Number(p.output_per_mtok),
+    cached_input_per_mtok: num(p.cached_input_per_mtok),
+    cache_write_per_mtok: num(p.cache_write_per_mtok),
+    effective_from: null,
+    in_force: true,
+    created_at: null,
+    created_by: null,
+  };
+}
+
+// The catalogue as a list: every model the resolver prices under its own id, at today's prices
+// (tiered rates: the base tier), by provider then model. About 1,400 rows, built once per UTC day.
+let catalogueList: { day: string; rows: ModelPrice[] } | undefined;
+async function catalogueRows(now: Date): Promise<ModelPrice[]> {
+  const day = now.toISOString().slice(0, 10);
+  if (catalogueList?.day === day) return catalogueList.rows;
+  const providers = (await waitForUpdate()) ?? [];
+  const rows: ModelPrice[] = [];
+  for (const provider of providers) {
+    for (const model of provider.models) {
+      const p = cataloguePrice(provider.id, model.id, now, 0);
+      if (p && p.price_id === `catalogue:${provider.id}/${model.id}`) rows.push(presentCatalogueRow(p));
+    }
+  }
+  rows.sort((a, b) => (a.provider! < b.provider! ? -1 : a.provider! > b.provider! ? 1 : a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+  catalogueList = { day, rows };
+  return rows;
+}
+
+function checkModelKey(model: string): void {
+  if (!MODEL_KEY.test(model)) throw badRequest('model: must be 1 to 256 characters without spaces or control characters');
+}
+
+export function createModelPriceService(postgres: Queryable, resolver: PriceResolver) {
+  return {
+    async list(projectId: string, query: ModelPriceQuery): Promise<{ items: ModelPrice[]; total: number; limit: number; offset: number }> {
+      const now = new Date();
+      const { limit, offset } = query;
+      // Project rows come first; the page spans both sources.
+      const own =
+        query.source === 'catalogue'
+          ? { total: 0, rows: [] }
+          : await pageProjectPrices(postgres, projectId, { q: query.q, provider: query.provider, now, limit, offset });
+      let catalogue: ModelPrice[] = [];
+      if (query.source !== 'project') {
+        const q = query.q?.toLowerCase();
+        const provider = query.provider?.toLowerCase();
+        catalogue = (await catalogueRows(now)).filter((r) => (!q || r.model.toLowerCase().includes(q)) && (!provider || r.provider === provider));
+      }
+      const items = own.rows.map((r) => presentProjectRow(r, r.in_force));
+      const from = Math.max(0, offset - own.total);
+      items.push(...catalogue.slice(from, from + (limit - items.length)));
+      return { items, total: own.total + catalogue.length, limit, offset };
+    },
+
+    async set(projectId: string, model: string, input: ModelPriceInput, userId: string): Promise<ModelPrice> {
+      checkModelKey(model);
+      if (input.match !== undefined) {
+        try {
+          new RegExp(input.match);
+        } catch (err) {
+          throw badRequest(`match: is not a valid regular expression (${(err as Error).message.replace(/^Invalid regular expression: /, '')})`);
+        }
+        const unsafe = unsafeRegexReason(input.match);
+        if (unsafe) throw badRequest(`match: ${unsafe}`);
+      }
+      // The API node's clock, not the database's: "now" must be the clock that stamps started_at.
+      const effectiveFrom = input.effective_from !== undefined ? parseTime(input.effective_from, 'effective_from') : new Date();
+      const row = await upsertProjectPrice(postgres, projectId, {
+        priceId: crypto.randomUUID(),
+        model,
+        provider: input.provider ?? null,
+        match: input.match ?? null,
+        inputPerMtok: rate(input.input_per_mtok)!,
+        outputPerMtok: rate(input.output_per_mtok)!,
+        cachedInputPerMtok: rate(input.cached_input_per_mtok),
+        cacheWritePerMtok: rate(input.cache_write_per_mtok),
+        effectiveFrom,
+        createdBy: userId,
+      });
+      await resolver.invalidate(projectId);
+      const inForce = await inForceFrom(postgres, projectId, model, new Date());
+      return presentProjectRow(row, inForce !== null && inForce.getTime() === new Date(row.effective_from).getTime());
+    },
+
+    async remove(projectId: string, model: string): Promise<void> {
+      checkModelKey(model);
+      const removed = await deleteProjectPrices(postgres, projectId, model);
+      if (removed === 0) throw notFound('Model price');
+      await resolver.invalidate(projectId);
+    },
+  };
+}
+
+export type ModelPriceService = ReturnType<typeof createModelPriceService>;

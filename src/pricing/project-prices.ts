@@ -1,0 +1,110 @@
+// SQL of the model_prices table (schema/postgres/004_model_prices.sql): a project's own prices.
+// Every statement is scoped by project_id. Rates travel as decimal strings in both directions
+// (pg returns NUMERIC as text), so no price ever passes through a binary float here.
+import type { Queryable } from '../stores/postgres.ts';
+
+export interface ProjectPriceRow {
+  price_id: string;
+  model: string;
+  provider: string | null;
+  match: string | null;
+  input_per_mtok: string;
+  output_per_mtok: string;
+  cached_input_per_mtok: string | null;
+  cache_write_per_mtok: string | null;
+  effective_from: Date;
+  created_at: Date;
+  created_by: string | null;
+}
+
+export interface NewProjectPrice {
+  priceId: string;
+  model: string;
+  provider: string | null;
+  match: string | null;
+  inputPerMtok: string;
+  outputPerMtok: string;
+  cachedInputPerMtok: string | null;
+  cacheWritePerMtok: string | null;
+  effectiveFrom: Date;
+  createdBy: string;
+}
+
+type R<T> = T & Record<string, unknown>;
+
+const COLUMNS = `price_id::text AS price_id, model, provider, match, input_per_mtok::text AS input_per_mtok,
+  output_per_mtok::text AS output_per_mtok, cached_input_per_mtok::text AS cached_input_per_mtok,
+  cache_write_per_mtok::text AS cache_write_per_mtok, effective_from, created_at, created_by`;
+
+/** Every row of a project: what the resolver's in-memory table is built from. */
+export async function projectPrices(db: Queryable, projectId: string): Promise<ProjectPriceRow[]> {
+  return db.query<R<ProjectPriceRow>>(`SELECT ${COLUMNS} FROM model_prices WHERE project_id = $1 ORDER BY model, effective_from DESC`, [projectId]);
+}
+
+/** Inserts a row, or replaces the row of the same (model, effective_from) (a new price_id: a new price). */
+export async function upsertProjectPrice(db: Queryable, projectId: string, p: NewProjectPrice): Promise<ProjectPriceRow> {
+  const [row] = await db.query<R<ProjectPriceRow>>(
+    `INSERT INTO model_prices (price_id, project_id, model, provider, match, input_per_mtok, output_per_mtok,
+       cached_input_per_mtok, cache_write_per_mtok, effective_from, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+     ON CONFLICT (project_id, model, effective_from) DO UPDATE SET
+       price_id = excluded.price_id, provider = excluded.provider, match = excluded.match,
+       input_per_mtok = excluded.input_per_mtok, output_per_mtok = excluded.output_per_mtok,
+       cached_input_per_mtok = excluded.cached_input_per_mtok, cache_write_per_mtok = excluded.cache_write_per_mtok,
+       created_at = now(), created_by = excluded.created_by
+     RETURNING ${COLUMNS}`,
+    [
+      p.priceId, projectId, p.model, p.provider, p.match, p.inputPerMtok, p.outputPerMtok,
+      p.cachedInputPerMtok, p.cacheWritePerMtok, p.effectiveFrom, p.createdBy,
+    ],
+  );
+  return row!;
+}
+
+/** Removes every row of one model key; the number removed. */
+export async function deleteProjectPrices(db: Queryable, projectId: string, model: string): Promise<number> {
+  const rows = await db.query(`DELETE FROM model_prices WHERE project_id = $1 AND model = $2 RETURNING price_id`, [projectId, model]);
+  return rows.length;
+}
+
+export interface ProjectPricePage {
+  total: number;
+  rows: Array<ProjectPriceRow & { in_force: boolean }>;
+}
+
+/**
+ * One page of a project's rows for the price table, by model then newest first. `in_force` is
+ * decided over each model's whole history (before the filters), at `now`.
+ */
+export async function pageProjectPrices(
+  db: Queryable,
+  projectId: string,
+  f: { q?: string; provider?: string; now: Date; limit: number; offset: number },
+): Promise<ProjectPricePage> {
+  const where = `($2::text IS NULL OR strpos(lower(model), lower($2)) > 0) AND ($3::text IS NULL OR lower(provider) = lower($3))`;
+  const params = [projectId, f.q ?? null, f.provider ?? null];
+  const [count] = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM model_prices WHERE project_id = $1 AND ${where}`, params);
+  const total = Number(count?.n ?? 0);
+  if (f.limit === 0 || f.offset >= total) return { total, rows: [] };
+  const rows = await db.query<R<ProjectPriceRow & { in_force: boolean }>>(
+    `SELECT * FROM (
+       SELECT ${COLUMNS},
+         effective_from = max(effective_from) FILTER (WHERE effective_from <= $4) OVER (PARTITION BY model) AS in_force
+       FROM model_prices WHERE project_id = $1
+     ) t
+     WHERE ${where}
+     ORDER BY model, effective_from DESC
+     LIMIT $5 OFFSET $6`,
+    [...params, f.now, f.limit, f.offset],
+  );
+  return { total, rows: rows.map((r) => ({ ...r, in_force: r.in_force === true })) };
+}
+
+/** The effective_from of the row of `model` in force at `now` (null when none is yet). */
+export async function inForceFrom(db: Queryable, projectId: string, model: string, now: Date): Promise<Date | null> {
+  const [row] = await db.query<{ at: Date | null }>(
+    `SELECT max(effective_from) AS at FROM model_prices WHERE project_id = $1 AND model = $2 AND effective_from <= $3`,
+    [projectId, model, now],
+  );
+  return row?.at ?? null;
+}

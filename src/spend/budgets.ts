@@ -1,0 +1,258 @@
+// Budgets: configuration (admin), evaluation of month-to-date spend against the budget, alerts
+// fired once per project, month and kind and POSTed to the webhook, and the pre-flight check.
+// Month-to-date spend comes from daily_spend (UTC calendar month, by execution start time), never
+// from raw executions. No Koa here.
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { badRequest, paymentRequired } from '../errors.ts';
+import type { ClickHouseStore } from '../stores/clickhouse.ts';
+import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
+import type { JobRunner } from '../../jobs/runner.ts';
+import type { AlertRow, BudgetRow, BudgetStore, EnforcementMode } from './budget-store.ts';
+import type { BudgetState, BudgetStateStore, BudgetStatus } from './budget-state.ts';
+import { nanos, percent, usd } from './money.ts';
+import { monthBounds, monthOf, dayOf } from './window.ts';
+import { checkWebhookUrl, deliver, newWebhookSecret, signature } from './webhooks.ts';
+
+export const WEBHOOK_JOB = 'budget-webhook';
+export const EVALUATE_JOB = 'budget-evaluate';
+
+export interface BudgetInput {
+  budget_monthly_usd: number;
+  alert_threshold_pct: number;
+  enforcement_mode: EnforcementMode;
+  webhook_url?: string | null;
+  rotate_webhook_secret?: boolean;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+interface Deps {
+  store: BudgetStore;
+  state: BudgetStateStore;
+  ch: ClickHouseStore;
+  jobs: Pick<JobRunner, 'enqueue'>;
+  config: Config['spend'];
+  clock: Clock;
+  logger: Logger;
+}
+
+function statusOf(budget: bigint | null, spent: bigint, thresholdPct: number | null): BudgetStatus {
+  if (budget === null) return 'ok';
+  if (spent >= budget) return 'exceeded';
+  if (spent * 100n >= BigInt(thresholdPct ?? 100) * budget) return 'alert';
+  return 'ok';
+}
+
+/** The state as of `month`: a state evaluated in an earlier month is a clean new month. */
+function current(s: BudgetState, month: string): BudgetState {
+  return s.month === month ? s : { ...s, month, spentNanos: '0', status: 'ok' };
+}
+
+function view(s: BudgetState) {
+  const budget = s.budgetNanos === null ? null : BigInt(s.budgetNanos);
+  const spent = BigInt(s.spentNanos);
+  const remaining = budget === null ? null : budget > spent ? budget - spent : 0n;
+  return {
+    budget,
+    spent,
+    remaining_usd: remaining === null ? null : usd(remaining),
+    pct_used: budget === null ? null : percent(spent, budget),
+    blocked: s.mode === 'block' && s.status === 'exceeded',
+  };
+}
+
+const presentAlert = (a: AlertRow) => ({
+  kind: a.kind,
+  month: a.month,
+  pct: Number(a.pct),
+  spent_usd: usd(nanos(a.spent_usd)),
+  budget_monthly_usd: usd(nanos(a.budget_monthly_usd)),
+  at: a.created_at.toISOString(),
+  delivery: {
+    attempts: a.delivery_attempts,
+    last_status: a.last_status,
+    last_error: a.last_error,
+    last_attempt_at: a.last_attempt_at?.toISOString() ?? null,
+    delivered_at: a.delivered_at?.toISOString() ?? null,
+  },
+});
+
+export function createBudgets(d: Deps) {
+  const { store, state, ch, jobs, config, clock, logger } = d;
+  const coldChecks = new Map<string, Promise<BudgetState>>();
+
+  async function monthSpend(projectId: string, now: Date): Promise<bigint> {
+    const b = monthBounds(now);
+    const [row] = await ch.query<{ cost: string }>(
+      `SELECT toString(sum(cost_usd)) AS cost FROM daily_spend
+       WHERE project_id = {p:String} AND day >= toDate({s:String}) AND day < toDate({e:String})`,
+      { p: projectId, s: dayOf(b.start), e: dayOf(b.next) },
+      'spend.budget.month_to_date',
+    );
+    return nanos(row?.cost);
+  }
+
+  async function fire(b: BudgetRow, month: string, kind: 'threshold' | 'exceeded', spent: bigint, budget: bigint): Promise<void> {
+    const id = await store.fire(b.project_id, month, kind, {
+      pct: percent(spent, budget),
+      spentText: fromScaled(spent, NANOS),
+      budgetText: b.budget_monthly_usd,
+      thresholdPct: b.alert_threshold_pct,
+    });
+    if (id === undefined) return; // already fired this month (here, on another worker, or before a restart)
+    logger.info({ project_id: b.project_id, month, kind }, 'budget alert fired');
+    if (b.webhook_url) await jobs.enqueue(WEBHOOK_JOB, { alertId: id }, { jobId: `alert-${id}` });
+  }
+
+  /** Month-to-date spend against the budget: fires due alerts, publishes the state for checks. */
+  async function evaluate(projectId: string): Promise<{ state: BudgetState; budget: BudgetRow | undefined }> {
+    const now = clock.now();
+    const month = monthOf(now);
+    const [budget, spent] = await Promise.all([store.get(projectId), monthSpend(projectId, now)]);
+    const budgetNanos = budget ? nanos(budget.budget_monthly_usd) : null;
+    const status = statusOf(budgetNanos, spent, budget?.alert_threshold_pct ?? null);
+    if (budget && budgetNanos !== null) {
+      if (status !== 'ok') await fire(budget, month, 'threshold', spent, budgetNanos);
+      if (status === 'exceeded') await fire(budget, month, 'exceeded', spent, budgetNanos);
+    }
+    const s: BudgetState = {
+      month,
+      budgetNanos: budgetNanos === null ? null : String(budgetNanos),
+      spentNanos: String(spent),
+      thresholdPct: budget?.alert_threshold_pct ?? null,
+      mode: budget?.enforcement_mode ?? null,
+      status,
+    };
+    await state.set(projectId, s);
+    return { state: s, budget };
+  }
+
+  async function present(projectId: string, r: { state: BudgetState; budget: BudgetRow | undefined }, revealWebhook: boolean) {
+    const v = view(r.state);
+    return {
+      budget_monthly_usd: v.budget === null ? null : usd(v.budget),
+      alert_threshold_pct: r.state.thresholdPct,
+      enforcement_mode: r.state.mode,
+      // A webhook URL often is a secret itself (Slack-style tokens in the path): admins only.
+      webhook_url: r.budget?.webhook_url ? (revealWebhook ? r.budget.webhook_url : `${new URL(r.budget.webhook_url).origin}/…`) : null,
+      month: r.state.month,
+      spent_usd: usd(v.spent),
+      remaining_usd: v.remaining_usd,
+      pct_used: v.pct_used,
+      status: r.state.status,
+      blocked: v.blocked,
+      reset_at: monthBounds(clock.now()).next.toISOString(),
+      alerts: (await store.alerts(projectId)).map(presentAlert),
+    };
+  }
+
+  async function stateFor(projectId: string): Promise<BudgetState> {
+    const known = await state.get(projectId);
+    if (known) return known;
+    // Cold: no node evaluated this project yet. One evaluation (shared by concurrent callers)
+    // publishes the state; every later check is answered from memory or Redis.
+    let p = coldChecks.get(projectId);
+    if (!p) {
+      p = evaluate(projectId).then((r) => r.state).finally(() => coldChecks.delete(projectId));
+      coldChecks.set(projectId, p);
+    }
+    return p;
+  }
+
+  /** The pre-flight check: memory or Redis, never a store scan (one evaluation when a project is cold). */
+  async function check(projectId: string) {
+    const now = clock.now();
+    const s = current(await stateFor(projectId), monthOf(now));
+    const v = view(s);
+    return {
+      allowed: !v.blocked,
+      status: s.status,
+      enforcement_mode: s.mode,
+      remaining_usd: v.remaining_usd,
+      reset_at: monthBounds(now).next.toISOString(),
+    };
+  }
+
+  return {
+    evaluate,
+
+    async get(projectId: string, revealWebhook: boolean) {
+      return present(projectId, await evaluate(projectId), revealWebhook);
+    },
+
+    async put(projectId: string, input: BudgetInput) {
+      const budgetNanos = toScaled(input.budget_monthly_usd, NANOS);
+      if (budgetNanos <= 0n) throw badRequest('budget_monthly_usd: must be greater than 0 (at most 9 decimal places count)');
+      const webhookUrl = input.webhook_url === undefined || input.webhook_url === null ? input.webhook_url : checkWebhookUrl(input.webhook_url);
+      const row = await store.upsert(projectId, {
+        budgetNanosText: fromScaled(budgetNanos, NANOS),
+        thresholdPct: input.alert_threshold_pct,
+        mode: input.enforcement_mode,
+        webhookUrl,
+        newSecret: newWebhookSecret(),
+        rotateSecret: input.rotate_webhook_secret === true,
+      });
+      const body = await present(projectId, await evaluate(projectId), true);
+      // The signing secret is shown when it is created or rotated, never again.
+      return row.inserted || input.rotate_webhook_secret ? { ...body, webhook_secret: row.webhook_secret } : body;
+    },
+
+    check,
+
+    /** Throws 402 when the project's budget is exceeded in block mode (prompt rendering). */
+    async enforce(projectId: string): Promise<void> {
+      const c = await check(projectId);
+      if (c.allowed) return;
+      const s = current(await stateFor(projectId), monthOf(clock.now()));
+      throw paymentRequired(
+        `Budget exceeded - the monthly budget of $${fromScaled(BigInt(s.budgetNanos ?? 0), NANOS)} is used up ($${fromScaled(BigInt(s.spentNanos), NANOS)} spent in ${s.month}); rendering is blocked until ${c.reset_at}`,
+      );
+    },
+
+    /** Every budgeted project (the scheduled job), then alerts still owed a delivery. */
+    async evaluateAll(): Promise<void> {
+      for (const projectId of await store.projectsWithBudgets()) {
+        try {
+          await evaluate(projectId);
+        } catch (err) {
+          logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'budget evaluation failed');
+        }
+      }
+      for (const id of await store.undelivered(config.webhookAttempts)) await jobs.enqueue(WEBHOOK_JOB, { alertId: id }, { jobId: `alert-${id}` });
+    },
+
+    /** One delivery attempt of an alert; throws when it failed, so the runner retries with backoff. */
+    async deliverAlert(alertId: string): Promise<void> {
+      const a = await store.alertForDelivery(alertId);
+      if (!a || a.delivered_at || !a.webhook_url || a.delivery_attempts >= config.webhookAttempts) return;
+      const spent = nanos(a.spent_usd);
+      const body = JSON.stringify({
+        id: `evt_budget_${a.alert_id}`,
+        type: `budget.${a.kind}`,
+        project_id: a.project_id,
+        month: a.month,
+        kind: a.kind,
+        pct_used: Number(a.pct),
+        spent_usd: usd(spent),
+        budget_monthly_usd: usd(nanos(a.budget_monthly_usd)),
+        alert_threshold_pct: a.alert_threshold_pct,
+        enforcement_mode: a.enforcement_mode,
+        created_at: a.created_at.toISOString(),
+      });
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const r = await deliver(
+        a.webhook_url,
+        body,
+        { 'X-Traceloom-Timestamp': timestamp, 'X-Traceloom-Signature': signature(a.webhook_secret, timestamp, body), 'X-Traceloom-Event': `budget.${a.kind}`, 'X-Traceloom-Event-Id': `evt_budget_${a.alert_id}` },
+        { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate },
+      );
+      await store.recordAttempt(alertId, a.webhook_url, r);
+      if (!r.ok) throw new Error(`webhook delivery of alert ${alertId} failed: ${r.error}`);
+    },
+  };
+}
+
+export type Budgets = ReturnType<typeof createBudgets>;

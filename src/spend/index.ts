@@ -1,0 +1,96 @@
+// The spend domain: stats, template analytics, budgets (evaluation, alerts, webhooks, checks) and
+// retention, with the job processors that run them. Built once per process by createDomain.
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Stores } from '../stores/index.ts';
+import type { JobProcessor, JobRunner } from '../../jobs/runner.ts';
+import { createStats } from './stats.ts';
+import { createAnalytics } from './analytics.ts';
+import { createBudgetStore } from './budget-store.ts';
+import { createBudgetStateStore } from './budget-state.ts';
+import { createBudgets, EVALUATE_JOB, WEBHOOK_JOB, type Clock } from './budgets.ts';
+import { createRetention, RETENTION_JOB } from './retention.ts';
+
+export type { Clock };
+
+export function createSpend(config: Config, stores: Stores, logger: Logger, jobs: Pick<JobRunner, 'enqueue'>) {
+  const log = logger.child({ area: 'spend' });
+  // Replaceable (tests move it to the next month); everything in spend reads time through it.
+  const clock: Clock = { now: () => new Date() };
+  const now = () => clock.now();
+  const budgets = createBudgets({
+    store: createBudgetStore(stores.postgres),
+    state: createBudgetStateStore(stores.redis, config.spend.budgetCheckCacheMs, log),
+    ch: stores.clickhouse,
+    jobs,
+    config: config.spend,
+    clock,
+    logger: log,
+  });
+  const retention = createRetention(stores.clickhouse, stores.postgres, log);
+
+  return {
+    clock,
+    stats: createStats(stores.clickhouse, stores.postgres, now),
+    analytics: createAnalytics(stores.clickhouse, now),
+    budgets,
+    retention,
+
+    /**
+     * Ingest calls this after it stored rows that move a project's spend (direct executions,
+     * OTLP trace assembly): the project's budget is evaluated soon, once per debounce window
+     * whatever the number of writes. Never throws and never waits: ingest does not depend on it.
+     */
+    spendMoved(projectId: string): void {
+      jobs
+        .enqueue(EVALUATE_JOB, { projectId }, { jobId: `project-${projectId}`, delayMs: config.spend.budgetEvalDebounceMs })
+        .catch((err: Error) => log.warn({ project_id: projectId, err: { message: err.message } }, 'budget evaluation not enqueued; the periodic one will catch up'));
+    },
+
+    /** Applies retention settings soon (after a change), besides the daily run. */
+    retentionChanged(): void {
+      jobs.enqueue(RETENTION_JOB, {}, { jobId: 'changed' }).catch((err: Error) => log.warn({ err: { message: err.message } }, 'retention job not enqueued; the daily one will apply it'));
+    },
+
+    processors(): JobProcessor[] {
+      return [
+        {
+          name: EVALUATE_JOB,
+          attempts: 3,
+          backoffMs: 1_000,
+          async process(data: { projectId?: string }) {
+            if (data?.projectId) await budgets.evaluate(data.projectId);
+            else await budgets.evaluateAll();
+          },
+        } as JobProcessor,
+        {
+          name: WEBHOOK_JOB,
+          attempts: config.spend.webhookAttempts,
+          backoffMs: config.spend.webhookBackoffMs,
+          concurrency: 4,
+          async process(data: { alertId: string }) {
+            await budgets.deliverAlert(String(data.alertId));
+          },
+        } as JobProcessor,
+        {
+          name: RETENTION_JOB,
+          attempts: 3,
+          backoffMs: 10_000,
+          async process() {
+            await retention.apply();
+          },
+        } as JobProcessor,
+      ];
+    },
+
+    async schedule(runner: JobRunner): Promise<void> {
+      await runner.every(EVALUATE_JOB, config.spend.budgetEvalIntervalMs, {});
+      await runner.every(RETENTION_JOB, config.spend.retentionIntervalMs, {});
+      // At boot: warm this node's budget states and catch up on deliveries owed, then retention.
+      await runner.enqueue(EVALUATE_JOB, {}, { jobId: 'boot' });
+      await runner.enqueue(RETENTION_JOB, {}, { jobId: 'boot' });
+    },
+  };
+}
+
+export type Spend = ReturnType<typeof createSpend>;

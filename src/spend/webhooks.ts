@@ -1,0 +1,122 @@
+// Outbound budget webhooks: URL validation at configuration time, Stripe-style signatures, and a
+// delivery that cannot be turned against the network it runs in (SSRF): http/https only, no
+// credentials in the URL, every resolved address checked (loopback, private, link-local and
+// metadata ranges refused unless WEBHOOK_ALLOW_PRIVATE=true), no redirects followed, a timeout.
+import crypto from 'node:crypto';
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { badRequest } from '../errors.ts';
+
+export const WEBHOOK_URL_MAX = 2048;
+
+/** 400 unless the URL is an absolute http(s) URL without user info, fragment or excessive length. */
+export function checkWebhookUrl(raw: string): string {
+  const field = 'webhook_url';
+  if (raw.length > WEBHOOK_URL_MAX) throw badRequest(`${field}: must be at most ${WEBHOOK_URL_MAX} characters`);
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw badRequest(`${field}: must be an absolute http or https URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw badRequest(`${field}: must use http or https, got ${u.protocol.replace(':', '')}`);
+  if (u.username || u.password) throw badRequest(`${field}: must not carry credentials (user:password@); authenticate deliveries with the signature`);
+  if (u.hash) throw badRequest(`${field}: must not have a fragment`);
+  if (!u.hostname) throw badRequest(`${field}: must name a host`);
+  return u.toString();
+}
+
+export const newWebhookSecret = (): string => `whsec_${crypto.randomBytes(32).toString('base64url')}`;
+
+/** `v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`: the receiver recomputes it and compares in constant time. */
+export function signature(secret: string, timestamp: string, body: string): string {
+  return `v1=${crypto.createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+const blocked = new net.BlockList();
+for (const [addr, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) blocked.addSubnet(addr, prefix, 'ipv4');
+for (const [addr, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) blocked.addSubnet(addr, prefix, 'ipv6');
+
+export function isPrivateAddress(ip: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return blocked.check(mapped[1]!, 'ipv4');
+  return blocked.check(ip, net.isIPv6(ip) ? 'ipv6' : 'ipv4');
+}
+
+export interface DeliveryResult {
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+}
+
+type LookupCb = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+
+/** POSTs `body` once. Never throws: the outcome says what happened. */
+export function deliver(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  opts: { timeoutMs: number; allowPrivate: boolean },
+): Promise<DeliveryResult> {
+  return new Promise((resolve) => {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return resolve({ ok: false, status: null, error: 'invalid URL' });
+    }
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    if (!opts.allowPrivate && net.isIP(host) && isPrivateAddress(host)) {
+      return resolve({ ok: false, status: null, error: `refused: ${host} is a private or loopback address` });
+    }
+    // Checked at connect time, on the addresses actually used (no DNS-rebinding window).
+    const lookup = (hostname: string, options: dns.LookupOptions, cb: LookupCb) => {
+      dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+        if (err) return cb(err, []);
+        const list = addresses as dns.LookupAddress[];
+        const bad = opts.allowPrivate ? undefined : list.find((a) => isPrivateAddress(a.address));
+        if (bad) return cb(Object.assign(new Error(`refused: ${hostname} resolves to a private or loopback address`), { code: 'EPRIVATE' }), []);
+        if (options.all) return cb(null, list);
+        cb(null, list[0]!.address, list[0]!.family);
+      });
+    };
+    let settled = false;
+    const done = (r: DeliveryResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(r);
+    };
+    const req = (u.protocol === 'https:' ? https : http).request(
+      u,
+      { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'User-Agent': 'Traceloom-Webhooks/1', ...headers }, lookup: lookup as never },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        let read = 0;
+        res.on('data', (c: Buffer) => {
+          read += c.length;
+          if (read > 65_536) res.destroy(); // the answer is not ours to store
+        });
+        const finish = () => {
+          const ok = status >= 200 && status < 300;
+          done({ ok, status, error: ok ? null : status >= 300 && status < 400 ? `redirect (${status}) not followed` : `HTTP ${status}` });
+        };
+        res.on('end', finish);
+        res.on('close', finish);
+        res.on('error', finish);
+      },
+    );
+    const timer = setTimeout(() => {
+      req.destroy();
+      done({ ok: false, status: null, error: `timeout after ${opts.timeoutMs} ms` });
+    }, opts.timeoutMs);
+    timer.unref();
+    req.on('error', (err) => done({ ok: false, status: null, error: err.message.slice(0, 300) }));
+    req.end(body);
+  });
+}
