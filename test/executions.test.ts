@@ -268,6 +268,42 @@ describe(`listing (${mode} mode)`, () => {
     expect((await getJson(`${svc.url}${P}/executions/corr-1`)).body).toMatchObject({ cost_usd: 2.5, model: 'm-new' });
   });
 
+  it('many corrections: cursor and offset pages of every size and the export show each execution once, at its newest version', async () => {
+    // 24 executions on one day; every other one corrected twice (cancel + new version, twice), so
+    // a page's raw read ends inside a trace's group of rows at many page sizes.
+    const ch = svc.stores.clickhouse;
+    const day = '2026-07-04';
+    for (let i = 0; i < 24; i++) {
+      const started = `${day}T10:${String(i).padStart(2, '0')}:00Z`;
+      expect((await post({ trace_id: `many-${i}`, cost_usd: 1, started_at: started, model: 'v1' })).status).toBe(201);
+    }
+    for (let i = 0; i < 24; i += 2) {
+      const [orig] = await ch.query<Record<string, unknown>>(
+        "SELECT * REPLACE (toString(cost_usd) AS cost_usd) FROM executions WHERE project_id = 'default' AND trace_id = {t:String}",
+        { t: `many-${i}` },
+      );
+      await ch.insert('executions', [{ ...orig, sign: -1 }, { ...orig, version: 2, model: 'v2', cost_usd: '2' }]);
+      await ch.insert('executions', [{ ...orig, version: 2, model: 'v2', cost_usd: '2', sign: -1 }, { ...orig, version: 3, model: 'v3', cost_usd: '3' }]);
+    }
+    const expected = Array.from({ length: 24 }, (_, i) => 23 - i).map((i) => [`many-${i}`, i % 2 === 0 ? 'v3' : 'v1']);
+    const window = `start=${day}T00:00:00Z&end=${day}T23:59:59Z`;
+    for (const limit of [1, 2, 3, 5, 7, 50]) {
+      const seen: string[][] = [];
+      let cursor: string | null = null;
+      do {
+        const r = await list(`${window}&limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(r.body.total).toBe(24);
+        seen.push(...r.body.items.map((i: { trace_id: string; model: string }) => [i.trace_id, i.model]));
+        cursor = r.body.next_cursor;
+      } while (cursor);
+      expect(seen, `cursor pages of ${limit}`).toEqual(expected);
+      const byOffset = await list(`${window}&limit=${limit}&offset=${limit}`);
+      expect(byOffset.body.items.map((i: { trace_id: string; model: string }) => [i.trace_id, i.model])).toEqual(expected.slice(limit, 2 * limit));
+    }
+    const lines = (await (await fetch(`${svc.url}${P}/executions/export?${window}`)).text()).trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((i: { trace_id: string; model: string }) => [i.trace_id, i.model])).toEqual(expected);
+  });
+
   it('exports a filtered set as JSON Lines and CSV, the same executions as the listing', async () => {
     const filter = 'start=2026-10-01T00:00:00Z&end=2026-10-31T00:00:00Z&provider=openai,google';
     const listed = (await list(`${filter}&limit=1000`)).body.items;

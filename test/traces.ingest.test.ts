@@ -48,6 +48,15 @@ async function listedSpend(): Promise<{ executions: number; cost: string }> {
   return { executions: Number(row?.n ?? 0), cost: row?.c ?? '0' };
 }
 
+/** Stats (from the materialized daily spend) say what the live executions say. */
+async function expectStatsAgree(): Promise<void> {
+  const listed = await listedSpend();
+  const stats = await getJson(`${svc.url}/api/projects/${P}/stats`);
+  expect(stats.status).toBe(200);
+  expect(stats.body.total_executions).toBe(listed.executions);
+  expect(stats.body.total_cost).toBe(Number(listed.cost));
+}
+
 function expectedCost(model: string, calls: Array<[number, number]>, at: Date): string {
   const price = cataloguePrice('openai', model, at, 0)!;
   expect(price, `catalogue price of ${model}`).toBeDefined();
@@ -165,6 +174,7 @@ describe(`arrival orders count each trace once (${mode} mode)`, () => {
     const after = await dailySpendOf();
     expect(after.executions - before.executions).toBe(1);
     expect(after).toEqual(await listedSpend());
+    await expectStatsAgree();
     const list = await getJson(`${svc.url}/api/projects/${P}/executions?limit=1000`);
     expect(list.body.items.filter((i: any) => i.trace_id === traceId)).toHaveLength(1);
   });
@@ -189,6 +199,7 @@ describe(`arrival orders count each trace once (${mode} mode)`, () => {
     const after = await dailySpendOf();
     expect(after.executions - before.executions).toBe(1);
     expect(after).toEqual(await listedSpend());
+    await expectStatsAgree();
     const list = await getJson(`${svc.url}/api/projects/${P}/executions?limit=1000`);
     const listed = list.body.items.filter((i: any) => i.trace_id === traceId);
     expect(listed).toHaveLength(1);

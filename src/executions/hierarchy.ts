@@ -56,6 +56,8 @@ export interface TreeSpan {
   resource: unknown;
   events: unknown[];
   links: unknown[];
+  /** The span's messages as normalised at ingest (inference spans), and a tool span's arguments and result */
+  messages: unknown;
   truncated: string[];
 }
 
@@ -93,6 +95,7 @@ export function spanTree(spans: readonly TreeSpan[]) {
         resource: s.resource,
         events: s.events,
         links: s.links,
+        ...(s.messages ? { messages: s.messages } : {}),
         ...(s.truncated.length ? { truncated: s.truncated } : {}),
         ...(s.parent_span_id && !ids.has(s.parent_span_id) ? { orphan: true } : {}),
         children: [] as unknown[],

@@ -45,6 +45,38 @@ function decodeCursor(cursor: string): { startedAt: string; traceId: string } {
   }
 }
 
+const EXPORT_PAGE = 5_000;
+
+interface RawListRow extends ListRow {
+  version: string;
+  sign: number | string;
+}
+
+/** The live row of each (started_at, trace_id) group among the first `end` rows, in order. */
+function collapse(rows: readonly RawListRow[], end: number): ListRow[] {
+  const out: ListRow[] = [];
+  for (let i = 0; i < end; ) {
+    let j = i;
+    const net = new Map<string, number>();
+    let best: RawListRow | undefined;
+    while (j < end && rows[j]!.started_at === rows[i]!.started_at && rows[j]!.trace_id === rows[i]!.trace_id) {
+      const r = rows[j]!;
+      net.set(r.version, (net.get(r.version) ?? 0) + Number(r.sign));
+      j++;
+    }
+    for (let k = i; k < j; k++) {
+      const r = rows[k]!;
+      if (Number(r.sign) === 1 && net.get(r.version)! > 0 && (!best || BigInt(r.version) > BigInt(best.version))) best = r;
+    }
+    if (best) {
+      const { version: _v, sign: _s, ...row } = best;
+      out.push(row);
+    }
+    i = j;
+  }
+  return out;
+}
+
 type Waiter = { resolve: (hash: string | undefined) => void; reject: (err: unknown) => void };
 
 export function createExecutionQueries(ch: ClickHouseStore) {
@@ -72,9 +104,9 @@ export function createExecutionQueries(ch: ClickHouseStore) {
     }
   }
 
-  /** The filter of a listing; `liveOnly` keeps the +1 rows (for FINAL reads), else cancel rows too (for sums of sign). */
-  function where(projectId: string, q: ListQuery, liveOnly: boolean): { sql: string; params: Record<string, unknown> } {
-    const parts = ['project_id = {project_id:String}', ...(liveOnly ? ['sign = 1'] : [])];
+  /** The filter of a listing, over every row (cancel rows included: readers collapse or sum sign). */
+  function where(projectId: string, q: ListQuery): { sql: string; params: Record<string, unknown> } {
+    const parts = ['project_id = {project_id:String}'];
     const params: Record<string, unknown> = { project_id: projectId };
     for (const field of ['provider', 'model', 'agent_id'] as const) {
       const values = anyOf(q[field]);
@@ -115,6 +147,34 @@ export function createExecutionQueries(ch: ClickHouseStore) {
     return { sql: parts.join(' AND '), params };
   }
 
+  /**
+   * `take` live executions after skipping `skip`, newest first, from `after` on. Reads raw rows in
+   * key order without FINAL (a time-ranged read of a few granules) and collapses them here: the
+   * rows of one (started_at, trace_id) are adjacent in that order, a cancel row (sign −1) annuls
+   * the row of its version, and the newest version left is the execution. A group the LIMIT may
+   * have cut is read again with the next page; when cancel rows crowd the range, a larger read.
+   */
+  async function livePage(w: { sql: string; params: Record<string, unknown> }, after: { startedAt: string; traceId: string } | undefined, skip: number, take: number): Promise<ListRow[]> {
+    const cursorCondition = after ? " AND (started_at, trace_id) < (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})" : '';
+    const params = { ...w.params, ...(after ? { c_started: after.startedAt, c_trace: after.traceId } : {}) };
+    for (let n = skip + take + 16; ; n *= 2) {
+      const raw = await ch.query<RawListRow>(
+        `SELECT ${LIST_COLUMNS}, version, sign FROM executions WHERE ${w.sql}${cursorCondition}
+         ORDER BY started_at DESC, trace_id DESC LIMIT {n:UInt32}`,
+        { ...params, n },
+        'executions.list',
+      );
+      const complete = raw.length < n;
+      let end = raw.length;
+      if (!complete) {
+        const last = raw[end - 1]!;
+        while (end > 0 && raw[end - 1]!.started_at === last.started_at && raw[end - 1]!.trace_id === last.trace_id) end--;
+      }
+      const live = collapse(raw, end);
+      if (live.length >= skip + take || complete) return live.slice(skip, skip + take);
+    }
+  }
+
   return {
     /**
      * The content hash of a recorded trace, or undefined when the trace is new. Lookups that
@@ -136,46 +196,13 @@ export function createExecutionQueries(ch: ClickHouseStore) {
 
     async list(projectId: string, q: ListQuery) {
       if (q.cursor && q.offset > 0) throw badRequest('offset: cannot be combined with cursor');
-      const w = where(projectId, q, true);
-      const counted = where(projectId, q, false);
-      const params: Record<string, unknown> = { ...w.params, limit: q.limit, offset: q.offset };
-      let cursorCondition = '';
-      if (q.cursor) {
-        const c = decodeCursor(q.cursor);
-        cursorCondition = " AND (started_at, trace_id) < (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})";
-        Object.assign(params, { c_started: c.startedAt, c_trace: c.traceId });
-      }
-      const page = (bound: string | undefined) =>
-        ch.query<ListRow>(
-          // FINAL per partition: a trace's rows share its started_at, hence its month partition.
-          `SELECT ${LIST_COLUMNS} FROM executions FINAL
-           WHERE ${w.sql}${cursorCondition}${bound ? " AND started_at >= toDateTime64({bound:String}, 3, 'UTC')" : ''}
-           ORDER BY started_at DESC, trace_id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt32}
-           SETTINGS do_not_merge_across_partitions_select_final = 1`,
-          { ...params, bound },
-          'executions.list',
-        );
-      const pageAndBound = async (): Promise<ListRow[]> => {
-        // The newest offset+limit raw rows, read in key order without FINAL, bound the FINAL read
-        // to a short time range. Raw rows include every live row, so the bound only falls short
-        // when cancel rows crowd the range: then the unbounded read answers.
-        const need = q.offset + q.limit;
-        const raw = await ch.query<{ t: string; n: string }>(
-          `SELECT min(started_at) AS t, count() AS n FROM (
-             SELECT started_at FROM executions WHERE ${counted.sql}${cursorCondition} ORDER BY started_at DESC, trace_id DESC LIMIT {need:UInt32})`,
-          { ...counted.params, ...params, need },
-          'executions.list.bound',
-        );
-        const n = Number(raw[0]?.n ?? 0);
-        if (n === 0) return [];
-        const rows = await page(raw[0]!.t);
-        return rows.length === q.limit || n < need ? rows : page(undefined);
-      };
+      const w = where(projectId, q);
+      const after = q.cursor ? decodeCursor(q.cursor) : undefined;
       const [rows, totals] = await Promise.all([
-        pageAndBound(),
-        // Without FINAL: a cancel row repeats the values of the row it cancels, so sum(sign) over
-        // any filter counts each logical execution once. Light columns only.
-        ch.query<{ total: string }>(`SELECT sum(sign) AS total FROM executions WHERE ${counted.sql}`, counted.params, 'executions.list.total'),
+        livePage(w, after, q.offset, q.limit),
+        // A cancel row repeats the values of the row it cancels, so sum(sign) over any filter
+        // counts each logical execution once. Light columns only.
+        ch.query<{ total: string }>(`SELECT sum(sign) AS total FROM executions WHERE ${w.sql}`, w.params, 'executions.list.total'),
       ]);
       const last = rows[rows.length - 1];
       return {
@@ -188,20 +215,18 @@ export function createExecutionQueries(ch: ClickHouseStore) {
     },
 
     /**
-     * Every matching execution, newest first, as a stream of list items: rows arrive from
-     * ClickHouse in blocks and leave as they come, so memory stays flat whatever the count.
+     * Every matching execution, newest first, as a stream of list items: keyset pages of live
+     * rows, so memory stays flat whatever the count (and the same code serves both store modes).
      */
     async *export(projectId: string, q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>): AsyncGenerator<ReturnType<typeof presentListItem>> {
-      const w = where(projectId, { ...q, limit: 0, offset: 0 }, true);
-      const rs = await ch.client.query({
-        query: `SELECT ${LIST_COLUMNS} FROM executions FINAL WHERE ${w.sql} ORDER BY started_at DESC, trace_id DESC
-                SETTINGS do_not_merge_across_partitions_select_final = 1`,
-        query_params: w.params,
-        format: 'JSONEachRow',
-        clickhouse_settings: { log_comment: 'executions.export' },
-      });
-      for await (const rows of rs.stream()) {
-        for (const row of rows as Array<{ json<T>(): T }>) yield presentListItem(row.json<ListRow>());
+      const w = where(projectId, { ...q, limit: 0, offset: 0 });
+      let after: { startedAt: string; traceId: string } | undefined;
+      for (;;) {
+        const rows = await livePage(w, after, 0, EXPORT_PAGE);
+        for (const row of rows) yield presentListItem(row);
+        const last = rows[rows.length - 1];
+        if (rows.length < EXPORT_PAGE || !last) return;
+        after = { startedAt: last.started_at, traceId: last.trace_id };
       }
     },
 

@@ -57,6 +57,7 @@ export function createTraceViews(deps: { queries: ExecutionQueries; spans: SpanQ
       resource: json(s.resource, {}),
       events: json(s.events, []) as unknown[],
       links: json(s.links, []) as unknown[],
+      messages: json(s.messages, null),
       truncated: s.truncated,
     };
   }

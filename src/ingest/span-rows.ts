@@ -49,6 +49,23 @@ export interface SpanRow {
   messages: string;
 }
 
+const MOVED = '[normalised into the span\'s messages]';
+
+/**
+ * The attributes as sent, less the bulky message values that were normalised into `messages`:
+ * the same content is not stored (and parsed by the engine) twice. Short values stay as sent.
+ */
+function attributesJson(span: DecodedSpan, mapped: MappedSpan): string {
+  const sources = [mapped.explain.mapped.inputMessages, mapped.explain.mapped.outputMessages].filter((v): v is string => typeof v === 'string');
+  if (sources.length === 0) return JSON.stringify(span.attributes);
+  let out: Record<string, unknown> | undefined;
+  for (const key of sources.flatMap((src) => src.split(/[\s,+]+/))) {
+    const v = span.attributes[key];
+    if (typeof v === 'string' && v.length > 256) (out ??= { ...span.attributes })[key] = MOVED;
+  }
+  return JSON.stringify(out ?? span.attributes);
+}
+
 /** Unsigned 64-bit nanoseconds (a negative or absurd time is clamped to 0 rather than refused). */
 const ns = (v: bigint) => (v < 0n || v >= 1n << 64n ? '0' : v.toString());
 
@@ -88,7 +105,7 @@ export function spanRow(projectId: string, span: DecodedSpan, mapped: MappedSpan
     error_message: mapped.errorMessage,
     prompt_usages: mapped.promptUsages.length ? JSON.stringify(mapped.promptUsages) : '',
     truncated: span.truncated,
-    attributes: JSON.stringify(span.attributes),
+    attributes: attributesJson(span, mapped),
     resource: resourceJson,
     events: span.events.length ? JSON.stringify(span.events.map((e) => ({ name: e.name, time_ns: e.timeNs.toString(), attributes: e.attributes }))) : '',
     links: span.links.length ? JSON.stringify(span.links) : '',
