@@ -98,6 +98,11 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         if (opts.explain) explained.push(explainSpan(span, mapped));
       }
 
+      // Whether the request's generative-AI traces already have an execution is asked while the
+      // spans are written (it only feeds `executions_created`), not after.
+      const genAi = [...traces].filter(([, ai]) => ai).map(([traceId]) => ({ projectId, traceId }));
+      // A failed lookup must not fail a request whose spans were stored: those traces are not counted.
+      const existing = Promise.all(genAi.map((r) => deps.traceHash(projectId, r.traceId))).catch(() => genAi.map(() => 'unknown'));
       await deps.spanWriter.write(rows, bytes); // 503 when the queue is full: nothing was written
 
       const refs: TraceRef[] = [...traces.keys()].map((traceId) => ({ projectId, traceId }));
@@ -105,11 +110,9 @@ export function createTraceIngest(deps: TraceIngestDeps) {
       await deps.pending.mark(refs, dueAt);
       await deps.assembler.wake(dueAt);
 
-      const genAi = refs.filter((r) => traces.get(r.traceId));
       const firstSight = await deps.pending.claimGenAi(genAi);
-      const candidates = genAi.filter((_r, i) => firstSight[i]);
-      const existing = await Promise.all(candidates.map((r) => deps.traceHash(projectId, r.traceId)));
-      const created = existing.filter((h) => h === undefined).length;
+      const known = await existing;
+      const created = genAi.filter((_r, i) => firstSight[i] && known[i] === undefined).length;
 
       return {
         spans_ingested: spans.length,

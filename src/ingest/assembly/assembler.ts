@@ -16,8 +16,8 @@ import { summarizeTrace, type StoredSpan, type SummarizeDeps } from './summarize
 export const ASSEMBLY_JOB = 'trace-assembly';
 /** Sweeps are keyed by the time bucket their traces are due in, so marks never wait on a running sweep. */
 const BUCKET_MS = 250;
-const BATCH_TRACES = 200;
-const MAX_BATCHES_PER_RUN = 25;
+const BATCH_TRACES = 1_000;
+const MAX_BATCHES_PER_RUN = 10;
 
 const SPAN_COLUMNS = `trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, received_at, name, status_code, status_message,
   service_name, span_class, operation, provider, model, agent_id, session_id, has_usage, tokens_in, tokens_out, tokens_cached_in,
@@ -86,6 +86,17 @@ export function createAssembler(deps: AssemblerDeps) {
   async function assembleProject(projectId: string, traceIds: string[]): Promise<void> {
     const spansByTrace = await readSpans(projectId, traceIds);
     const current = await currentRows(projectId, traceIds);
+    // One lookup per prompt reference for the whole batch (its traces mostly name the same prompts).
+    const resolved = new Map<string, Promise<number | undefined>>();
+    const summarizeDeps: SummarizeDeps = {
+      prices: deps.prices,
+      resolvePrompt(p, promptId, ref) {
+        const key = `${promptId}\u0000${ref}`;
+        let v = resolved.get(key);
+        if (!v) resolved.set(key, (v = deps.resolvePrompt(p, promptId, ref)));
+        return v;
+      },
+    };
     const rows: object[] = [];
     const written: TraceRef[] = [];
     const later: TraceRef[] = [];
@@ -102,7 +113,7 @@ export function createAssembler(deps: AssemblerDeps) {
           continue;
         }
       }
-      const summary = await summarizeTrace(projectId, spans, deps);
+      const summary = await summarizeTrace(projectId, spans, summarizeDeps);
       const stored = current.get(traceId);
       if (stored && (stored.source !== 'otlp' || stored.content_hash === summary.content_hash)) {
         // The same content, or a direct record of this trace id (a direct record is never replaced by spans).
