@@ -10,6 +10,8 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { decodeJsonTraces } from '../src/ingest/otlp/decode-json.ts';
 import { decodeProtobufTraces } from '../src/ingest/otlp/decode-protobuf.ts';
 import { inflateBody } from '../src/ingest/otlp/inflate.ts';
+import { mapSpan } from '../src/ingest/mapping/index.ts';
+import { spanRow } from '../src/ingest/span-rows.ts';
 
 const SPANS = 512;
 const SECONDS_PER_CASE = 3;
@@ -93,6 +95,13 @@ export async function benchOtlpDecode(): Promise<void> {
   await row('gzip inflate, protobuf body', protoGz.length, () => inflateBody(protoGz, 'gzip', 64 * MiB));
   await row('gzip inflate + protobuf decode', protoGz.length, async () => decodeProtobufTraces(await inflateBody(protoGz, 'gzip', 64 * MiB)));
   await row('gzip inflate, JSON body', jsonGz.length, () => inflateBody(jsonGz, 'gzip', 64 * MiB));
+  // What ingest does per span after decoding: map the conventions, build the row, and the
+  // JSONEachRow text the writer hands to the engine.
+  const decoded = check.spans;
+  await row('mapSpan (conventions) for every span', proto.length, () => decoded.map((s) => mapSpan(s)));
+  await row('mapSpan + spans row + JSONEachRow text', proto.length, () =>
+    decoded.map((s) => JSON.stringify(spanRow('p', s, mapSpan(s), '2026-11-22 00:00:00.000', '{}'))).join('\n'),
+  );
 
   console.log(`\n## OTLP decoding (${SPANS} spans per request, ~1 KB gen_ai.input.messages per LLM span; protobuf ${(proto.length / 1024).toFixed(0)} KiB, JSON ${(jsonText.length / 1024).toFixed(0)} KiB, gzip ${(protoGz.length / 1024).toFixed(0)} / ${(jsonGz.length / 1024).toFixed(0)} KiB; one core)`);
   console.log('| what | body (KiB) | ms per request | spans per second | MiB/s of body |');
