@@ -140,6 +140,23 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
     expect(await detailOf(r)).toBe('Forbidden - User does not have access to this resource');
   });
 
+  it('a full span write queue answers 503 + Retry-After, and the retried request is stored', async () => {
+    const small = await startTestService({ INGEST_MAX_QUEUE_ROWS: '4' });
+    try {
+      const spans = Array.from({ length: 5 }, (_, i) => flatSpan({ trace_id: hex(32, 0x7000 + i), span_id: hex(16, 0x7100 + i) }));
+      const refused = await fetch(`${small.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ spans }) });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(await detailOf(refused)).toMatch(/spans write queue is full/);
+      const [{ n }] = await small.stores.clickhouse.query<{ n: string }>("SELECT count() AS n FROM spans WHERE trace_id LIKE '00007%'");
+      expect(Number(n)).toBe(0); // nothing half-written
+      const accepted = await fetch(`${small.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ spans: spans.slice(0, 4) }) });
+      expect(accepted.status).toBe(200);
+    } finally {
+      await small.close();
+    }
+  });
+
   it('a few hundred generated payloads over HTTP: never a 5xx', async () => {
     let seed = 0x2545f491;
     const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
