@@ -1,8 +1,9 @@
 // Traces waiting to be assembled into executions, each with the time it is due. Ingest marks the
 // traces of every stored batch; the assembly job takes the due ones in bulk (one ClickHouse read
-// for many traces, not one job per trace). A mark on a trace already waiting keeps the earlier due
-// time, so a busy trace is still assembled every debounce window; a mark after the trace was taken
-// adds it again, so every stored span is followed by an assembly that reads it.
+// for many traces, not one job per trace). A mark keeps the earlier of the two due times: a busy
+// trace is still assembled every debounce window, and a root arriving for a trace that waits out
+// its quiet period brings it forward. A mark after the trace was taken adds it again, so every
+// stored span is followed by an assembly that reads it.
 // Two implementations behind one interface: a map in this process, or a Redis sorted set shared
 // by every node, with a lock per trace so two workers never assemble one trace at once.
 import type { RedisStore } from '../../stores/redis.ts';
@@ -13,7 +14,7 @@ export interface TraceRef {
 }
 
 export interface PendingTraces {
-  /** Marks traces due at `dueAt` (unless already waiting); for each, whether it was new to the set. */
+  /** Marks traces due at `dueAt`, or sooner if already due sooner; for each, whether it was new to the set. */
   mark(traces: readonly TraceRef[], dueAt: number): Promise<boolean[]>;
   /** Marks traces due at `dueAt` even when already waiting (a later re-check). */
   defer(traces: readonly TraceRef[], dueAt: number): Promise<void>;
@@ -42,9 +43,9 @@ export function createLocalPendingTraces(): PendingTraces {
     async mark(traces, dueAt) {
       return traces.map((t) => {
         const m = member(t);
-        if (due.has(m)) return false;
-        due.set(m, dueAt);
-        return true;
+        const at = due.get(m);
+        due.set(m, at === undefined ? dueAt : Math.min(at, dueAt));
+        return at === undefined;
       });
     },
     async defer(traces, dueAt) {
@@ -107,7 +108,7 @@ export function createRedisPendingTraces(redis: RedisStore, opts: { lockMs: numb
     async mark(traces, dueAt) {
       if (traces.length === 0) return [];
       const p = r.pipeline();
-      for (const t of traces) p.zadd(dueKey, 'NX', dueAt, member(t));
+      for (const t of traces) p.zadd(dueKey, 'LT', dueAt, member(t));
       const res = (await p.exec()) ?? [];
       return res.map(([err, added]) => {
         if (err) throw err;
