@@ -18,6 +18,10 @@ import { createTraceIngest, type TraceIngest } from './ingest/traces.ts';
 import { createSpanQueries, type SpanQueries } from './executions/spans.ts';
 import { createTraceViews, type TraceViews } from './executions/trace-views.ts';
 import { HttpError } from './errors.ts';
+import { isConnectivityError, StoreUnavailableError } from './stores/errors.ts';
+
+/** api.md part 2: prompt ids are chosen by users in this form. */
+const PROMPT_ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 import { parseVersionRef } from './prompts/service.ts';
 import { createSpend, type Spend } from './spend/index.ts';
 
@@ -34,7 +38,9 @@ export interface Domain {
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
   schedule(runner: JobRunner): Promise<void>;
-  /** Flushes the writers. */
+  /** Writes what the writers hold now (they keep accepting). */
+  flush(): Promise<void>;
+  /** Flushes the writers and stops them accepting. */
   close(): Promise<void>;
 }
 
@@ -64,7 +70,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
 
   const spanWriter = writerOf('spans');
   const pending = stores.redis
-    ? createRedisPendingTraces(stores.redis, { lockMs: 60_000, retryMs: 1_000 })
+    ? createRedisPendingTraces(stores.redis, { lockMs: 120_000, retryMs: 1_000 })
     : createLocalPendingTraces();
   const assembler = createAssembler({
     clickhouse: stores.clickhouse,
@@ -76,11 +82,14 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     prices: resolver,
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
     async resolvePrompt(projectId, promptId, ref) {
+      // A span names prompts in free text: only a well-formed id is looked up.
+      if (!PROMPT_ID.test(promptId)) return undefined;
       try {
         return (await prompts.version(projectId, promptId, parseVersionRef(ref))).version;
       } catch (err) {
-        if (err instanceof HttpError && (err.status === 404 || err.status === 400)) return undefined;
-        throw err;
+        if (err instanceof StoreUnavailableError || isConnectivityError(err)) throw err; // retried with the trace
+        if (!(err instanceof HttpError)) logger.warn({ prompt_id: promptId, err: { message: (err as Error).message } }, 'prompt reference not resolved');
+        return undefined;
       }
     },
   });
@@ -117,6 +126,9 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
       await spend.schedule(runner);
     },
     // Spans first: their assembly writes executions.
+    flush: async () => {
+      await Promise.all([spanWriter.flush(), writer.flush()]);
+    },
     close: async () => {
       await recovering;
       await spanWriter.close();

@@ -69,6 +69,11 @@ export async function startService(
       '!!! AUTH_REQUIRED=false: every endpoint is public and acts as user "dev" (admin) in project "default". For local development only. !!!',
     );
   }
+  if (config.clickhouse.url && !config.redisUrl) {
+    logger.warn(
+      'CLICKHOUSE_URL is set without REDIS_URL: trace assembly keeps its pending traces in this process, so run one API process only (several would assemble a trace on each node); set REDIS_URL to run several',
+    );
+  }
   const stores = await bootStores(config, logger);
   const broadcast = createBroadcast(stores.redis, logger);
   let identity: Identity;
@@ -115,9 +120,9 @@ export async function startService(
       logger.info('shutting down: no new connections, draining requests');
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      // Flush the writers now: requests waiting for their rows to be stored complete; writes that
-      // arrive from here on get 503 (retry elsewhere), so the drain cannot wait on a flush timer.
-      const flushed = domain.close();
+      // Flush the writers now, so requests waiting for their rows to be stored complete without
+      // waiting on a flush timer.
+      const flushed = domain.flush();
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {
         timer = setTimeout(() => resolve('timeout'), config.timeouts.shutdownMs);
@@ -128,8 +133,11 @@ export async function startService(
         await drained;
       }
       clearTimeout(timer);
-      await flushed; // acknowledged writes are flushed before the stores close
+      await flushed;
+      // Jobs stop first (a running trace assembly finishes its writes), then the writers close:
+      // everything acknowledged is stored before the stores close.
       await jobs.close();
+      await domain.close();
       await identity.close();
       broadcast.close();
       await stores.close();

@@ -112,6 +112,27 @@ describe('batch writer', () => {
     await w.close();
   });
 
+  it('values the store refuses fail only the caller that sent them (422); the others in the batch are stored', async () => {
+    // A real refusal: a cost that Decimal(18, 9) cannot hold. The batch holds both callers' rows.
+    const w = new BatchWriter(realInsert, { ...options, flushIntervalMs: 50 }, logger);
+    const good = w.write([row('w-split', 1), row('w-split', 2)], 100);
+    const bad = w.write([row('w-split', 3, '1e30')], 100).catch((e: unknown) => e);
+    await good;
+    const err = (await bad) as HttpError;
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err.status).toBe(422);
+    expect((await count('w-split')).rows).toBe(2);
+    expect(w.stats.failedRows).toBe(1);
+    await w.close();
+  });
+
+  it('a request with more rows than the queue can ever hold is 413, not a 503 to retry forever', async () => {
+    const w = new BatchWriter(realInsert, { ...options, maxQueueRows: 3 }, logger);
+    const err = (await w.write([1, 2, 3, 4].map((i) => row('w-413', i)), 100).catch((e: unknown) => e)) as HttpError;
+    expect(err.status).toBe(413);
+    await w.close();
+  });
+
   it('close flushes what is queued and then refuses', async () => {
     const w = new BatchWriter(realInsert, { ...options, flushIntervalMs: 60_000, maxBatchRows: 1000 }, logger);
     const pending = Promise.all(Array.from({ length: 7 }, (_, i) => w.write([row('w-close', i)], 10)));

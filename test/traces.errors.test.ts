@@ -140,18 +140,26 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
     expect(await detailOf(r)).toBe('Forbidden - User does not have access to this resource');
   });
 
-  it('a full span write queue answers 503 + Retry-After, and the retried request is stored', async () => {
-    const small = await startTestService({ INGEST_MAX_QUEUE_ROWS: '4' });
+  it('a full span write queue answers 503 + Retry-After with nothing written; a request larger than the queue is 413', async () => {
+    // The first request's spans wait in the queue for the flush timer; the second does not fit.
+    const small = await startTestService({ INGEST_MAX_QUEUE_ROWS: '4', INGEST_FLUSH_MS: '1500', INGEST_BATCH_ROWS: '1000' });
     try {
       const spans = Array.from({ length: 5 }, (_, i) => flatSpan({ trace_id: hex(32, 0x7000 + i), span_id: hex(16, 0x7100 + i) }));
-      const refused = await fetch(`${small.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ spans }) });
+      const send = (list: object[]) => fetch(`${small.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ spans: list }) });
+      const tooBig = await send(spans);
+      expect(tooBig.status).toBe(413);
+      expect(await detailOf(tooBig)).toMatch(/at most 4 rows/);
+      const first = send(spans.slice(0, 3));
+      await new Promise((r) => setTimeout(r, 300));
+      const refused = await send(spans.slice(3, 5));
       expect(refused.status).toBe(503);
       expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(await detailOf(refused)).toMatch(/spans write queue is full/);
-      const [stored] = await small.stores.clickhouse.query<{ n: string }>("SELECT count() AS n FROM spans WHERE trace_id LIKE '00007%'");
-      expect(Number(stored?.n)).toBe(0); // nothing half-written
-      const accepted = await fetch(`${small.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ spans: spans.slice(0, 4) }) });
-      expect(accepted.status).toBe(200);
+      expect((await first).status).toBe(200);
+      const stored = async () => (await small.stores.clickhouse.query<{ trace_id: string }>("SELECT trace_id FROM spans WHERE trace_id LIKE '00007%' ORDER BY trace_id")).map((r) => r.trace_id);
+      expect(await stored()).toEqual(spans.slice(0, 3).map((s) => (s as { trace_id: string }).trace_id)); // nothing of the refused request
+      expect((await send(spans.slice(3, 5))).status).toBe(200); // its retry
+      expect(await stored()).toHaveLength(5);
     } finally {
       await small.close();
     }

@@ -206,6 +206,31 @@ describe(`arrival orders count each trace once (${mode} mode)`, () => {
     expect(listed[0].tokens_in).toBe(1_200);
   });
 
+  it('odd but valid spans still make one execution: all-zero parent for the root, a parent cycle, absurd usage, a malformed prompt id', async () => {
+    const traceId = tid();
+    const [a, b] = [sid(), sid()];
+    const base = Date.now() - 30_000;
+    const root = { ...rootSpan(traceId, sid(), base), parent_span_id: '0000000000000000' };
+    const huge = { ...llm(traceId, root.span_id, base + 10, 1, 1), attributes: { ...llm(traceId, '', 0, 0, 0).attributes, 'gen_ai.usage.input_tokens': 1e21, 'gen_ai.usage.output_tokens': 5, 'traceloom.prompt.id': 'bad\u0000id' } };
+    // a and b name each other as parent: a cycle, cut in the hierarchy
+    const cycA = { ...llm(traceId, b, base + 20, 10, 1), span_id: a };
+    const cycB = { ...llm(traceId, a, base + 30, 20, 2), span_id: b };
+    const r = await post([root, huge, cycA, cycB]);
+    expect(r.status).toBe(200);
+    const e = await executionWhen(traceId);
+    expect(e.tokens_in).toBe(Number.MAX_SAFE_INTEGER); // 1e21 clamped to what the column holds exactly
+    expect(e.span_count).toBe(4);
+    expect(e.usage_warnings.some((w: string) => /bad/.test(w))).toBe(true); // the prompt reference is reported, not fatal
+    const h = await getJson(`${svc.url}/api/projects/${P}/executions/${traceId}/hierarchy`);
+    expect(h.status).toBe(200);
+    const count = (nodes: any[]): number => nodes.reduce((n, x) => n + 1 + count(x.children), 0);
+    expect(count(h.body.spans)).toBe(4); // every span once, no cycle
+    const rootNode = h.body.spans.find((x: any) => x.span_id === root.span_id);
+    expect(rootNode).toMatchObject({ parent_span_id: null });
+    expect(rootNode.orphan).toBeUndefined();
+    expect(h.body.spans.some((x: any) => x.orphan === true && (x.span_id === a || x.span_id === b))).toBe(true);
+  });
+
   it('a trace without a generative-AI span is stored but is no execution', async () => {
     const traceId = tid();
     const r = await post([{ ...rootSpan(traceId, sid(), Date.now() - 5_000), attributes: { 'http.method': 'GET' }, span_name: 'GET /' }]);

@@ -106,18 +106,26 @@ export function spanTree(spans: readonly TreeSpan[]) {
   const roots: unknown[] = [];
   const byStart = [...spans].sort((a, b) => (BigInt(a.start_time_ns) < BigInt(b.start_time_ns) ? -1 : BigInt(a.start_time_ns) > BigInt(b.start_time_ns) ? 1 : 0));
   // Parent links as sent, less those that would close a cycle (a span naming its descendant as
-  // parent): such a span becomes a root marked orphan, so the tree is always a tree.
+  // parent): such a span becomes a root marked orphan, so the tree is always a tree. One pass that
+  // colours spans (walking, done) keeps this linear whatever the depth.
   const parentOf = new Map(spans.filter((s) => s.parent_span_id && ids.has(s.parent_span_id)).map((s) => [s.span_id, s.parent_span_id]));
+  const state = new Map<string, 'walking' | 'done'>();
   for (const s of byStart) {
-    const seen = new Set([s.span_id]);
-    for (let p = parentOf.get(s.span_id); p !== undefined; p = parentOf.get(p)) {
-      if (seen.has(p)) {
-        parentOf.delete(s.span_id);
-        Object.assign(nodes.get(s.span_id)!, { orphan: true });
+    const path: string[] = [];
+    let id: string | undefined = s.span_id;
+    while (id !== undefined && state.get(id) !== 'done') {
+      if (state.get(id) === 'walking') {
+        // `id` closes a cycle: cut the link of the span that points into it.
+        const cut = path[path.length - 1]!;
+        parentOf.delete(cut);
+        Object.assign(nodes.get(cut)!, { orphan: true });
         break;
       }
-      seen.add(p);
+      state.set(id, 'walking');
+      path.push(id);
+      id = parentOf.get(id);
     }
+    for (const p of path) state.set(p, 'done');
   }
   for (const s of byStart) {
     const node = nodes.get(s.span_id)!;

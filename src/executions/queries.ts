@@ -46,6 +46,8 @@ function decodeCursor(cursor: string): { startedAt: string; traceId: string } {
 }
 
 const EXPORT_PAGE = 5_000;
+/** Raw rows a page may read into this process before the engine collapses them instead. */
+const MAX_RAW_READ = 20_000;
 
 interface RawListRow extends ListRow {
   version: string;
@@ -79,7 +81,8 @@ function collapse(rows: readonly RawListRow[], end: number): ListRow[] {
 
 type Waiter = { resolve: (hash: string | undefined) => void; reject: (err: unknown) => void };
 
-export function createExecutionQueries(ch: ClickHouseStore) {
+export function createExecutionQueries(ch: ClickHouseStore, opts: { maxRawRead?: number } = {}) {
+  const maxRawRead = opts.maxRawRead ?? MAX_RAW_READ;
   const pendingLookups = new Map<string, Map<string, Waiter[]>>();
   let lookupScheduled = false;
   function runLookups(): void {
@@ -157,7 +160,11 @@ export function createExecutionQueries(ch: ClickHouseStore) {
   async function livePage(w: { sql: string; params: Record<string, unknown> }, after: { startedAt: string; traceId: string } | undefined, skip: number, take: number): Promise<ListRow[]> {
     const cursorCondition = after ? " AND (started_at, trace_id) < (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})" : '';
     const params = { ...w.params, ...(after ? { c_started: after.startedAt, c_trace: after.traceId } : {}) };
+    // Deep offsets, and ranges crowded with cancel rows, are collapsed by the engine (FINAL, one
+    // partition at a time) rather than read into this process: memory stays bounded by the page.
+    if (skip + take > maxRawRead) return finalPage(w, cursorCondition, params, skip, take);
     for (let n = skip + take + 16; ; n *= 2) {
+      if (n > maxRawRead) return finalPage(w, cursorCondition, params, skip, take);
       const raw = await ch.query<RawListRow>(
         `SELECT ${LIST_COLUMNS}, version, sign FROM executions WHERE ${w.sql}${cursorCondition}
          ORDER BY started_at DESC, trace_id DESC LIMIT {n:UInt32}`,
@@ -173,6 +180,16 @@ export function createExecutionQueries(ch: ClickHouseStore) {
       const live = collapse(raw, end);
       if (live.length >= skip + take || complete) return live.slice(skip, skip + take);
     }
+  }
+
+  async function finalPage(w: { sql: string; params: Record<string, unknown> }, cursorCondition: string, params: Record<string, unknown>, skip: number, take: number): Promise<ListRow[]> {
+    return ch.query<ListRow>(
+      `SELECT ${LIST_COLUMNS} FROM executions FINAL WHERE ${w.sql}${cursorCondition} AND sign = 1
+       ORDER BY started_at DESC, trace_id DESC LIMIT {take:UInt32} OFFSET {skip:UInt32}
+       SETTINGS do_not_merge_across_partitions_select_final = 1`,
+      { ...params, take, skip },
+      'executions.list.final',
+    );
   }
 
   return {

@@ -9,7 +9,8 @@
 import crypto from 'node:crypto';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from '../logger.ts';
-import { unavailable } from '../errors.ts';
+import { HttpError, unavailable } from '../errors.ts';
+import { isConnectivityError, StoreUnavailableError } from '../stores/errors.ts';
 
 export type InsertFn = (table: string, rows: readonly object[], settings: ClickHouseSettings) => Promise<void>;
 
@@ -40,6 +41,21 @@ export interface WriterStats {
   retries: number;
 }
 
+const isStoreDown = (err: unknown) => err instanceof StoreUnavailableError || isConnectivityError(err);
+
+/**
+ * ClickHouse errors that mean "these values cannot be stored" (parse, type, range, overflow),
+ * as opposed to a store that is down or overloaded: retrying them changes nothing.
+ */
+const DATA_ERROR_CODES = new Set(['6', '26', '27', '32', '38', '41', '53', '69', '70', '72', '117', '131', '321', '407']);
+function isRefusedData(err: unknown): boolean {
+  if (!(err instanceof Error) || isStoreDown(err)) return false;
+  // The HTTP client carries the ClickHouse code in `code`; the embedded engine's insert in its message.
+  const e = err as Error & { code?: unknown; clickhouseCode?: unknown };
+  const code = e.clickhouseCode !== undefined ? String(e.clickhouseCode) : /^\d+$/.test(String(e.code)) ? String(e.code) : /\bCode: (\d+)\./.exec(e.message)?.[1];
+  return code !== undefined && DATA_ERROR_CODES.has(code);
+}
+
 export class BatchWriter {
   private pending: Pending[] = [];
   private pendingRows = 0;
@@ -60,6 +76,13 @@ export class BatchWriter {
   write(rows: readonly object[], bytes: number): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
     if (this.closing) return Promise.reject(unavailable('The service is shutting down; retry', 1));
+    if (rows.length > this.opts.maxQueueRows || bytes > this.opts.maxQueueBytes) {
+      // It would never fit, however long the client waited: not a 503 to retry.
+      this.stats.refusedRows += rows.length;
+      return Promise.reject(
+        new HttpError(413, `The request carries ${rows.length} ${this.opts.table} rows (${bytes} bytes); one request may carry at most ${this.opts.maxQueueRows} rows and ${this.opts.maxQueueBytes} bytes`),
+      );
+    }
     if (this.queuedRows + rows.length > this.opts.maxQueueRows || this.queuedBytes + bytes > this.opts.maxQueueBytes) {
       this.stats.refusedRows += rows.length;
       return Promise.reject(unavailable(`The ${this.opts.table} write queue is full; retry later`, 1));
@@ -129,30 +152,50 @@ export class BatchWriter {
       rows += p.rows.length;
     }
     this.pendingRows -= rows;
-    const values = batch.flatMap((p) => p.rows);
     const bytes = batch.reduce((n, p) => n + p.bytes, 0);
-    const token = crypto.randomUUID(); // the same for every attempt of this batch
+    const error = await this.insertWithRetries(batch.flatMap((p) => p.rows), rows, this.opts.maxAttempts);
+    if (error !== undefined && !isStoreDown(error) && batch.length > 1) {
+      // Not a store that is down: one caller's rows may be what the store refuses. Each caller's
+      // rows are tried alone (once: the batch was retried already), so only those fail.
+      this.logger.warn({ table: this.opts.table, rows, callers: batch.length, err: { message: (error as Error).message } }, 'batch refused; storing each caller\'s rows alone');
+      for (const p of batch) this.settle([p], await this.insertWithRetries(p.rows, p.rows.length, 1));
+    } else {
+      this.settle(batch, error);
+    }
+    this.queuedRows -= rows;
+    this.queuedBytes -= bytes;
+    this.syncStats();
+  }
+
+  /** Inserts rows, retrying store failures with backoff under one deduplication token; the last error, or undefined once stored. */
+  private async insertWithRetries(values: readonly object[], rows: number, attempts: number): Promise<unknown> {
+    const token = crypto.randomUUID(); // the same for every attempt of these rows
     let error: unknown;
-    for (let attempt = 1; attempt <= this.opts.maxAttempts; attempt++) {
+    for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
         await this.insert(this.opts.table, values, {
           insert_deduplication_token: token,
           deduplicate_blocks_in_dependent_materialized_views: 1,
+          // Spans of one request may fall in many months (partitions); refusing them would fail the request for nothing.
+          max_partitions_per_insert_block: '1000',
         });
-        error = undefined;
-        break;
+        return undefined;
       } catch (err) {
         error = err;
-        if (attempt < this.opts.maxAttempts) {
+        // Values the store refuses are refused again: not worth a retry.
+        if (isRefusedData(err)) return error;
+        if (attempt < attempts) {
           this.stats.retries++;
           this.logger.warn({ table: this.opts.table, rows, attempt, err: { message: (err as Error).message } }, 'batch insert failed, retrying');
           await new Promise((r) => setTimeout(r, this.opts.backoffMs * 2 ** (attempt - 1)));
         }
       }
     }
-    this.queuedRows -= rows;
-    this.queuedBytes -= bytes;
-    this.syncStats();
+    return error;
+  }
+
+  private settle(batch: Pending[], error: unknown): void {
+    const rows = batch.reduce((n, p) => n + p.rows.length, 0);
     this.stats.batches++;
     if (error === undefined) {
       this.stats.writtenRows += rows;
@@ -160,8 +203,10 @@ export class BatchWriter {
       return;
     }
     this.stats.failedRows += rows;
-    this.logger.error({ table: this.opts.table, rows, err: { message: (error as Error).message } }, 'batch not stored after every retry: callers get 503');
-    const refused = unavailable(`The ${this.opts.table} rows could not be stored; retry later`);
+    this.logger.error({ table: this.opts.table, rows, err: { message: (error as Error).message } }, 'rows not stored: callers get an error');
+    const refused = isRefusedData(error)
+      ? new HttpError(422, `The ${this.opts.table} rows could not be stored: the store refused their values (see the service log, request id in X-Request-Id)`)
+      : unavailable(`The ${this.opts.table} rows could not be stored; retry later`);
     for (const p of batch) p.reject(refused);
   }
 }

@@ -2,6 +2,7 @@
 // trace assembly reads light columns; everything the exporter sent is kept (attributes, resource,
 // events, links) for the hierarchy, and the normalised messages for the timeline.
 import type { DecodedSpan, MappedSpan } from './otlp/span.ts';
+import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
 
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];
@@ -66,17 +67,48 @@ function attributesJson(span: DecodedSpan, mapped: MappedSpan): string {
   return JSON.stringify(out ?? span.attributes);
 }
 
+/** A token count the columns hold exactly: a whole number from 0 to 2^53 − 1 (beyond: clamped, and noted). */
+function tokenCount(n: number | undefined, notes: string[], what: string): number {
+  if (n === undefined) return 0;
+  if (!Number.isFinite(n) || n < 0) {
+    notes.push(`${what}: ${n} is not a token count; stored as 0`);
+    return 0;
+  }
+  if (n > Number.MAX_SAFE_INTEGER) {
+    notes.push(`${what}: ${n} clamped to ${Number.MAX_SAFE_INTEGER}`);
+    return Number.MAX_SAFE_INTEGER;
+  }
+  return Math.floor(n);
+}
+
+/** A provided cost as Decimal(18, 9) holds it: 0 to 999,999,999.999999999 at 9 decimals; anything else is dropped (and noted). */
+function providedCost(v: string | undefined, notes: string[]): string | null {
+  if (v === undefined) return null;
+  try {
+    const nanos = toScaled(v, NANOS);
+    if (nanos >= 0n && nanos < 10n ** 18n) return fromScaled(nanos, NANOS);
+  } catch {
+    // not a decimal
+  }
+  notes.push(`cost: ${v} is outside 0..999999999.999999999 USD; ignored`);
+  return null;
+}
+
+const ZERO_SPAN_ID = '0000000000000000';
+
 /** Unsigned 64-bit nanoseconds (a negative or absurd time is clamped to 0 rather than refused). */
 const ns = (v: bigint) => (v < 0n || v >= 1n << 64n ? '0' : v.toString());
 
 export function spanRow(projectId: string, span: DecodedSpan, mapped: MappedSpan, receivedAt: string, resourceJson: string): SpanRow {
   const u = mapped.usage;
   const service = span.resource['service.name'];
+  const notes = [...span.truncated];
   return {
     project_id: projectId,
     trace_id: span.traceId,
     span_id: span.spanId,
-    parent_span_id: span.parentSpanId,
+    // Some SDKs send an all-zero parent for a root.
+    parent_span_id: span.parentSpanId === ZERO_SPAN_ID ? '' : span.parentSpanId,
     start_time_ns: ns(span.startTimeNs),
     end_time_ns: ns(span.endTimeNs),
     received_at: receivedAt,
@@ -94,17 +126,17 @@ export function spanRow(projectId: string, span: DecodedSpan, mapped: MappedSpan
     agent_id: mapped.agentId,
     session_id: mapped.sessionId,
     has_usage: u ? 1 : 0,
-    tokens_in: u?.tokensIn ?? 0,
-    tokens_out: u?.tokensOut ?? 0,
-    tokens_cached_in: u?.cachedIn ?? 0,
-    tokens_cache_write_in: u?.cacheWriteIn ?? 0,
-    tokens_reasoning: u?.reasoning ?? 0,
-    cost_provided: mapped.providedCostUsd ?? null,
+    tokens_in: tokenCount(u?.tokensIn, notes, 'tokens_in'),
+    tokens_out: tokenCount(u?.tokensOut, notes, 'tokens_out'),
+    tokens_cached_in: tokenCount(u?.cachedIn, notes, 'tokens_cached_in'),
+    tokens_cache_write_in: tokenCount(u?.cacheWriteIn, notes, 'tokens_cache_write_in'),
+    tokens_reasoning: tokenCount(u?.reasoning, notes, 'tokens_reasoning'),
+    cost_provided: providedCost(mapped.providedCostUsd, notes),
     tool_name: mapped.toolName,
     tool_call_id: mapped.toolCallId,
     error_message: mapped.errorMessage,
     prompt_usages: mapped.promptUsages.length ? JSON.stringify(mapped.promptUsages) : '',
-    truncated: span.truncated,
+    truncated: notes,
     attributes: attributesJson(span, mapped),
     resource: resourceJson,
     events: span.events.length ? JSON.stringify(span.events.map((e) => ({ name: e.name, time_ns: e.timeNs.toString(), attributes: e.attributes }))) : '',

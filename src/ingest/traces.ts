@@ -107,10 +107,13 @@ export function createTraceIngest(deps: TraceIngestDeps) {
 
       const refs: TraceRef[] = [...traces.keys()].map((traceId) => ({ projectId, traceId }));
       const dueAt = Date.now() + deps.debounceMs;
+      // The mark is what gets the traces assembled: if it fails (Redis down) the answer is 503, and
+      // the exporter's retry stores the spans again (readers take one copy) and marks them.
       await deps.pending.mark(refs, dueAt);
-      await deps.assembler.wake(dueAt);
+      // A lost wake-up only delays assembly until the next scheduled sweep; a lost claim only the count.
+      await deps.assembler.wake(dueAt).catch((err: Error) => deps.logger.warn({ err: { message: err.message } }, 'assembly wake-up not enqueued; the scheduled sweep takes the traces'));
 
-      const firstSight = await deps.pending.claimGenAi(genAi);
+      const firstSight = await deps.pending.claimGenAi(genAi).catch(() => genAi.map(() => false));
       const known = await existing;
       const created = genAi.filter((_r, i) => firstSight[i] && known[i] === undefined).length;
 

@@ -70,7 +70,7 @@ export function traceRoutes(config: Config, ingest: TraceIngest): RouteDef[] {
         const explain = (ctx.state.query as { explain: boolean }).explain;
         const result = await ingest.ingest(projectId, decoded, { explain });
         ctx.status = 200;
-        if (isJson || explain || ctx.accepts('application/x-protobuf', 'application/json') === 'application/json' && ctx.get('Accept').includes('application/json')) {
+        if (isJson || explain || /application\/json/i.test(ctx.get('Accept'))) {
           ctx.body = result;
           return;
         }

@@ -10,13 +10,20 @@ import type { BatchWriter } from '../batch-writer.ts';
 import type { Logger } from '../../logger.ts';
 import type { JobProcessor, JobRunner } from '../../../jobs/runner.ts';
 import { toClickHouseTime } from '../../time.ts';
-import type { PendingTraces, TraceRef } from './pending.ts';
+import type { Lease, PendingTraces, TraceRef } from './pending.ts';
 import { summarizeTrace, type StoredSpan, type SummarizeDeps } from './summarize.ts';
 
 export const ASSEMBLY_JOB = 'trace-assembly';
 /** Sweeps are keyed by the time bucket their traces are due in, so marks never wait on a running sweep. */
 const BUCKET_MS = 250;
 const BATCH_TRACES = 1_000;
+/** A trace that failed to assemble (or whose execution the store refused) is tried again after this. */
+const FAILED_RETRY_MS = 60_000;
+
+interface Current {
+  rows: Map<string, Record<string, unknown> & { trace_id: string }>;
+  located: Set<string>;
+}
 const MAX_BATCHES_PER_RUN = 10;
 
 const SPAN_COLUMNS = `trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, received_at, name, status_code, status_message,
@@ -64,14 +71,14 @@ export function createAssembler(deps: AssemblerDeps) {
     return byTrace;
   }
 
-  /** The stored rows (latest version) of these traces, every column, exact decimals as text. */
-  async function currentRows(projectId: string, traceIds: string[]): Promise<Map<string, Record<string, unknown>>> {
+  /** The stored rows (latest version) of these traces, every column, exact decimals as text; and which traces the index knows. */
+  async function currentRows(projectId: string, traceIds: string[]): Promise<Current> {
     const located = await deps.clickhouse.query<{ trace_id: string; started_at: string }>(
       'SELECT trace_id, started_at FROM execution_traces FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}',
       { p: projectId, ids: traceIds },
       'assembly.locate',
     );
-    if (located.length === 0) return new Map();
+    if (located.length === 0) return { rows: new Map(), located: new Set() };
     const rows = await deps.clickhouse.query<Record<string, unknown> & { trace_id: string }>(
       `SELECT * REPLACE (toString(cost_usd) AS cost_usd, toString(cost_computed_usd) AS cost_computed_usd)
        FROM executions FINAL
@@ -80,10 +87,38 @@ export function createAssembler(deps: AssemblerDeps) {
       { p: projectId, starts: [...new Set(located.map((l) => l.started_at))], ids: located.map((l) => l.trace_id) },
       'assembly.current',
     );
-    return new Map(rows.map((r) => [r.trace_id, r]));
+    return { rows: new Map(rows.map((r) => [r.trace_id, r])), located: new Set(located.map((l) => l.trace_id)) };
   }
 
-  async function assembleProject(projectId: string, traceIds: string[]): Promise<void> {
+  /** One trace's rows to write (cancel + new, or new), or why not. */
+  type Outcome = { kind: 'write'; rows: object[] } | { kind: 'same' } | { kind: 'skip' } | { kind: 'later'; dueAt: number };
+
+  async function assembleTrace(projectId: string, traceId: string, spans: StoredSpan[] | undefined, current: Current, summarizeDeps: SummarizeDeps): Promise<Outcome> {
+    if (!spans || !spans.some((s) => s.span_class === 'inference')) return { kind: 'skip' }; // not an execution (yet)
+    if (!spans.some((s) => !s.parent_span_id)) {
+      let lastReceived = 0; // a loop, not Math.max(...): a trace may hold more spans than the stack has room for arguments
+      for (const s of spans) lastReceived = Math.max(lastReceived, Date.parse(`${s.received_at.replace(' ', 'T')}Z`));
+      if (now() - lastReceived < deps.quietMs) return { kind: 'later', dueAt: lastReceived + deps.quietMs };
+    }
+    const stored = current.rows.get(traceId);
+    if (!stored && current.located.has(traceId)) {
+      // Indexed but its row is gone (retention removed it): it was counted once already; a replay
+      // of its spans must not count it again.
+      deps.logger.warn({ project_id: projectId, trace_id: traceId }, 'spans for an execution whose row retention removed: not counted again');
+      return { kind: 'same' };
+    }
+    const summary = await summarizeTrace(projectId, spans, summarizeDeps);
+    // The same content, or a direct record of this trace id (never replaced by spans).
+    if (stored && (stored.source !== 'otlp' || stored.content_hash === summary.content_hash)) return { kind: 'same' };
+    const { hasRoot: _r, ...row } = summary;
+    const version = stored ? Number(stored.version) + 1 : 1;
+    const rows: object[] = stored ? [{ ...stored, sign: -1 }] : [];
+    rows.push({ ...row, version, sign: 1, received_at: toClickHouseTime(new Date(now())) });
+    return { kind: 'write', rows };
+  }
+
+  /** Assembles a project's share of a lease; returns the traces done and those due again later. */
+  async function assembleProject(lease: Lease, projectId: string, traceIds: string[]): Promise<{ done: TraceRef[]; later: Array<{ trace: TraceRef; dueAt: number }> }> {
     const spansByTrace = await readSpans(projectId, traceIds);
     const current = await currentRows(projectId, traceIds);
     // One lookup per prompt reference for the whole batch (its traces mostly name the same prompts).
@@ -97,75 +132,82 @@ export function createAssembler(deps: AssemblerDeps) {
         return v;
       },
     };
-    const rows: object[] = [];
-    const written: TraceRef[] = [];
-    const later: TraceRef[] = [];
-    let laterDue = Infinity;
+    const done: TraceRef[] = [];
+    const later: Array<{ trace: TraceRef; dueAt: number }> = [];
+    const writes: Array<{ trace: TraceRef; rows: object[] }> = [];
     for (const traceId of traceIds) {
-      const spans = spansByTrace.get(traceId);
-      if (!spans || !spans.some((s) => s.span_class === 'inference')) continue; // not an execution (yet)
-      const root = spans.some((s) => !s.parent_span_id);
-      if (!root) {
-        const lastReceived = Math.max(...spans.map((s) => Date.parse(`${s.received_at.replace(' ', 'T')}Z`)));
-        if (now() - lastReceived < deps.quietMs) {
-          later.push({ projectId, traceId });
-          laterDue = Math.min(laterDue, lastReceived + deps.quietMs);
-          continue;
+      const trace = { projectId, traceId };
+      try {
+        const o = await assembleTrace(projectId, traceId, spansByTrace.get(traceId), current, summarizeDeps);
+        if (o.kind === 'write') writes.push({ trace, rows: o.rows });
+        else if (o.kind === 'later') later.push({ trace, dueAt: o.dueAt });
+        else done.push(trace);
+      } catch (err) {
+        // One trace that cannot be assembled holds up no other: it is tried again later.
+        deps.logger.warn({ project_id: projectId, trace_id: traceId, err: { message: (err as Error).message } }, 'trace not assembled; retrying later');
+        later.push({ trace, dueAt: now() + FAILED_RETRY_MS });
+      }
+    }
+    if (writes.length > 0) {
+      // A trace whose lease ran out meanwhile is another worker's now: it writes, this one does not.
+      const held = await deps.pending.stillHeld(lease, writes.map((w) => w.trace));
+      const mine = writes.filter((_w, i) => held[i]);
+      // One write per trace (its cancel and new rows together): the writer batches them into one
+      // insert, and a trace whose rows the store refuses fails alone.
+      const results = await Promise.allSettled(
+        mine.map((w) => deps.executionsWriter.write(w.rows, w.rows.reduce<number>((n, r) => n + String((r as { conversation_history?: string }).conversation_history ?? '').length + 1024, 0))),
+      );
+      let moved = false;
+      results.forEach((r, i) => {
+        const w = mine[i]!;
+        if (r.status === 'fulfilled') {
+          done.push(w.trace);
+          moved = true;
+        } else {
+          deps.logger.warn({ project_id: projectId, trace_id: w.trace.traceId, err: { message: (r.reason as Error).message } }, 'execution not written; retrying later');
+          later.push({ trace: w.trace, dueAt: now() + FAILED_RETRY_MS });
         }
-      }
-      const summary = await summarizeTrace(projectId, spans, summarizeDeps);
-      const stored = current.get(traceId);
-      if (stored && (stored.source !== 'otlp' || stored.content_hash === summary.content_hash)) {
-        // The same content, or a direct record of this trace id (a direct record is never replaced by spans).
-        written.push({ projectId, traceId });
-        continue;
-      }
-      const { hasRoot: _r, ...row } = summary;
-      const version = stored ? Number(stored.version) + 1 : 1;
-      if (stored) rows.push({ ...stored, sign: -1 });
-      rows.push({ ...row, version, sign: 1, received_at: toClickHouseTime(new Date(now())) });
-      written.push({ projectId, traceId });
+      });
+      if (moved) deps.onSpendMoved?.(projectId);
     }
-    if (rows.length > 0) {
-      const bytes = rows.reduce<number>((n, r) => n + String((r as { conversation_history?: string }).conversation_history ?? '').length + 1024, 0);
-      await deps.executionsWriter.write(rows, bytes);
-      deps.onSpendMoved?.(projectId);
-    }
-    await deps.pending.forgetGenAi(written);
-    if (later.length > 0) {
-      await deps.pending.defer(later, laterDue);
-      await wake(laterDue);
-    }
+    await deps.pending.forgetGenAi(done);
+    return { done, later };
   }
 
   /** One sweep: every due trace, in batches, until none is due or the run has done its share. */
   async function sweep(): Promise<number> {
-    let done = 0;
+    let count = 0;
     for (let batch = 0; batch < MAX_BATCHES_PER_RUN; batch++) {
-      const due = await deps.pending.takeDue(now(), BATCH_TRACES);
-      if (due.length === 0) return done;
-      try {
-        const byProject = new Map<string, string[]>();
-        for (const t of due) {
-          let ids = byProject.get(t.projectId);
-          if (!ids) byProject.set(t.projectId, (ids = []));
-          ids.push(t.traceId);
-        }
-        for (const [projectId, ids] of byProject) await assembleProject(projectId, ids);
-        done += due.length;
-      } catch (err) {
-        // Nothing is lost: the traces go back, due again shortly, and the job's retry or the next sweep takes them.
-        const retryAt = now() + 1_000;
-        await deps.pending.defer(due, retryAt);
-        await wake(retryAt);
-        throw err;
-      } finally {
-        await deps.pending.release(due);
+      const lease = await deps.pending.takeDue(now(), BATCH_TRACES);
+      if (lease.traces.length === 0) break;
+      const byProject = new Map<string, string[]>();
+      for (const t of lease.traces) {
+        let ids = byProject.get(t.projectId);
+        if (!ids) byProject.set(t.projectId, (ids = []));
+        ids.push(t.traceId);
       }
+      const done: TraceRef[] = [];
+      const later: Array<{ trace: TraceRef; dueAt: number }> = [];
+      let failure: unknown;
+      for (const [projectId, ids] of byProject) {
+        try {
+          const r = await assembleProject(lease, projectId, ids);
+          done.push(...r.done);
+          later.push(...r.later);
+        } catch (err) {
+          // A store that failed: nothing is lost, the project's traces are due again shortly.
+          failure ??= err;
+          for (const traceId of ids) later.push({ trace: { projectId, traceId }, dueAt: now() + 1_000 });
+        }
+      }
+      await deps.pending.finish(lease, done, later);
+      if (later.length > 0) await wake(Math.min(...later.slice(0, 10_000).map((l) => l.dueAt)));
+      if (failure) throw failure; // the job's retry (with backoff) or the next sweep takes them
+      count += lease.traces.length;
     }
     const next = await deps.pending.nextDue();
     if (next !== undefined) await wake(Math.max(next, now()));
-    return done;
+    return count;
   }
 
   /**
@@ -179,7 +221,7 @@ export function createAssembler(deps: AssemblerDeps) {
       deps.clickhouse.query<{ project_id: string; trace_id: string; last: string }>(
         `SELECT project_id, trace_id, max(received_at) AS last FROM spans
          WHERE received_at >= toDateTime64({since:String}, 3, 'UTC')
-         GROUP BY project_id, trace_id HAVING countIf(span_class = 'inference') > 0 LIMIT {limit:UInt32}`,
+         GROUP BY project_id, trace_id HAVING countIf(span_class = 'inference') > 0 ORDER BY last DESC LIMIT {limit:UInt32}`,
         { since, limit },
         'assembly.recover.spans',
       ),

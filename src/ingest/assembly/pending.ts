@@ -2,25 +2,39 @@
 // traces of every stored batch; the assembly job takes the due ones in bulk (one ClickHouse read
 // for many traces, not one job per trace). A mark keeps the earlier of the two due times: a busy
 // trace is still assembled every debounce window, and a root arriving for a trace that waits out
-// its quiet period brings it forward. A mark after the trace was taken adds it again, so every
-// stored span is followed by an assembly that reads it.
+// its quiet period brings it forward. A mark after the trace was taken makes it due again, so
+// every stored span is followed by an assembly that reads it.
 // Two implementations behind one interface: a map in this process, or a Redis sorted set shared
-// by every node, with a lock per trace so two workers never assemble one trace at once.
+// by every node. In Redis a taken trace is leased, not removed: it stays in the set, due again
+// when the lease ends (a worker that dies mid-assembly loses nothing), and a lock with the
+// taker's token keeps other workers off it until the taker finishes or the lease ends.
+import crypto from 'node:crypto';
 import type { RedisStore } from '../../stores/redis.ts';
+import { StoreUnavailableError } from '../../stores/errors.ts';
 
 export interface TraceRef {
   projectId: string;
   traceId: string;
 }
 
+/** What a take holds: the traces, and the token that proves it still holds them. */
+export interface Lease {
+  traces: TraceRef[];
+  token: string;
+}
+
 export interface PendingTraces {
   /** Marks traces due at `dueAt`, or sooner if already due sooner; for each, whether it was new to the set. */
   mark(traces: readonly TraceRef[], dueAt: number): Promise<boolean[]>;
-  /** Marks traces due at `dueAt` even when already waiting (a later re-check). */
-  defer(traces: readonly TraceRef[], dueAt: number): Promise<void>;
-  /** Takes up to `limit` traces due by `now` and locks them; `release` unlocks them after assembly. */
-  takeDue(now: number, limit: number): Promise<TraceRef[]>;
-  release(traces: readonly TraceRef[]): Promise<void>;
+  /** Takes up to `limit` traces due by `now` and leases them to the caller. */
+  takeDue(now: number, limit: number): Promise<Lease>;
+  /** Which of the lease's traces it still holds (extending the lease of those). */
+  stillHeld(lease: Lease, traces: readonly TraceRef[]): Promise<boolean[]>;
+  /**
+   * Ends a lease: `done` traces leave the set, `later` ones are due again at their time — unless
+   * a mark came in meanwhile, which wins (its spans have not been read).
+   */
+  finish(lease: Lease, done: readonly TraceRef[], later: ReadonlyArray<{ trace: TraceRef; dueAt: number }>): Promise<void>;
   /** The earliest due time waiting, or undefined when none. */
   nextDue(): Promise<number | undefined>;
   /** Records that a trace holds a generative-AI span; true the first time (for `executions_created`). */
@@ -48,23 +62,29 @@ export function createLocalPendingTraces(): PendingTraces {
         return at === undefined;
       });
     },
-    async defer(traces, dueAt) {
-      for (const t of traces) due.set(member(t), Math.max(dueAt, due.get(member(t)) ?? 0));
-    },
     // One assembly run at a time in this process (the in-process runner runs a processor's jobs
-    // one after another), so taking a trace out of the map is its lock.
+    // one after another), so taking a trace out of the map is its lease.
     async takeDue(now, limit) {
-      const out: TraceRef[] = [];
+      const traces: TraceRef[] = [];
       for (const [m, at] of due) {
-        if (out.length >= limit) break;
+        if (traces.length >= limit) break;
         if (at <= now) {
           due.delete(m);
-          out.push(parse(m));
+          traces.push(parse(m));
         }
       }
-      return out;
+      return { traces, token: 'local' };
     },
-    async release() {},
+    async stillHeld(_lease, traces) {
+      return traces.map(() => true);
+    },
+    async finish(_lease, _done, later) {
+      for (const { trace, dueAt } of later) {
+        const m = member(trace);
+        const at = due.get(m); // a mark that came in during the assembly
+        due.set(m, at === undefined ? dueAt : Math.min(at, dueAt));
+      }
+    },
     async nextDue() {
       let min: number | undefined;
       for (const at of due.values()) if (min === undefined || at < min) min = at;
@@ -84,14 +104,16 @@ export function createLocalPendingTraces(): PendingTraces {
   };
 }
 
-// Takes due members and locks each; a member whose lock is held (another worker is assembling it)
-// goes back with a short delay instead.
+// KEYS: due set, lock prefix. ARGV: now, limit, lease ms, retry ms, token.
+// Takes due members whose lock is free: lock them with the token and push their score to the end
+// of the lease. A member locked by another worker is pushed back by `retry ms`.
 const TAKE_DUE = `
 local members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+local leaseEnd = tonumber(ARGV[1]) + tonumber(ARGV[3])
 local taken = {}
 for _, m in ipairs(members) do
-  redis.call('ZREM', KEYS[1], m)
-  if redis.call('SET', KEYS[2] .. m, '1', 'NX', 'PX', tonumber(ARGV[3])) then
+  if redis.call('SET', KEYS[2] .. m, ARGV[5], 'NX', 'PX', tonumber(ARGV[3])) then
+    redis.call('ZADD', KEYS[1], leaseEnd, m)
     table.insert(taken, m)
   else
     redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[4]), m)
@@ -99,53 +121,110 @@ for _, m in ipairs(members) do
 end
 return taken`;
 
+// KEYS: lock prefix. ARGV: token, lock ms, members... Returns 1/0 per member: whether the token
+// still holds its lock; held locks are extended.
+const STILL_HELD = `
+local out = {}
+for i = 3, #ARGV do
+  local key = KEYS[1] .. ARGV[i]
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('PEXPIRE', key, tonumber(ARGV[2]))
+    table.insert(out, 1)
+  else
+    table.insert(out, 0)
+  end
+end
+return out`;
+
+// KEYS: due set, lock prefix. ARGV: token, pairs (member, next due or '' for done), lease floor.
+// Only a member still leased to this token (its lock holds the token) is removed or rescheduled;
+// a member whose score a mark lowered meanwhile keeps that earlier time.
+const FINISH = `
+for i = 2, #ARGV - 1, 2 do
+  local m = ARGV[i]
+  local nxt = ARGV[i + 1]
+  if redis.call('GET', KEYS[2] .. m) == ARGV[1] then
+    redis.call('DEL', KEYS[2] .. m)
+    local score = redis.call('ZSCORE', KEYS[1], m)
+    if nxt == '' then
+      if score and tonumber(score) >= tonumber(ARGV[#ARGV]) then redis.call('ZREM', KEYS[1], m) end
+    else
+      if score and tonumber(score) >= tonumber(ARGV[#ARGV]) then redis.call('ZADD', KEYS[1], tonumber(nxt), m) end
+    end
+  end
+end
+return 0`;
+
+/** Redis failures are a store that is down (503, retry), not a bug. */
+async function redisCall<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw new StoreUnavailableError('redis', err);
+  }
+}
+
 export function createRedisPendingTraces(redis: RedisStore, opts: { lockMs: number; retryMs: number }): PendingTraces {
   const r = redis.client;
   const dueKey = `${redis.prefix}:assembly:due`;
   const lockPrefix = `${redis.prefix}:assembly:lock:`;
   const genAiKey = `${redis.prefix}:assembly:genai`;
+  /** The earliest lease end a take of this process may have set (lease scores are at least this). */
+  const leaseFloor = new Map<string, number>();
   return {
-    async mark(traces, dueAt) {
-      if (traces.length === 0) return [];
-      const p = r.pipeline();
-      for (const t of traces) p.zadd(dueKey, 'LT', dueAt, member(t));
-      const res = (await p.exec()) ?? [];
-      return res.map(([err, added]) => {
-        if (err) throw err;
-        return Number(added) === 1;
-      });
-    },
-    async defer(traces, dueAt) {
-      if (traces.length === 0) return;
-      const p = r.pipeline();
-      for (const t of traces) p.zadd(dueKey, "GT", String(dueAt), member(t));
-      await p.exec();
-    },
-    async takeDue(now, limit) {
-      const taken = (await r.eval(TAKE_DUE, 2, dueKey, lockPrefix, now, limit, opts.lockMs, opts.retryMs)) as string[];
-      return taken.map(parse);
-    },
-    async release(traces) {
-      if (traces.length === 0) return;
-      await r.del(...traces.map((t) => lockPrefix + member(t)));
-    },
-    async nextDue() {
-      const first = await r.zrange(dueKey, '0', '0', 'WITHSCORES');
-      return first.length === 2 ? Number(first[1]) : undefined;
-    },
-    async claimGenAi(traces) {
-      if (traces.length === 0) return [];
-      const p = r.pipeline();
-      for (const t of traces) p.hsetnx(genAiKey, member(t), '1');
-      const res = (await p.exec()) ?? [];
-      return res.map(([err, added]) => {
-        if (err) throw err;
-        return Number(added) === 1;
-      });
-    },
-    async forgetGenAi(traces) {
-      if (traces.length === 0) return;
-      await r.hdel(genAiKey, ...traces.map(member));
-    },
+    mark: (traces, dueAt) =>
+      redisCall(async () => {
+        if (traces.length === 0) return [];
+        const p = r.pipeline();
+        for (const t of traces) p.zadd(dueKey, 'LT', dueAt, member(t));
+        const res = (await p.exec()) ?? [];
+        return res.map(([err, added]) => {
+          if (err) throw err;
+          return Number(added) === 1;
+        });
+      }),
+    takeDue: (now, limit) =>
+      redisCall(async () => {
+        const token = crypto.randomUUID();
+        const taken = (await r.eval(TAKE_DUE, 2, dueKey, lockPrefix, now, limit, opts.lockMs, opts.retryMs, token)) as string[];
+        leaseFloor.set(token, now + opts.lockMs);
+        return { traces: taken.map(parse), token };
+      }),
+    stillHeld: (lease, traces) =>
+      redisCall(async () => {
+        if (traces.length === 0) return [];
+        const held = (await r.eval(STILL_HELD, 1, lockPrefix, lease.token, opts.lockMs, ...traces.map(member))) as number[];
+        return held.map((h) => Number(h) === 1);
+      }),
+    finish: (lease, done, later) =>
+      redisCall(async () => {
+        const floor = leaseFloor.get(lease.token) ?? 0;
+        leaseFloor.delete(lease.token);
+        const pairs = [...done.map((t) => [member(t), '']), ...later.map((l) => [member(l.trace), String(l.dueAt)])].flat();
+        if (pairs.length === 0) return;
+        // The last argument is the lease floor: a score below it was lowered by a mark.
+        await r.eval(FINISH, 2, dueKey, lockPrefix, lease.token, ...pairs, String(floor));
+      }),
+    nextDue: () =>
+      redisCall(async () => {
+        const first = await r.zrange(dueKey, '0', '0', 'WITHSCORES');
+        return first.length === 2 ? Number(first[1]) : undefined;
+      }),
+    claimGenAi: (traces) =>
+      redisCall(async () => {
+        if (traces.length === 0) return [];
+        const p = r.pipeline();
+        for (const t of traces) p.hsetnx(genAiKey, member(t), '1');
+        const res = (await p.exec()) ?? [];
+        return res.map(([err, added]) => {
+          if (err) throw err;
+          return Number(added) === 1;
+        });
+      }),
+    forgetGenAi: (traces) =>
+      redisCall(async () => {
+        if (traces.length === 0) return;
+        await r.hdel(genAiKey, ...traces.map(member));
+      }),
   };
 }

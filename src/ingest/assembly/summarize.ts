@@ -64,6 +64,7 @@ interface ParsedMessages {
 }
 
 const big = (s: string) => BigInt(s || '0');
+const MAX_COST_NANOS = 10n ** 18n - 1n;
 const nsToDate = (ns: bigint) => new Date(Number(ns / 1_000_000n));
 
 function parseMessages(s: string): ParsedMessages {
@@ -81,9 +82,10 @@ export function countedSpans(spans: readonly StoredSpan[]): Set<string> {
   const hasUsageBelow = new Set<string>();
   for (const s of spans) {
     if (s.span_class !== 'inference' || Number(s.has_usage) !== 1) continue;
-    // Walk up: every ancestor has a descendant with usage (cycles guarded by the seen set).
+    // Walk up, marking every ancestor; stop at one already marked (its ancestors are too), so the
+    // whole pass is linear in the number of spans whatever the depth. `seen` guards cycles.
     const seen = new Set<string>([s.span_id]);
-    for (let p = byId.get(s.parent_span_id); p && !seen.has(p.span_id); p = byId.get(p.parent_span_id)) {
+    for (let p = byId.get(s.parent_span_id); p && !seen.has(p.span_id) && !hasUsageBelow.has(p.span_id); p = byId.get(p.parent_span_id)) {
       seen.add(p.span_id);
       hasUsageBelow.add(p.span_id);
     }
@@ -146,6 +148,20 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     if (!main || tokens > main.tokens) main = { span: s, tokens, priceId: price?.price_id ?? '' };
   }
   const costSource = anyProvided ? 'provided' : anyComputed ? 'computed' : 'unpriced';
+  // Decimal(18, 9) holds up to 999,999,999.999999999 USD per execution; a sum beyond is capped, and said.
+  const cap = (n: bigint, what: string) => {
+    if (n <= MAX_COST_NANOS) return n;
+    warnings.push(`${what} exceeds ${fromScaled(MAX_COST_NANOS, NANOS)} USD; capped`);
+    return MAX_COST_NANOS;
+  };
+  costNanos = cap(costNanos, 'cost_usd');
+  computedNanos = cap(computedNanos, 'cost_computed_usd');
+  const capTokens = (n: number) => Math.min(n, Number.MAX_SAFE_INTEGER);
+  tokensIn = capTokens(tokensIn);
+  tokensOut = capTokens(tokensOut);
+  cachedIn = capTokens(cachedIn);
+  cacheWriteIn = capTokens(cacheWriteIn);
+  reasoning = capTokens(reasoning);
 
   // Template usages named on any span, resolved like direct records'; unknown ones are reported.
   const usages: ResolvedUsage[] = [];
