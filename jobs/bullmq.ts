@@ -59,7 +59,9 @@ export function createBullmqRunner(
       }
     },
     async enqueue<T>(name: string, data: T, o?: EnqueueOptions): Promise<void> {
-      await queueFor(name).add(name, data, { deduplication: o?.jobId ? { id: o.jobId } : undefined, delay: o?.delayMs });
+      // keepLastIfActive: an add while the job with this id is active is kept (the latest data) and
+      // becomes a new job when the active one finishes, as in the in-process runner.
+      await queueFor(name).add(name, data, { deduplication: o?.jobId ? { id: o.jobId, keepLastIfActive: true } : undefined, delay: o?.delayMs });
     },
     async every<T>(name: string, intervalMs: number, data: T): Promise<void> {
       // A job scheduler is one per id across every node: N API processes do not run it N times.

@@ -1,19 +1,28 @@
-// The runner without Redis: jobs run in this process, one at a time per processor, with the same
-// retry and backoff rules as the BullMQ runner. Jobs are derived work (budget evaluation, trace
-// assembly) that is recomputed from the stores, so a job lost in a crash is redone by the next one.
+// The runner without Redis: jobs run in this process, up to `concurrency` at once per processor
+// (default 1), with the same retry, backoff and deduplication rules as the BullMQ runner. A retry
+// is a delayed re-add (a timer), never a sleep in a loop: a failing job in backoff does not hold
+// back the other jobs of its processor. Jobs are derived work (budget evaluation, trace assembly)
+// that is recomputed from the stores, so a job lost in a crash is redone by the next one.
 import type { Logger } from '../src/logger.ts';
 import { backoffDelay, type EnqueueOptions, type JobProcessor, type JobRunner } from './runner.ts';
 
 interface Pending {
   data: unknown;
   jobId?: string;
+  /** The attempt this run is (1 for a new job). */
+  attempt: number;
 }
 
 export function createInProcessRunner(processors: readonly JobProcessor[], logger: Logger): JobRunner {
   const byName = new Map(processors.map((p) => [p.name, p]));
   const queues = new Map<string, Pending[]>();
-  const waitingIds = new Set<string>();
-  const running = new Map<string, Promise<void>>();
+  const active = new Map<string, number>();
+  // Deduplication keys (`<name>:<jobId>`): 'waiting' while the job is queued or delayed (another
+  // enqueue is dropped), 'running' from its first attempt until it finished (retries included):
+  // another enqueue then is kept, the latest one only, and added once the running one finished.
+  const keys = new Map<string, 'waiting' | 'running'>();
+  const followUps = new Map<string, { data: unknown; delayMs?: number }>();
+  const running = new Set<Promise<void>>();
   const timers = new Set<NodeJS.Timeout>();
   let closing = false;
 
@@ -22,72 +31,78 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
     if (!p) throw new Error(`no job processor named ${name}`);
     return p;
   };
+  const keyOf = (name: string, jobId: string | undefined) => (jobId === undefined ? undefined : `${name}:${jobId}`);
 
-  // A backoff wait ends early when the runner closes (its timer is cleared): close() must not wait forever.
-  const sleepers = new Set<() => void>();
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const wake = () => {
-        timers.delete(t);
-        sleepers.delete(wake);
-        resolve();
-      };
-      const t = setTimeout(wake, ms);
-      t.unref();
-      timers.add(t);
-      sleepers.add(wake);
-    });
+  function later(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
+    t.unref();
+    timers.add(t);
+  }
 
-  async function runOne(p: JobProcessor, job: Pending): Promise<void> {
+  function finished(name: string, job: Pending): void {
+    const key = keyOf(name, job.jobId);
+    if (!key) return;
+    keys.delete(key);
+    const next = followUps.get(key);
+    if (!next) return;
+    followUps.delete(key);
+    if (!closing) submit(name, next.data, job.jobId, next.delayMs);
+  }
+
+  async function attempt(name: string, p: JobProcessor, job: Pending): Promise<void> {
     const attempts = p.attempts ?? 3;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      try {
-        await p.process(job.data, { logger: logger.child({ job: p.name }), attempt });
+    try {
+      await p.process(job.data, { logger: logger.child({ job: p.name }), attempt: job.attempt });
+    } catch (err) {
+      const last = job.attempt >= attempts || closing;
+      logger[last ? 'error' : 'warn']({ job: p.name, attempt: job.attempt, err: { message: (err as Error).message } }, last ? 'job failed' : 'job attempt failed, retrying');
+      if (!last) {
+        // The key stays 'running' through the backoff: the job is not finished.
+        later(backoffDelay(p.backoffMs ?? 1_000, job.attempt), () => (closing ? finished(name, job) : add(name, { ...job, attempt: job.attempt + 1 })));
         return;
-      } catch (err) {
-        const last = attempt === attempts || closing;
-        logger[last ? 'error' : 'warn']({ job: p.name, attempt, err: { message: (err as Error).message } }, last ? 'job failed' : 'job attempt failed, retrying');
-        if (last) return;
-        await sleep(backoffDelay(p.backoffMs ?? 1_000, attempt));
-        if (closing) return;
       }
     }
+    finished(name, job);
   }
 
-  function drain(name: string): void {
-    if (running.has(name)) return;
+  /** Starts queued jobs of `name` while fewer than its concurrency run. */
+  function pump(name: string): void {
     const p = processorFor(name);
+    const limit = Math.max(1, p.concurrency ?? 1);
     const queue = queues.get(name) ?? [];
-    const loop = (async () => {
-      for (let job = queue.shift(); job; job = queue.shift()) {
-        try {
-          await runOne(p, job);
-        } finally {
-          if (job.jobId) waitingIds.delete(`${name}:${job.jobId}`);
-        }
-      }
-    })().finally(() => running.delete(name));
-    running.set(name, loop);
-  }
-
-  /** Claims a deduplication key; false when a job with it is waiting, delayed or running. */
-  function claim(name: string, jobId: string | undefined): boolean {
-    if (!jobId) return true;
-    const key = `${name}:${jobId}`;
-    if (waitingIds.has(key)) return false;
-    waitingIds.add(key);
-    return true;
-  }
-
-  function add(name: string, data: unknown, jobId?: string): void {
-    if (closing) {
-      if (jobId) waitingIds.delete(`${name}:${jobId}`);
-      return;
+    while ((active.get(name) ?? 0) < limit && queue.length > 0) {
+      const job = queue.shift()!;
+      const key = keyOf(name, job.jobId);
+      if (key) keys.set(key, 'running'); // from now on an enqueue with this id queues one more run
+      active.set(name, (active.get(name) ?? 0) + 1);
+      const run: Promise<void> = attempt(name, p, job)
+        .catch(() => undefined)
+        .finally(() => {
+          running.delete(run);
+          active.set(name, (active.get(name) ?? 1) - 1);
+          pump(name);
+        });
+      running.add(run);
     }
+  }
+
+  function add(name: string, job: Pending): void {
     let q = queues.get(name);
     if (!q) queues.set(name, (q = []));
-    q.push({ data, jobId });
-    drain(name);
+    q.push(job);
+    pump(name);
+  }
+
+  /** Adds a new job (attempt 1), now or after a delay; its key must already be claimed when it has one. */
+  function submit(name: string, data: unknown, jobId: string | undefined, delayMs: number | undefined): void {
+    const key = keyOf(name, jobId);
+    if (key) keys.set(key, 'waiting');
+    const job: Pending = { data, jobId, attempt: 1 };
+    if (delayMs) later(delayMs, () => (closing ? key && keys.delete(key) : add(name, job)));
+    else add(name, job);
   }
 
   return {
@@ -97,22 +112,23 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
     },
     async enqueue<T>(name: string, data: T, opts?: EnqueueOptions): Promise<void> {
       processorFor(name);
-      if (!claim(name, opts?.jobId)) return;
-      if (opts?.delayMs) {
-        const t = setTimeout(() => {
-          timers.delete(t);
-          add(name, data, opts.jobId);
-        }, opts.delayMs);
-        t.unref();
-        timers.add(t);
-      } else {
-        add(name, data, opts?.jobId);
+      if (closing) return;
+      const key = keyOf(name, opts?.jobId);
+      const state = key ? keys.get(key) : undefined;
+      if (state === 'waiting') return; // debounced: the waiting job will see the same stores
+      if (state === 'running') {
+        followUps.set(key!, { data, delayMs: opts?.delayMs });
+        return;
       }
+      submit(name, data, opts?.jobId, opts?.delayMs);
     },
     async every<T>(name: string, intervalMs: number, data: T): Promise<void> {
       processorFor(name);
-      // A tick that finds the previous run still going is skipped, like a BullMQ scheduler.
-      const t = setInterval(() => claim(name, 'every') && add(name, data, 'every'), intervalMs);
+      // A tick that finds the previous scheduled run still waiting or running is skipped, like a
+      // BullMQ scheduler.
+      const t = setInterval(() => {
+        if (!closing && !keys.has(`${name}:every`)) submit(name, data, 'every', undefined);
+      }, intervalMs);
       t.unref();
       timers.add(t);
     },
@@ -120,8 +136,9 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
       closing = true;
       for (const t of timers) clearTimeout(t);
       timers.clear();
-      for (const wake of [...sleepers]) wake();
-      await Promise.allSettled([...running.values()]);
+      followUps.clear();
+      // Jobs already queued still run (as before); no retry or new job starts once closing.
+      while (running.size > 0) await Promise.allSettled([...running]);
     },
   };
 }

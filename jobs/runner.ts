@@ -19,8 +19,15 @@ export interface JobProcessor<T = unknown> {
 
 export interface EnqueueOptions {
   /**
-   * Deduplication key: while a job with this key is waiting, delayed or running, another one with
-   * the same key is not added (debounce by key). Once it has finished, the key is free again.
+   * Deduplication key (debounce by key). While a job with this key is waiting or delayed, another
+   * one with the same key is not added: the waiting one will read the same stores. Once it has
+   * started running (retries and their backoff included), another enqueue with the key is kept —
+   * the latest data only — and runs once the running one has finished (never alongside it). So a
+   * change made while its job runs (a retention correction, spend ingested during a budget
+   * evaluation) is always followed by one more run, and at most one running plus one waiting job
+   * exist per key. In-process: the runner's key states; BullMQ: deduplication with
+   * `keepLastIfActive` (which keeps the key while the job is in retry backoff too: that job runs
+   * again anyway).
    */
   jobId?: string;
   delayMs?: number;

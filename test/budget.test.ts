@@ -180,4 +180,29 @@ describe(`budgets (${mode} mode)`, () => {
     expect(receiver.verified.slice(2).map((d) => `${d.body.month} ${d.body.kind}`).sort()).toEqual(['2026-12 exceeded', '2026-12 threshold']);
     expect((await call('POST', '/prompts/greet/render', admin(), { inputs: { name: 'x' } })).status).toBe(402);
   });
+
+  it("spend that crosses the budget in a month's last minutes, evaluated just after midnight, fires that month's alerts", async () => {
+    svc.domain.spend.clock.now = () => new Date('2027-02-01T00:05:00.000Z');
+    await spend(12, '2027-01-31T23:58:00Z'); // late: January, seen in February
+    const b = await until(async () => {
+      const x = await budget();
+      return x.alerts.filter((a: { month: string }) => a.month === '2027-01').length === 2 && x;
+    }, "January's alerts fired");
+    // the published state (and the check) stay February's
+    expect(b).toMatchObject({ month: '2027-02', spent_usd: 0, status: 'ok', blocked: false });
+    expect((await call('GET', '/budget/check', ingest())).body).toMatchObject({ allowed: true, status: 'ok' });
+    await until(() => receiver.verified.length === 6, 'January alerts delivered');
+    expect(receiver.verified.slice(4).map((d) => `${d.body.month} ${d.body.kind}`).sort()).toEqual(['2027-01 exceeded', '2027-01 threshold']);
+    // evaluated again: no duplicate
+    await budget();
+    expect((await alertsOf('2027-01')).length).toBe(2);
+  });
+
+  it('after the first 48 hours of a month, the previous month is no longer evaluated', async () => {
+    svc.domain.spend.clock.now = () => new Date('2027-03-03T00:00:01.000Z');
+    await spend(12, '2027-02-27T12:00:00Z');
+    await until(async () => (await call('GET', '/stats?start=2027-02-01&end=2027-02-28T23:59:59Z', admin())).body.total_cost === 12, 'February spend visible');
+    await budget();
+    expect(await alertsOf('2027-02')).toEqual([]);
+  });
 });

@@ -81,6 +81,83 @@ describe(`job runner (${mode} mode)`, () => {
     expect(runs).toBe(1);
   });
 
+  it('an enqueue with the id of a job that is running runs it once more afterwards, never alongside', async () => {
+    const seen: number[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const r = await start([
+      {
+        name: 'rerun',
+        concurrency: 4,
+        async process(d: { n: number }) {
+          inFlight++;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          seen.push(d.n);
+          if (d.n === 1) await gate;
+          inFlight--;
+        },
+      } as JobProcessor,
+    ]);
+    await r.enqueue('rerun', { n: 1 }, { jobId: 'same' });
+    await until(() => seen.length === 1);
+    // while it runs: two more with its id; the latest one runs after it
+    await r.enqueue('rerun', { n: 2 }, { jobId: 'same' });
+    await r.enqueue('rerun', { n: 3 }, { jobId: 'same' });
+    await new Promise((res) => setTimeout(res, 200));
+    expect(seen).toEqual([1]);
+    release();
+    await until(() => seen.length === 2);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(seen).toEqual([1, 3]);
+    expect(maxInFlight).toBe(1);
+  });
+
+  it('a failing job in backoff does not hold back another job of the same processor', async () => {
+    const done: string[] = [];
+    const r = await start([
+      {
+        name: 'mixed',
+        attempts: 2,
+        backoffMs: 3_000,
+        async process(d: { id: string }, ctx) {
+          if (d.id === 'bad' && ctx.attempt === 1) throw new Error('receiver down');
+          done.push(`${d.id}@${ctx.attempt}`);
+        },
+      } as JobProcessor,
+    ]);
+    const t0 = Date.now();
+    await r.enqueue('mixed', { id: 'bad' });
+    await r.enqueue('mixed', { id: 'good' });
+    await until(() => done.includes('good@1'), 10_000);
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(done).toEqual(['good@1']);
+    await until(() => done.includes('bad@2'), 10_000);
+  });
+
+  it('runs up to `concurrency` jobs of one processor at once', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let finished = 0;
+    const r = await start([
+      {
+        name: 'parallel',
+        concurrency: 3,
+        async process() {
+          inFlight++;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          await new Promise((res) => setTimeout(res, 200));
+          inFlight--;
+          finished++;
+        },
+      } as JobProcessor,
+    ]);
+    for (let i = 0; i < 6; i++) await r.enqueue('parallel', { i });
+    await until(() => finished === 6);
+    expect(maxInFlight).toBe(3);
+  });
+
   it('runs a schedule repeatedly', async () => {
     let ticks = 0;
     const r = await start([{ name: 'tick', process: async () => void ticks++ }]);

@@ -3,7 +3,7 @@
 // effective_from history, cache invalidation (this node and another), tenant separation and
 // exact decimals. Real stores, a real identity provider on loopback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { unsafeRegexReason } from '../src/pricing/regex-guard.ts';
+import { MAX_REGEX_INPUT, slowRegexReason, slowestRegexMs, unsafeRegexReason } from '../src/pricing/regex-guard.ts';
 import { dropTestDatabases, mode } from './helpers/env.ts';
 import { TestIdp } from './helpers/idp.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
@@ -93,12 +93,15 @@ describe(`project model prices (${mode} mode)`, () => {
       [{ ...base, match: '^(a+)+$' }, 'match: a repeated group'],
       [{ ...base, match: '(x|y)*z' }, 'match: a repeated group'],
       [{ ...base, match: 'a'.repeat(201) }, 'match:'],
+      [{ ...base, match: '^.*.*.*.*.*X$' }, 'match: at most one unbounded quantifier'],
+      [{ ...base, match: '^\\d*\\d*\\d*\\d*\\d*\\d*$' }, 'match: at most one unbounded quantifier'],
       [{ ...base, input_per_mtok: -0.5 }, 'input_per_mtok:'],
       [{ ...base, cache_write_per_mtok: -1 }, 'cache_write_per_mtok:'],
       [{ ...base, output_per_mtok: '2' }, 'output_per_mtok:'],
       [{ input_per_mtok: 1 }, 'output_per_mtok: is required'],
       [{ ...base, colour: 'red' }, 'colour: unknown field'],
       [{ ...base, effective_from: 'yesterday' }, 'effective_from:'],
+      [{ ...base, effective_from: '2026-02-30T00:00:00Z' }, 'effective_from:'], // no such day (not 2026-03-02)
     ];
     for (const [body, detail] of cases) {
       const r = await put('validated', body);
@@ -108,6 +111,7 @@ describe(`project model prices (${mode} mode)`, () => {
     expect((await put('has space', base)).body.detail).toContain('model:');
     // Harmless quantified groups are accepted
     expect((await put('validated', { ...base, match: '^gpt-4o(-mini)?(-\\d{4}-\\d{2}-\\d{2})?$' })).status).toBe(200);
+    expect((await put('validated', { ...base, match: 'claude-3.*sonnet' })).status).toBe(200);
     expect((await call('DELETE', `${P}/models/validated`)).status).toBe(204);
     for (const qs of ['limit=0', 'source=mine', 'colour=red', 'offset=-1']) {
       const r = await call('GET', `${P}/models?${qs}`);
@@ -293,7 +297,27 @@ describe('regex guard (no stores)', () => {
   it('refuses nested or alternating repetition and accepts ordinary model patterns', () => {
     for (const bad of ['(a+)+', '^(a+)+$', '(a*)*', '(x|y)*', '((ab)+c)+', '(?:a{2,})+', '(a+){2,5}', '(.*a){3}'])
       expect(unsafeRegexReason(bad), bad).toBeDefined();
-    for (const ok of ['^gpt-4o$', '^gpt-4o(-mini)?$', '^claude-3-5-sonnet-\\d{8}$', 'llama.*70b', '(a+)?', '[(]a+[)]+', '\\(a+\\)+', '^(gpt|o)\\d'])
+    for (const ok of ['^gpt-4o$', '^gpt-4o(-mini)?$', '^claude-3-5-sonnet-\\d{8}$', 'llama.*70b', '(a+)?', '[(]a+[)]', '[(]a[)]+', '\\(a\\)+', '^(gpt|o)\\d', '^gpt-4o(-mini)?(-\\d{4}-\\d{2}-\\d{2})?$', 'claude-3.*sonnet', '[.*+]{2}.*'])
       expect(unsafeRegexReason(ok), ok).toBeUndefined();
+  });
+
+  it('refuses several unbounded quantifiers (polynomial backtracking)', () => {
+    for (const bad of ['^.*.*.*.*.*X$', '^\\d*\\d*\\d*\\d*\\d*\\d*$', 'a+b*', 'x.{2,}y.*', '\\w+-\\d+'])
+      expect(unsafeRegexReason(bad), bad).toMatch(/at most one unbounded quantifier/);
+  });
+
+  it('times a pattern against adversarial model ids (in a worker, with a deadline)', async () => {
+    expect(await slowRegexReason('^gpt-4o(-mini)?(-\\d{4}-\\d{2}-\\d{2})?$')).toBeUndefined();
+    expect(await slowRegexReason('claude-3.*sonnet')).toBeUndefined();
+    // passes the shape rules (bounded repetitions) but backtracks polynomially: the timing refuses it
+    expect(unsafeRegexReason('^a{0,70}a{0,70}a{0,70}a{0,70}$')).toBeUndefined();
+    expect(await slowRegexReason('^a{0,70}a{0,70}a{0,70}a{0,70}$')).toMatch(/takes .* ms on an adversarial model id/);
+    // one that would run for minutes is cut off at the deadline
+    expect(await slowestRegexMs('^a{0,200}a{0,200}a{0,200}a{0,200}a{0,200}a{0,200}$')).toBe(Infinity);
+    expect(unsafeRegexReason('^(a|b){0,1}$')).toBeUndefined();
+  });
+
+  it('never runs a project regex on a model id longer than 256 characters', () => {
+    expect(MAX_REGEX_INPUT).toBe(256);
   });
 });

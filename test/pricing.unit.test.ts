@@ -53,4 +53,23 @@ describe('catalogue', () => {
     expect(cataloguePrice('acme', 'acme-llm-9000', new Date(), 10)).toBeUndefined();
     expect(cataloguePrice('', '', new Date(), 10)).toBeUndefined();
   });
+
+  it('applies the tier of each call, not of the first call of the day', () => {
+    const day = new Date('2026-11-02T10:00:00Z');
+    const small = cataloguePrice('google', 'gemini-2.5-pro', day, 150_000);
+    const large = cataloguePrice('google', 'gemini-2.5-pro', new Date('2026-11-02T11:00:00Z'), 250_000);
+    expect(small).toMatchObject({ input_per_mtok: '1.25', output_per_mtok: '10' });
+    expect(large).toMatchObject({ input_per_mtok: '2.5', output_per_mtok: '15' });
+    expect(cataloguePrice('google', 'gemini-2.5-pro', day, 150_000)).toEqual(small); // cached: the same again
+  });
+
+  it('applies time-of-day prices (DeepSeek peak and off-peak) within one day', () => {
+    const at = (t: string) => cataloguePrice('deepseek', 'deepseek-chat', new Date(`2026-11-03T${t}Z`), 1000);
+    expect(at('10:00:00')).toMatchObject({ input_per_mtok: '0.27', output_per_mtok: '1.1' }); // standard: 00:30-16:30 UTC
+    expect(at('17:00:00')).toMatchObject({ input_per_mtok: '0.135', output_per_mtok: '0.55' }); // off-peak
+    expect(at('00:15:00')).toMatchObject({ input_per_mtok: '0.135' });
+    expect(at('16:29:59')).toMatchObject({ input_per_mtok: '0.27' });
+    expect(at('16:30:00')).toMatchObject({ input_per_mtok: '0.135' });
+    expect(at('00:30:00')).toMatchObject({ input_per_mtok: '0.27' });
+  });
 });

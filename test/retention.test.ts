@@ -83,8 +83,28 @@ describe(`retention (${mode} mode)`, () => {
     }, 'TTL removed');
   });
 
+  it('applies the TTL for thousands of projects (beyond the default max_query_size) and still keeps projects without a setting', async () => {
+    const pg = svc.stores.postgres;
+    const ids = Array.from({ length: 3000 }, (_, i) => `bulk-retention-test-project-${String(i).padStart(5, '0')}`);
+    await pg.query(`INSERT INTO projects (project_id, name) SELECT unnest($1::text[]), 'bulk' ON CONFLICT DO NOTHING`, [ids]);
+    await pg.query(`INSERT INTO project_retention (project_id, days) SELECT unnest($1::text[]), 30 ON CONFLICT (project_id) DO UPDATE SET days = 30`, [ids]);
+    const target = ids[1234]!;
+    await svc.stores.clickhouse.command(
+      `INSERT INTO executions (project_id, started_at, trace_id, version, sign, cost_usd, content_hash) VALUES ({p:String}, {t:DateTime64(3, 'UTC')}, 'bulk-old', 1, 1, 1, 'h')`,
+      { p: target, t: old.toISOString().replace('T', ' ').replace('Z', '') },
+    );
+    expect(await count('executions', target)).toBe(1);
+    expect(await svc.domain.spend.retention.apply()).toEqual(['executions', 'template_usages', 'spans']);
+    await until(async () => (await count('executions', target)) === 0, 'old row of a project with retention dropped');
+    expect(await count('executions', 'other')).toBe(1); // no setting: kept
+    await pg.query(`DELETE FROM project_retention WHERE project_id = ANY($1::text[])`, [ids]);
+    await svc.domain.spend.retention.apply();
+  });
+
   it('builds the TTL only from valid project ids', () => {
-    expect(ttlClause('started_at', [{ project_id: 'a', days: 7 }]).clause).toMatch(/^toDateTime\(started_at\) \+ toIntervalDay\(multiIf\(project_id = 'a', 7, 36500\)\) DELETE WHERE project_id IN \('a'\)/);
+    expect(ttlClause('started_at', [{ project_id: 'a', days: 7 }, { project_id: 'b', days: 30 }]).clause).toMatch(
+      /^toDateTime\(started_at\) \+ toIntervalDay\(transform\(project_id, \['a','b'\], \[7,30\], 36500\)\) DELETE WHERE has\(\['a','b'\], project_id\)/,
+    );
     expect(() => ttlClause('started_at', [{ project_id: "x' OR 1=1 --", days: 7 }])).toThrow();
     expect(() => ttlClause('started_at', [{ project_id: 'a', days: 0 }])).toThrow();
   });

@@ -30,6 +30,22 @@ describe('webhooks', () => {
     }
   });
 
+  it('limits the length of the normalized URL (what is stored), not only of what was sent', () => {
+    const raw = `https://example.com/${'é'.repeat(1000)}`; // 1,020 characters sent, 6,020 once percent-encoded
+    expect(raw.length).toBeLessThanOrEqual(2048);
+    let err: unknown;
+    try {
+      checkWebhookUrl(raw);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ status: 400 });
+    expect((err as Error).message).toMatch(/^webhook_url: must be at most 2048 characters/);
+    // a URL just under the limit once normalized is accepted
+    const ok = `https://example.com/${'é'.repeat(337)}`; // 20 + 337 × 6 = 2,042
+    expect(checkWebhookUrl(ok).length).toBe(2042);
+  });
+
   it('signs "<timestamp>.<body>" with HMAC-SHA256, which the receiver recipe verifies', () => {
     const body = '{"a":1}';
     const ts = String(Math.floor(Date.now() / 1000));

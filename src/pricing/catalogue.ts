@@ -15,8 +15,6 @@ function rateAt(rate: Rate, tokensIn: number): string | undefined {
   return numberToDecimal(price);
 }
 
-const cache = new Map<string, PriceRow | null>();
-
 /** OpenTelemetry provider names (gen_ai.provider.name) the catalogue spells otherwise. */
 const CATALOGUE_PROVIDER: Record<string, string> = { x_ai: 'x-ai', 'azure.ai.inference': 'azure', ibm: 'ibm' };
 
@@ -28,32 +26,95 @@ function lookup(provider: string | undefined, model: string, at: Date, tokensIn:
   }
 }
 
-export function cataloguePrice(provider: string, model: string, at: Date, tokensIn: number): PriceRow | undefined {
-  if (!model) return undefined;
-  const key = `${provider}\u0000${model}\u0000${at.toISOString().slice(0, 10)}\u0000${tokensIn > 128_000 ? 'big' : 'small'}`;
-  const hit = cache.get(key);
-  if (hit !== undefined) return hit ?? undefined;
-  let row: PriceRow | null = null;
-  {
-    // A provider the catalogue does not know (a gateway, a self-hosted endpoint) still prices a
-    // model id the catalogue knows; an unknown model stays unpriced, never a guess.
-    const r = lookup(provider || undefined, model, at, tokensIn) ?? (provider ? lookup(undefined, model, at, tokensIn) : undefined);
-    const mp = r?.model_price as Record<string, Rate> | undefined;
-    const input = rateAt(mp?.input_mtok, tokensIn);
-    const output = rateAt(mp?.output_mtok, tokensIn);
-    if (r && input !== undefined && output !== undefined) {
-      row = {
-        price_id: `catalogue:${r.provider.id}/${r.model.id}`,
-        provider: r.provider.id,
-        model: r.model.id,
-        input_per_mtok: input,
-        output_per_mtok: output,
-        cached_input_per_mtok: rateAt(mp?.cache_read_mtok, tokensIn),
-        cache_write_per_mtok: rateAt(mp?.cache_write_mtok, tokensIn),
-      };
+/** What calcPrice chose for one (provider, model) and time: the raw rates (tiers still unapplied). */
+interface Entry {
+  priceId: string;
+  provider: string;
+  model: string;
+  rates: Record<string, Rate>;
+}
+
+/**
+ * Per (provider, model, UTC day): the seconds of the day at which a time-of-day price starts or
+ * ends (DeepSeek's peak windows) and what calcPrice returned in each slot between them. Start-date
+ * constraints are whole UTC days, so within one slot of one day the rates cannot change; the tier
+ * (which depends on the call's input tokens) is applied on every call, never cached.
+ */
+interface DayEntry {
+  bounds: number[];
+  slots: Map<number, Entry | null>;
+}
+const cache = new Map<string, DayEntry>();
+const MAX_CACHE = 10_000;
+
+const secondsOfDay = (d: Date) => d.getUTCHours() * 3600 + d.getUTCMinutes() * 60 + d.getUTCSeconds() + d.getUTCMilliseconds() / 1000;
+
+function clockSeconds(t: string): number | undefined {
+  const m = /^(\d{2}):(\d{2})(?::(\d{2}))?/.exec(t);
+  return m ? Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3] ?? 0) : undefined;
+}
+
+/** The time-of-day boundaries of a model's conditional prices, sorted (empty when it has none). */
+function boundsOf(model: { prices?: unknown } | undefined): number[] {
+  const out = new Set<number>();
+  if (model && Array.isArray(model.prices)) {
+    for (const p of model.prices as Array<{ constraint?: { type?: string; start_time?: string; end_time?: string } }>) {
+      if (p.constraint?.type !== 'time_of_date') continue;
+      for (const t of [p.constraint.start_time, p.constraint.end_time]) {
+        const s = t === undefined ? undefined : clockSeconds(t);
+        if (s !== undefined && s > 0) out.add(s);
+      }
     }
   }
-  if (cache.size > 10_000) cache.clear();
-  cache.set(key, row);
-  return row ?? undefined;
+  return [...out].sort((a, b) => a - b);
+}
+
+const slotOf = (bounds: readonly number[], at: Date) => {
+  const s = secondsOfDay(at);
+  let i = 0;
+  while (i < bounds.length && s >= bounds[i]!) i++;
+  return i;
+};
+
+function lookupEntry(provider: string, model: string, at: Date): { entry: Entry | null; bounds: number[] } {
+  // A provider the catalogue does not know (a gateway, a self-hosted endpoint) still prices a
+  // model id the catalogue knows; an unknown model stays unpriced, never a guess. The token count
+  // given to calcPrice does not change which rates it picks (only the tier, applied by us).
+  const r = lookup(provider || undefined, model, at, 1) ?? (provider ? lookup(undefined, model, at, 1) : undefined);
+  if (!r) return { entry: null, bounds: [] };
+  return {
+    entry: { priceId: `catalogue:${r.provider.id}/${r.model.id}`, provider: r.provider.id, model: r.model.id, rates: (r.model_price ?? {}) as Record<string, Rate> },
+    bounds: boundsOf(r.model as { prices?: unknown }),
+  };
+}
+
+export function cataloguePrice(provider: string, model: string, at: Date, tokensIn: number): PriceRow | undefined {
+  if (!model || Number.isNaN(at.getTime())) return undefined;
+  const key = `${provider}\u0000${model}\u0000${at.toISOString().slice(0, 10)}`;
+  let day = cache.get(key);
+  let entry: Entry | null | undefined;
+  if (day) entry = day.slots.get(slotOf(day.bounds, at));
+  if (entry === undefined) {
+    const found = lookupEntry(provider, model, at);
+    if (!day) {
+      if (cache.size >= MAX_CACHE) cache.clear();
+      day = { bounds: found.bounds, slots: new Map() };
+      cache.set(key, day);
+    }
+    entry = found.entry;
+    day.slots.set(slotOf(day.bounds, at), entry);
+  }
+  if (!entry) return undefined;
+  const input = rateAt(entry.rates.input_mtok, tokensIn);
+  const output = rateAt(entry.rates.output_mtok, tokensIn);
+  if (input === undefined || output === undefined) return undefined;
+  return {
+    price_id: entry.priceId,
+    provider: entry.provider,
+    model: entry.model,
+    input_per_mtok: input,
+    output_per_mtok: output,
+    cached_input_per_mtok: rateAt(entry.rates.cache_read_mtok, tokensIn),
+    cache_write_per_mtok: rateAt(entry.rates.cache_write_mtok, tokensIn),
+  };
 }

@@ -11,7 +11,7 @@ import type { PriceRow } from './cost.ts';
 import { numberToDecimal } from './decimal.ts';
 import type { PriceResolver } from './prices.ts';
 import { deleteProjectPrices, inForceFrom, pageProjectPrices, upsertProjectPrice, type ProjectPriceRow } from './project-prices.ts';
-import { unsafeRegexReason } from './regex-guard.ts';
+import { slowRegexReason, unsafeRegexReason } from './regex-guard.ts';
 
 export interface ModelPriceInput {
   provider?: string;
@@ -146,6 +146,8 @@ export function createModelPriceService(postgres: Queryable, resolver: PriceReso
         }
         const unsafe = unsafeRegexReason(input.match);
         if (unsafe) throw badRequest(`match: ${unsafe}`);
+        const slow = await slowRegexReason(input.match);
+        if (slow) throw badRequest(`match: ${slow}`);
       }
       // The API node's clock, not the database's: "now" must be the clock that stamps started_at.
       const effectiveFrom = input.effective_from !== undefined ? parseTime(input.effective_from, 'effective_from') : new Date();

@@ -13,6 +13,7 @@ import { cataloguePrice } from './catalogue.ts';
 import { fromScaled, toScaled } from './decimal.ts';
 import { RATE_SCALE } from './cost.ts';
 import { projectPrices, type ProjectPriceRow } from './project-prices.ts';
+import { MAX_REGEX_INPUT } from './regex-guard.ts';
 
 export interface PriceResolver {
   resolve(projectId: string, provider: string, model: string, at: Date, tokensIn: number): Promise<PriceRow | undefined>;
@@ -23,8 +24,6 @@ export interface PriceResolver {
 const CHANNEL = 'model-prices-changed';
 const MAX_PROJECTS = 10_000;
 const MAX_MEMO = 10_000;
-/** Model ids longer than any key are never tested against a regex (defence in depth; see regex-guard.ts). */
-const MAX_REGEX_INPUT = 1024;
 /** Bound on staleness if a broadcast is ever missed; after it the table is refreshed in the background. */
 const TTL_MS = 60_000;
 

@@ -3,6 +3,12 @@
 // ClickHouse or PostgreSQL on the hot path. With Redis a node serves its own copy for
 // BUDGET_CHECK_CACHE_MS, then reads Redis again; a Redis that is down leaves the last known state
 // in force (fail-open for a project never seen: ingest and agents keep working).
+//
+// Evaluations can finish out of order (the scheduled one read the budget row before an admin's PUT,
+// whose own evaluation published first). A state therefore carries the version of the budget row
+// it was computed from (its updated_at) and when its reads started, and replaces a published state
+// only when it is not older: a later budget version, or the same version read no earlier. Memory
+// compares in process; Redis compares and sets in one Lua script.
 import type { Logger } from '../logger.ts';
 import type { RedisStore } from '../stores/redis.ts';
 import type { EnforcementMode } from './budget-store.ts';
@@ -18,7 +24,38 @@ export interface BudgetState {
   thresholdPct: number | null;
   mode: EnforcementMode | null;
   status: BudgetStatus;
+  /** The budget row's updated_at (epoch ms) the state was computed from; 0 without a budget. Absent in states written before this field existed (treated as 0). */
+  budgetVersion?: number;
+  /** When the evaluation started reading (epoch ms, wall clock). */
+  readAt?: number;
 }
+
+/** Whether `next` may replace `prev`: it was computed from a budget row no older and read no earlier. */
+export function notOlder(next: BudgetState, prev: BudgetState | undefined): boolean {
+  if (!prev) return true;
+  const nv = next.budgetVersion ?? 0;
+  const pv = prev.budgetVersion ?? 0;
+  if (nv !== pv) return nv > pv;
+  return (next.readAt ?? 0) >= (prev.readAt ?? 0);
+}
+
+// KEYS[1] the state; ARGV[1] the new state (JSON), ARGV[2] its budgetVersion, ARGV[3] its readAt.
+// 1 when written, 0 when the stored state is newer.
+const COMPARE_AND_SET = `
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, c = pcall(cjson.decode, cur)
+  if ok and type(c) == 'table' then
+    local cv = tonumber(c.budgetVersion) or 0
+    local cr = tonumber(c.readAt) or 0
+    local nv = tonumber(ARGV[2]) or 0
+    local nr = tonumber(ARGV[3]) or 0
+    if nv < cv or (nv == cv and nr < cr) then return 0 end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+`;
 
 export function createBudgetStateStore(redis: RedisStore | undefined, cacheMs: number, logger: Logger) {
   const local = new Map<string, { state: BudgetState; at: number }>();
@@ -40,13 +77,21 @@ export function createBudgetStateStore(redis: RedisStore | undefined, cacheMs: n
         return hit?.state;
       }
     },
-    async set(projectId: string, state: BudgetState): Promise<void> {
+    /** Publishes the state unless a newer one is already published; whether it was (here, and in Redis when there is one). */
+    async set(projectId: string, state: BudgetState): Promise<boolean> {
+      const hit = local.get(projectId);
+      if (!notOlder(state, hit?.state)) return false;
       local.set(projectId, { state, at: performance.now() });
-      if (!redis) return;
+      if (!redis) return true;
       try {
-        await redis.client.set(key(projectId), JSON.stringify(state));
+        const written = await redis.client.eval(COMPARE_AND_SET, 1, key(projectId), JSON.stringify(state), String(state.budgetVersion ?? 0), String(state.readAt ?? 0));
+        if (Number(written) === 1) return true;
+        // Another node published a newer state: this node serves that one from its next read.
+        local.delete(projectId);
+        return false;
       } catch (err) {
         logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'budget state not written to Redis; other nodes keep the previous one');
+        return true;
       }
     },
   };

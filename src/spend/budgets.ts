@@ -16,6 +16,8 @@ import { checkWebhookUrl, deliver, newWebhookSecret, signature } from './webhook
 
 export const WEBHOOK_JOB = 'budget-webhook';
 export const EVALUATE_JOB = 'budget-evaluate';
+/** During the first 48 hours of a month, evaluations also fire the previous month's due alerts. */
+export const PREVIOUS_MONTH_GRACE_MS = 48 * 3_600_000;
 
 export interface BudgetInput {
   budget_monthly_usd: number;
@@ -104,11 +106,19 @@ export function createBudgets(d: Deps) {
     });
     if (id === undefined) return; // already fired this month (here, on another worker, or before a restart)
     logger.info({ project_id: b.project_id, month, kind }, 'budget alert fired');
-    if (b.webhook_url) await jobs.enqueue(WEBHOOK_JOB, { alertId: id }, { jobId: `alert-${id}` });
+    if (!b.webhook_url) return;
+    // Best effort: the alert row is committed; if the queue is unavailable the periodic
+    // evaluation re-enqueues every alert still owed a delivery (store.undelivered).
+    try {
+      await jobs.enqueue(WEBHOOK_JOB, { alertId: id }, { jobId: `alert-${id}` });
+    } catch (err) {
+      logger.warn({ project_id: b.project_id, month, kind, err: { message: (err as Error).message } }, 'budget alert delivery not enqueued; the periodic evaluation will retry');
+    }
   }
 
   /** Month-to-date spend against the budget: fires due alerts, publishes the state for checks. */
   async function evaluate(projectId: string): Promise<{ state: BudgetState; budget: BudgetRow | undefined }> {
+    const readAt = Date.now(); // wall clock: orders evaluations (the injectable clock says which month)
     const now = clock.now();
     const month = monthOf(now);
     const [budget, spent] = await Promise.all([store.get(projectId), monthSpend(projectId, now)]);
@@ -117,6 +127,17 @@ export function createBudgets(d: Deps) {
     if (budget && budgetNanos !== null) {
       if (status !== 'ok') await fire(budget, month, 'threshold', spent, budgetNanos);
       if (status === 'exceeded') await fire(budget, month, 'exceeded', spent, budgetNanos);
+      // Early in a month the previous one is evaluated too (for its alerts only): spend that
+      // crossed a threshold in its last minutes, or arrived late, is seen after midnight. The
+      // unique key of alerts keeps this from firing twice; the published state is this month's.
+      const start = monthBounds(now).start;
+      if (now.getTime() - start.getTime() < PREVIOUS_MONTH_GRACE_MS) {
+        const prevAt = new Date(start.getTime() - 1);
+        const prevSpent = await monthSpend(projectId, prevAt);
+        const prevStatus = statusOf(budgetNanos, prevSpent, budget.alert_threshold_pct);
+        if (prevStatus !== 'ok') await fire(budget, monthOf(prevAt), 'threshold', prevSpent, budgetNanos);
+        if (prevStatus === 'exceeded') await fire(budget, monthOf(prevAt), 'exceeded', prevSpent, budgetNanos);
+      }
     }
     const s: BudgetState = {
       month,
@@ -125,7 +146,10 @@ export function createBudgets(d: Deps) {
       thresholdPct: budget?.alert_threshold_pct ?? null,
       mode: budget?.enforcement_mode ?? null,
       status,
+      budgetVersion: budget ? new Date(budget.updated_at).getTime() : 0,
+      readAt,
     };
+    // Not published when a newer evaluation (a later budget row, or later reads) already was.
     await state.set(projectId, s);
     return { state: s, budget };
   }

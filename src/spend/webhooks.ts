@@ -14,7 +14,8 @@ export const WEBHOOK_URL_MAX = 2048;
 /** 400 unless the URL is an absolute http(s) URL without user info, fragment or excessive length. */
 export function checkWebhookUrl(raw: string): string {
   const field = 'webhook_url';
-  if (raw.length > WEBHOOK_URL_MAX) throw badRequest(`${field}: must be at most ${WEBHOOK_URL_MAX} characters`);
+  const tooLong = () => badRequest(`${field}: must be at most ${WEBHOOK_URL_MAX} characters (after normalization: percent-encoding, punycode)`);
+  if (raw.length > WEBHOOK_URL_MAX) throw tooLong(); // before parsing a huge string
   let u: URL;
   try {
     u = new URL(raw);
@@ -25,7 +26,10 @@ export function checkWebhookUrl(raw: string): string {
   if (u.username || u.password) throw badRequest(`${field}: must not carry credentials (user:password@); authenticate deliveries with the signature`);
   if (u.hash) throw badRequest(`${field}: must not have a fragment`);
   if (!u.hostname) throw badRequest(`${field}: must name a host`);
-  return u.toString();
+  // What is stored is the normalized URL, which can be longer than what was sent ("é" → "%C3%A9").
+  const normalized = u.toString();
+  if (normalized.length > WEBHOOK_URL_MAX) throw tooLong();
+  return normalized;
 }
 
 export const newWebhookSecret = (): string => `whsec_${crypto.randomBytes(32).toString('base64url')}`;
