@@ -37,8 +37,10 @@ describe('budget state ordering', () => {
   });
 });
 
+// The Redis store exists in server mode (REDIS_URL set, as .ci/run's second run does); the
+// embedded run has no Redis, so the case is defined only when there is one to test against.
 const redisUrl = process.env.REDIS_URL;
-describe.skipIf(!redisUrl)('budget state ordering in Redis', () => {
+if (redisUrl) describe('budget state ordering in Redis (server mode)', () => {
   const client = redisUrl ? new Redis(redisUrl) : undefined;
   const prefix = `tl-test-${process.pid}-${Date.now()}`;
   const redis = { client, prefix } as unknown as RedisStore;
