@@ -60,12 +60,4 @@ export class WebhookReceiver {
 }
 
 /** Polls `fn` until it returns a truthy value (or throws after timeoutMs). */
-export async function until<T>(fn: () => Promise<T> | T, what: string, timeoutMs = 20_000): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as Exclude<T, undefined | null | false | 0 | ''>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { until } from './wait.ts';
