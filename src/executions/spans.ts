@@ -2,16 +2,9 @@
 // (retried batches store a span again; the newest copy is read), scoped to the project.
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import type { StoredSpan } from '../ingest/assembly/summarize.ts';
+import type { SpanRow } from '../ingest/span-rows.ts';
 
-export interface FullSpan extends StoredSpan {
-  kind: string;
-  attributes: string;
-  resource: string;
-  events: string;
-  links: string;
-  scope_name: string;
-  truncated: string[];
-}
+export type FullSpan = StoredSpan & Pick<SpanRow, 'kind' | 'attributes' | 'resource' | 'events' | 'links' | 'scope_name' | 'truncated'>;
 
 export function createSpanQueries(ch: ClickHouseStore) {
   return {

@@ -4,6 +4,7 @@
 // The row has the shape of a direct record's (executions/record.ts), with source "otlp".
 import crypto from 'node:crypto';
 import type { NormalizedMessage, SpanPromptUsage } from '../otlp/span.ts';
+import type { SpanRow } from '../span-rows.ts';
 import type { PriceResolver } from '../../pricing/prices.ts';
 import { computeCost } from '../../pricing/cost.ts';
 import { fromScaled, NANOS, toScaled } from '../../pricing/decimal.ts';
@@ -11,24 +12,12 @@ import { toClickHouseTime } from '../../time.ts';
 import { canonicalJson } from '../../prompts/template.ts';
 import { mergeConversation, plainConversation, type LlmCall, type ToolSpan } from '../../executions/conversation.ts';
 
-/** The columns of `spans` that assembly reads (one row per span, duplicates removed). */
-export interface StoredSpan {
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string;
-  start_time_ns: string;
-  end_time_ns: string;
-  received_at: string;
-  name: string;
-  status_code: string;
-  status_message: string;
-  service_name: string;
-  span_class: string;
-  operation: string;
-  provider: string;
-  model: string;
-  agent_id: string;
-  session_id: string;
+type ReadBackColumns = 'trace_id' | 'span_id' | 'parent_span_id' | 'start_time_ns' | 'end_time_ns' | 'received_at' | 'name' | 'status_code'
+  | 'status_message' | 'service_name' | 'span_class' | 'operation' | 'provider' | 'model' | 'agent_id' | 'session_id' | 'tool_name'
+  | 'tool_call_id' | 'error_message' | 'prompt_usages' | 'messages';
+
+/** The columns of `spans` that assembly reads (one row per span, duplicates removed): 64-bit counts and decimals come back as text. */
+export type StoredSpan = Pick<SpanRow, ReadBackColumns> & {
   has_usage: number | string;
   tokens_in: string;
   tokens_out: string;
@@ -36,12 +25,7 @@ export interface StoredSpan {
   tokens_cache_write_in: string;
   tokens_reasoning: string;
   cost_provided: string | null;
-  tool_name: string;
-  tool_call_id: string;
-  error_message: string;
-  prompt_usages: string;
-  messages: string;
-}
+};
 
 export interface ResolvedUsage {
   prompt_id: string;

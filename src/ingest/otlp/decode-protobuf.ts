@@ -2,25 +2,10 @@
 // Only the fields we keep are decoded; everything else is skipped by wire type. Every declared
 // length is checked against its enclosing message before anything is read or allocated, so a
 // hostile body costs at most one pass over its own bytes. Field numbers: reference part 4.
-import protobuf from 'protobufjs/minimal.js';
 import { badRequest, HttpError } from '../../errors.ts';
 import { DEFAULT_DECODE_LIMITS, type AttrValue, type Attributes, type DecodedEvent, type DecodedLink, type DecodedSpan, type DecodeLimits, type DecodeResult, type RejectedSpan } from './span.ts';
-import { addNote, charsNote, countNote, cutChars, depthNote, echoId, idProblem, int64Value, knownOr0, setAttr } from './validate.ts';
-
-// Node's Buffer slicers, as protobufjs itself uses them: toString() adds argument checks that
-// cost ~15% of decoding on attribute-heavy spans. Fallback for runtimes without them.
-interface Slicers {
-  utf8Slice?: (start: number, end: number) => string;
-  hexSlice?: (start: number, end: number) => string;
-}
-const FAST_SLICE = typeof (Buffer.prototype as Slicers).utf8Slice === 'function' && typeof (Buffer.prototype as Slicers).hexSlice === 'function';
-const utf8 = (buf: Buffer, start: number, end: number): string =>
-  FAST_SLICE ? (buf as Slicers).utf8Slice!(start, end) : buf.toString('utf8', start, end);
-const hex = (buf: Buffer, start: number, end: number): string =>
-  FAST_SLICE ? (buf as Slicers).hexSlice!(start, end) : buf.toString('hex', start, end);
-
-/** A structural problem in the body; turned into a 400 at the top. */
-class Malformed extends Error {}
+import { addNote, charsNote, countNote, cutChars, depthNote, echoId, idProblem, knownOr0, setAttr } from './validate.ts';
+import { Malformed, utf8, WireReader } from './proto-wire.ts';
 
 export function decodeProtobufTraces(body: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): DecodeResult {
   // A Buffer view (no copy) makes protobufjs pick its BufferReader and lets us use native hex/utf8.
@@ -44,10 +29,9 @@ const T_LEN2 = 0x12;
 const T_LEN3 = 0x1a;
 const T_LEN4 = 0x22;
 
-class TraceRequestDecoder {
+class TraceRequestDecoder extends WireReader {
   readonly spans: DecodedSpan[] = [];
   readonly rejected: RejectedSpan[] = [];
-  private readonly r: protobuf.Reader;
   private index = 0;
   // Where the value being decoded sits, for the notes (built only when something is cut).
   private notes: string[] = [];
@@ -59,10 +43,10 @@ class TraceRequestDecoder {
   private statusMessage = '';
 
   constructor(
-    private readonly buf: Buffer,
+    buf: Buffer,
     private readonly limits: DecodeLimits,
   ) {
-    this.r = protobuf.Reader.create(buf);
+    super(buf);
   }
 
   request(): void {
@@ -73,41 +57,6 @@ class TraceRequestDecoder {
       if (tag === T_LEN1) this.resourceSpans(this.sub(end));
       else this.skip(tag, end);
     }
-  }
-
-  /** Reads a length prefix; returns where that field ends, refused if past its parent's end. */
-  private sub(end: number): number {
-    const r = this.r;
-    const len = r.uint32();
-    const stop = r.pos + len;
-    if (stop > end) throw new Malformed(`length ${len} at offset ${r.pos} runs past the end of its message (offset ${end})`);
-    return stop;
-  }
-
-  /** After a message's fields: a field that ran past the message's end is corrupt. */
-  private done(end: number): void {
-    if (this.r.pos !== end) throw new Malformed(`a field runs past the end of its message (offset ${end})`);
-  }
-
-  private skip(tag: number, end: number): void {
-    const r = this.r;
-    if (tag >>> 3 === 0) throw new Malformed(`invalid field number 0 at offset ${r.pos}`);
-    switch (tag & 7) {
-      case 0: r.skip(); break;
-      case 1: r.skip(8); break;
-      case 2: r.pos = this.sub(end); break;
-      case 5: r.skip(4); break;
-      // 3 and 4 are the deprecated groups, which OTLP never uses; 6 and 7 do not exist.
-      default: throw new Malformed(`invalid wire type ${tag & 7} for field ${tag >>> 3} at offset ${r.pos}`);
-    }
-    if (r.pos > end) throw new Malformed(`field ${tag >>> 3} runs past the end of its message (offset ${end})`);
-  }
-
-  private string(end: number): string {
-    const stop = this.sub(end);
-    const start = this.r.pos;
-    this.r.pos = stop;
-    return start === stop ? '' : utf8(this.buf, start, stop);
   }
 
   /** A string value, cut to maxValueChars. Byte length ≥ character count, so short ones skip the check. */
@@ -121,46 +70,6 @@ class TraceRequestDecoder {
     if (stop - start <= max || s.length <= max) return s;
     addNote(this.notes, charsNote(this.where(), s.length, max));
     return cutChars(s, max);
-  }
-
-  private id(end: number): string {
-    const stop = this.sub(end);
-    const start = this.r.pos;
-    this.r.pos = stop;
-    return start === stop ? '' : hex(this.buf, start, stop);
-  }
-
-  private fixed64(end: number): bigint {
-    const p = this.r.pos;
-    if (p + 8 > end) throw new Malformed(`truncated fixed64 at offset ${p}`);
-    this.r.pos = p + 8;
-    return this.buf.readBigUInt64LE(p);
-  }
-
-  /** int64 varint (negative values take 10 bytes) → exact number, or decimal string past 2^53. */
-  private int64(end: number): number | string {
-    const buf = this.buf;
-    let pos = this.r.pos;
-    let lo = 0;
-    for (let shift = 0; shift < 28; shift += 7) {
-      if (pos >= end) throw new Malformed(`truncated varint at offset ${pos}`);
-      const b = buf[pos++]!;
-      lo |= (b & 0x7f) << shift;
-      if (b < 0x80) {
-        this.r.pos = pos;
-        return lo;
-      }
-    }
-    let v = BigInt(lo);
-    for (let shift = 28n; ; shift += 7n) {
-      if (pos >= end) throw new Malformed(`truncated varint at offset ${pos}`);
-      if (shift > 63n) throw new Malformed(`varint longer than 10 bytes at offset ${pos}`);
-      const b = buf[pos++]!;
-      v |= BigInt(b & 0x7f) << shift;
-      if (b < 0x80) break;
-    }
-    this.r.pos = pos;
-    return int64Value(BigInt.asIntN(64, v));
   }
 
   private where(): string {
