@@ -231,6 +231,32 @@ describe(`arrival orders count each trace once (${mode} mode)`, () => {
     expect(h.body.spans.some((x: any) => x.orphan === true && (x.span_id === a || x.span_id === b))).toBe(true);
   });
 
+  it('a correction keeps the prompt version the execution recorded, though the prompt moved on', async () => {
+    const promptId = `support-${sid()}`;
+    const create = await getJson(`${svc.url}/api/projects/${P}/prompts`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ prompt_id: promptId, type: 'text', template: 'Help {{user}}' }),
+    });
+    expect(create.status).toBe(201);
+    const traceId = tid();
+    const rootId = sid();
+    const base = Date.now() - 20_000;
+    const withPrompt = (span: ReturnType<typeof llm>) => ({ ...span, attributes: { ...span.attributes, 'traceloom.prompt.id': promptId } }); // version: latest
+    await post([rootSpan(traceId, rootId, base), withPrompt(llm(traceId, rootId, base + 10, 100, 10))]);
+    const first = await executionWhen(traceId);
+    expect(first.template_usages).toEqual([expect.objectContaining({ prompt_id: promptId, version_ref: 'latest', version: 1 })]);
+    const v2 = await getJson(`${svc.url}/api/projects/${P}/prompts/${promptId}/versions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ template: 'Help {{user}} kindly' }),
+    });
+    expect(v2.status).toBe(201);
+    await post([withPrompt(llm(traceId, rootId, base + 500, 50, 5))]); // a late child: a correction
+    const corrected = await executionWhen(traceId, (x) => x.tokens_in === 150);
+    expect(corrected.template_usages).toEqual([expect.objectContaining({ prompt_id: promptId, version_ref: 'latest', version: 1 })]);
+  });
+
   it('a trace without a generative-AI span is stored but is no execution', async () => {
     const traceId = tid();
     const r = await post([{ ...rootSpan(traceId, sid(), Date.now() - 5_000), attributes: { 'http.method': 'GET' }, span_name: 'GET /' }]);

@@ -107,7 +107,22 @@ export function createAssembler(deps: AssemblerDeps) {
       deps.logger.warn({ project_id: projectId, trace_id: traceId }, 'spans for an execution whose row retention removed: not counted again');
       return { kind: 'same' };
     }
-    const summary = await summarizeTrace(projectId, spans, summarizeDeps);
+    // A correction keeps the prompt versions the execution recorded: `latest` or a label resolved
+    // when the trace was first assembled does not move because a prompt changed since.
+    const recorded = new Map<string, number>();
+    if (stored) {
+      const ids = (stored['tu.prompt_id'] ?? []) as string[];
+      const refs = (stored['tu.version_ref'] ?? []) as string[];
+      const versions = (stored['tu.version'] ?? []) as Array<number | string>;
+      ids.forEach((id, i) => recorded.set(`${id}\u0000${refs[i]}`, Number(versions[i])));
+    }
+    const summary = await summarizeTrace(projectId, spans, {
+      ...summarizeDeps,
+      resolvePrompt: (p, promptId, ref) => {
+        const kept = recorded.get(`${promptId}\u0000${ref}`);
+        return kept !== undefined ? Promise.resolve(kept) : summarizeDeps.resolvePrompt(p, promptId, ref);
+      },
+    });
     // The same content, or a direct record of this trace id (never replaced by spans).
     if (stored && (stored.source !== 'otlp' || stored.content_hash === summary.content_hash)) return { kind: 'same' };
     const { hasRoot: _r, ...row } = summary;
