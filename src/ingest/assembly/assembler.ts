@@ -216,7 +216,7 @@ export function createAssembler(deps: AssemblerDeps) {
         }
       }
       await deps.pending.finish(lease, done, later);
-      if (later.length > 0) await wake(Math.min(...later.slice(0, 10_000).map((l) => l.dueAt)));
+      if (later.length > 0) await wake(later.reduce((min, l) => Math.min(min, l.dueAt), Infinity));
       if (failure) throw failure; // the job's retry (with backoff) or the next sweep takes them
       count += lease.traces.length;
     }

@@ -182,25 +182,21 @@ const vercel: Source = {
   read: (ctx, _ev, _scan, want) => ({ input: want.input ? vercelPrompt(ctx) : undefined, output: want.output ? vercelResponse(ctx) : undefined }),
 };
 
-const openInference: Source = {
-  label: ['llm.input_messages.*', 'llm.output_messages.*'],
-  hasIn: (_c, _e, scan) => scan.oiIn !== undefined,
-  hasOut: (_c, _e, scan) => scan.oiOut !== undefined,
-  read: (_c, _e, scan, want) => ({
-    input: want.input && scan.oiIn ? rebuildIndexed(scan.oiIn, 'user') : undefined,
-    output: want.output && scan.oiOut ? rebuildIndexed(scan.oiOut, 'assistant') : undefined,
-  }),
-};
+/** A dialect that flattens messages into indexed keys (`<prefix>.N.*`), gathered by the attribute scan. */
+function indexedSource(label: [string, string], inside: 'oiIn' | 'tlIn', outside: 'oiOut' | 'tlOut'): Source {
+  return {
+    label,
+    hasIn: (_c, _e, scan) => scan[inside] !== undefined,
+    hasOut: (_c, _e, scan) => scan[outside] !== undefined,
+    read: (_c, _e, scan, want) => ({
+      input: want.input && scan[inside] ? rebuildIndexed(scan[inside], 'user') : undefined,
+      output: want.output && scan[outside] ? rebuildIndexed(scan[outside], 'assistant') : undefined,
+    }),
+  };
+}
 
-const traceloop: Source = {
-  label: ['gen_ai.prompt.N.*', 'gen_ai.completion.N.*'],
-  hasIn: (_c, _e, scan) => scan.tlIn !== undefined,
-  hasOut: (_c, _e, scan) => scan.tlOut !== undefined,
-  read: (_c, _e, scan, want) => ({
-    input: want.input && scan.tlIn ? rebuildIndexed(scan.tlIn, 'user') : undefined,
-    output: want.output && scan.tlOut ? rebuildIndexed(scan.tlOut, 'assistant') : undefined,
-  }),
-};
+const openInference = indexedSource(['llm.input_messages.*', 'llm.output_messages.*'], 'oiIn', 'oiOut');
+const traceloop = indexedSource(['gen_ai.prompt.N.*', 'gen_ai.completion.N.*'], 'tlIn', 'tlOut');
 
 const adk: Source = {
   label: ['gcp.vertex.agent.llm_request', 'gcp.vertex.agent.llm_response'],
