@@ -14,14 +14,22 @@ const GZIP = gzipArg === '1';
 const CLIENTS = Number(clientsArg);
 const SECONDS = Number(secondsArg);
 
-/** Whole traces of 1 agent span, 2 LLM calls (~1 KB of input messages each) and 1 tool call, so 100 and 512 spans hold no partial trace. */
-function template(): { body: Buffer; traceIds: Buffer[] } {
-  const spans = buildSpans(SPANS, 2, 1);
+/**
+ * Whole traces (1 agent span, LLM calls with ~1 KB of input messages each, 1 tool call) so no
+ * request holds part of a trace: 4-span traces for 100 and 512 spans, two 5-span traces for 10.
+ * With 1 span per request a trace's spans go one request each, children first and the root last,
+ * from one client (what SimpleSpanProcessor does).
+ */
+const PER_TRACE = SPANS % 4 === 0 ? [2, 1] : SPANS % 5 === 0 ? [3, 1] : [2, 1];
+const ONE_BY_ONE = SPANS < 4;
+function template(): { bodies: Buffer[]; traceIds: Buffer[] } {
+  const spans = buildSpans(ONE_BY_ONE ? 4 : SPANS, PER_TRACE[0], PER_TRACE[1]);
   const traceIds = [...new Set(spans.map((s) => s.spanContext().traceId))].map((h) => Buffer.from(h, 'hex'));
-  return { body: Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!), traceIds };
+  const bodies = ONE_BY_ONE ? spans.map((s) => Buffer.from(ProtobufTraceSerializer.serializeRequest([s])!)) : [Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!)];
+  return { bodies, traceIds };
 }
 
-/** Where each template trace id sits in the body, so a request gets fresh ids by overwriting bytes. */
+/** Where each template trace id sits in a body, so a request gets fresh ids by overwriting bytes. */
 function idOffsets(body: Buffer, ids: Buffer[]): number[][] {
   return ids.map((id) => {
     const at: number[] = [];
@@ -30,21 +38,24 @@ function idOffsets(body: Buffer, ids: Buffer[]): number[][] {
   });
 }
 
-const { body: tpl, traceIds } = template();
-const offsets = idOffsets(tpl, traceIds);
+const { bodies: templates, traceIds } = template();
+const offsets = templates.map((b) => idOffsets(b, traceIds));
 let serial = 0;
-function nextBody(): Buffer {
-  const b = Buffer.from(tpl);
+/** The requests of one unit of work: one request of whole traces, or one trace span by span. */
+function nextBodies(): Buffer[] {
   const run = ++serial;
-  for (let t = 0; t < offsets.length; t++) {
-    const id = Buffer.alloc(16);
-    id.writeUInt32BE(process.pid, 0);
-    id.writeUInt32BE(run, 4);
-    id.writeUInt32BE(t + 1, 8);
-    id.writeUInt32BE(0x7a11_0001, 12);
-    for (const o of offsets[t]!) id.copy(b, o);
-  }
-  return GZIP ? zlib.gzipSync(b, { level: 1 }) : b;
+  return templates.map((tpl, k) => {
+    const b = Buffer.from(tpl);
+    for (let t = 0; t < traceIds.length; t++) {
+      const id = Buffer.alloc(16);
+      id.writeUInt32BE(process.pid, 0);
+      id.writeUInt32BE(run, 4);
+      id.writeUInt32BE(t + 1, 8);
+      id.writeUInt32BE(0x7a11_0001, 12);
+      for (const o of offsets[k]![t]!) id.copy(b, o);
+    }
+    return GZIP ? zlib.gzipSync(b, { level: 1 }) : b;
+  });
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
@@ -72,14 +83,21 @@ const deadline = started + SECONDS * 1000;
 await Promise.all(
   Array.from({ length: CLIENTS }, async () => {
     while (performance.now() < deadline) {
-      const body = nextBody();
-      const t = performance.now();
-      const status = await post(body);
-      latencies.push(performance.now() - t);
-      statuses[status] = (statuses[status] ?? 0) + 1;
-      bytesSent += body.length;
-      if (status === 200) spans += SPANS;
-      else await new Promise((r) => setTimeout(r, 200)); // 503: back off as an exporter would
+      for (const body of nextBodies()) {
+        for (;;) {
+          const t = performance.now();
+          const status = await post(body);
+          latencies.push(performance.now() - t);
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          bytesSent += body.length;
+          if (status === 200) {
+            spans += ONE_BY_ONE ? 1 : SPANS;
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 200)); // 503: back off and send again, as an exporter would
+          if (performance.now() >= deadline) break;
+        }
+      }
     }
   }),
 );

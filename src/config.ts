@@ -27,6 +27,8 @@ export interface Config {
   /** Whether the API process also runs job processors (with Redis, `npm run worker` can take them all) */
   readonly jobsInApi: boolean;
   readonly authRequired: boolean;
+  /** When set, GET /metrics asks for `Authorization: Bearer <token>` */
+  readonly metricsToken: string | undefined;
   readonly idp: {
     readonly jwtIssuer: string | undefined;
     readonly jwksUrl: string | undefined;
@@ -51,6 +53,10 @@ export interface Config {
     readonly batchRows: number;
     readonly flushMs: number;
     readonly attempts: number;
+    /** The ingest log (the durable point of OTLP ingest): its folder, segment size, and the bytes one load takes at most */
+    readonly logDir: string;
+    readonly logSegmentBytes: number;
+    readonly loadBatchBytes: number;
   };
   /** Trace assembly: spans of a trace → its execution */
   readonly traces: {
@@ -188,6 +194,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisPrefix: identifier(env, 'REDIS_PREFIX', 'traceloom') as string,
     jobsInApi: bool(env, 'JOBS_IN_API', true),
     authRequired,
+    metricsToken: str(env, 'METRICS_TOKEN'),
     idp: {
       jwtIssuer,
       jwksUrl,
@@ -207,6 +214,9 @@ export function loadConfig(env: Env = process.env): Config {
       batchRows: int(env, 'INGEST_BATCH_ROWS', 5_000, 1, 1_000_000),
       flushMs: int(env, 'INGEST_FLUSH_MS', 20, 1, 60_000),
       attempts: int(env, 'INGEST_ATTEMPTS', 5, 1, 20),
+      logDir: path.resolve(str(env, 'INGEST_LOG_DIR') ?? path.join(dataDir, 'ingest-log')),
+      logSegmentBytes: int(env, 'INGEST_LOG_SEGMENT_BYTES', 64 * MIB, 64 * 1024, 4 * 1024 * MIB),
+      loadBatchBytes: int(env, 'INGEST_LOAD_BATCH_BYTES', 32 * MIB, 64 * 1024, 1024 * MIB),
     },
     traces: {
       debounceMs: int(env, 'TRACE_DEBOUNCE_MS', 1_000, 0, 600_000),

@@ -5,6 +5,9 @@ import type { Logger } from './logger.ts';
 import type { Stores } from './stores/index.ts';
 import type { Broadcast } from './stores/broadcast.ts';
 import { BatchWriter } from './ingest/batch-writer.ts';
+import { WriteAheadLog } from './stores/write-ahead-log.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import { createSpanLoader, type IngestLog, type SpanLoader } from './ingest/span-loader.ts';
 import { createPromptCache } from './prompts/cache.ts';
 import { createPromptService, type PromptService } from './prompts/service.ts';
 import { createExecutionQueries, type ExecutionQueries } from './executions/queries.ts';
@@ -12,7 +15,7 @@ import { createExecutionRecorder, type ExecutionRecorder } from './executions/re
 import { createPriceResolver, type PriceResolver } from './pricing/prices.ts';
 import { createModelPriceService, type ModelPriceService } from './pricing/price-table.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
-import { createLocalPendingTraces, createRedisPendingTraces } from './ingest/assembly/pending.ts';
+import { createLocalPendingTraces, createRedisPendingTraces, type PendingTraces } from './ingest/assembly/pending.ts';
 import { ASSEMBLY_JOB, createAssembler, type Assembler } from './ingest/assembly/assembler.ts';
 import { createTraceIngest, type TraceIngest } from './ingest/traces.ts';
 import { createSpanQueries, type SpanQueries } from './executions/spans.ts';
@@ -26,18 +29,21 @@ import { parseVersionRef } from './prompts/service.ts';
 import { createSpend, type Spend } from './spend/index.ts';
 
 export interface Domain {
+  metrics: Metrics;
   prompts: PromptService;
   executions: { queries: ExecutionQueries; recorder: ExecutionRecorder; writer: BatchWriter; views: TraceViews };
   /** Price resolution (project prices, then the catalogue) and the project price table. */
   prices: { resolver: PriceResolver; models: ModelPriceService };
   /** OTLP spans: ingest, assembly into executions, reads for hierarchy and timeline. */
-  traces: { ingest: TraceIngest; assembler: Assembler; spans: SpanQueries; writer: BatchWriter };
+  traces: { ingest: TraceIngest; assembler: Assembler; spans: SpanQueries; log: IngestLog; loader: SpanLoader; pending: PendingTraces };
   /** Stats, template analytics, budgets (alerts, checks) and retention: src/spend, docs/spend.md. */
   spend: Spend;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
   schedule(runner: JobRunner): Promise<void>;
+  /** Opens the ingest log (loading what an earlier run left in it) and starts its loader: API processes only. */
+  startIngest(): Promise<void>;
   /** Writes what the writers hold now (they keep accepting). */
   flush(): Promise<void>;
   /** Flushes the writers and stops them accepting. */
@@ -60,6 +66,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
       },
       logger,
     );
+  const metrics = createMetrics();
   const spend = createSpend(config, stores, logger, jobs);
   // Block mode: an exceeded budget makes rendering answer 402.
   const prompts = createPromptService(stores.postgres, createPromptCache(broadcast), { beforeRender: (projectId) => spend.budgets.enforce(projectId) });
@@ -68,7 +75,6 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   const resolver = createPriceResolver(stores.postgres, broadcast);
   const recorder = createExecutionRecorder({ writer, prompts, prices: resolver, queries, onSpendMoved: (projectId) => spend.spendMoved(projectId) });
 
-  const spanWriter = writerOf('spans');
   const pending = stores.redis
     ? createRedisPendingTraces(stores.redis, { lockMs: 120_000, retryMs: 1_000 })
     : createLocalPendingTraces();
@@ -79,6 +85,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     jobs,
     logger,
     quietMs: config.traces.quietMs,
+    metrics,
     prices: resolver,
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
     async resolvePrompt(projectId, promptId, ref) {
@@ -96,21 +103,65 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   const spans = createSpanQueries(stores.clickhouse);
   let recovering: Promise<unknown> | undefined;
   const views = createTraceViews({ queries, spans, prices: resolver });
-  const ingest = createTraceIngest({
-    spanWriter,
+  const log: IngestLog = new WriteAheadLog(
+    config.ingest.logDir,
+    { segmentBytes: config.ingest.logSegmentBytes, maxPendingBytes: config.ingest.maxQueueBytes, maxPendingRows: config.ingest.maxQueueRows },
+    (h) => h.n,
+  );
+  const loader = createSpanLoader({
+    log,
+    insertSpans: (payloads, token) =>
+      stores.clickhouse.insertRowBinary('spans', payloads, {
+        insert_deduplication_token: token,
+        // Spans of one batch may fall in many months (partitions); refusing them would fail the batch for nothing.
+        max_partitions_per_insert_block: '1000',
+      }),
+    knownTraces: (projectId, ids) => assembler.knownTraces(projectId, ids),
+    assembleFresh: (projectId, traces, token) => assembler.assembleFresh(projectId, traces, token),
     pending,
-    assembler,
-    traceHash: (projectId, traceId) => queries.traceHash(projectId, traceId),
+    wake: (dueAt) => assembler.wake(dueAt),
     debounceMs: config.traces.debounceMs,
+    maxBatchBytes: config.ingest.loadBatchBytes,
+    batchRows: config.ingest.batchRows,
+    flushMs: config.ingest.flushMs,
+    metrics,
     logger,
   });
+  let ingestStarted = false;
+  const ingest = createTraceIngest({
+    log,
+    spansEncoder: () => stores.clickhouse.encoderOf('spans'),
+    pending,
+    maxQueueRows: config.ingest.maxQueueRows,
+    maxQueueBytes: config.ingest.maxQueueBytes,
+    metrics,
+    logger,
+  });
+  metrics.setSources({
+    ingestQueue: () => ({ rows: log.pendingRows, bytes: log.pendingBytes, records: log.queued, segments: log.segments, oldestWaitingMs: log.oldestUnloadedMs() }),
+    assemblyNextDue: () => pending.nextDue(),
+    storeHealth: async () => {
+      const h = await stores.health();
+      return { clickhouse: h.clickhouse, postgres: h.postgres, redis: h.redis };
+    },
+  });
   return {
+    metrics,
     prompts,
     executions: { queries, recorder, writer, views },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
-    traces: { ingest, assembler, spans, writer: spanWriter },
+    traces: { ingest, assembler, spans, log, loader, pending },
     spend,
     processors: () => [assembler.processor, ...spend.processors()],
+    async startIngest() {
+      // The column list of `spans` is read now: ingest encodes rows without asking the store.
+      await stores.clickhouse.encoderOf('spans');
+      ingestStarted = true;
+      // Only a process that serves ingest owns a log (a worker has none): opened before it listens.
+      const replayed = log.open();
+      if (replayed > 0) logger.info({ records: replayed }, 'ingest log: records not loaded before the last stop are loaded now');
+      loader.start();
+    },
     async schedule(runner) {
       // A safety net: traces whose wake-up was lost (a crash between storing and marking) are
       // still assembled.
@@ -127,11 +178,12 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     },
     // Spans first: their assembly writes executions.
     flush: async () => {
-      await Promise.all([spanWriter.flush(), writer.flush()]);
+      if (ingestStarted) await loader.flush();
+      await writer.flush();
     },
     close: async () => {
       await recovering;
-      await spanWriter.close();
+      if (ingestStarted) await loader.stop();
       await writer.close();
     },
   };

@@ -87,6 +87,7 @@ export async function startService(
   const jobs = createJobRunner(stores, logger, { consume: config.jobsInApi });
   const domain = createDomain(config, stores, broadcast, logger, jobs);
   await startJobs(jobs, domain);
+  await domain.startIngest();
   const app = createApp({ config, stores, logger, identity, domain, extraRoutes: opts.extraRoutes, validator: opts.validator });
 
   const server = http.createServer(app.koa.callback());

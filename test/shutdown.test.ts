@@ -1,11 +1,11 @@
 // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, close the stores, exit 0.
 // A second signal forces the exit.
-import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RouteDef } from '../src/http/routes/types.ts';
-import { dropTestDatabases, mode, tempDir, testEnv } from './helpers/env.ts';
+import { dropTestDatabases, mode, testEnv } from './helpers/env.ts';
 import { getJson, startTestService } from './helpers/service.ts';
+import { startChild } from './helpers/child.ts';
 
 afterAll(() => dropTestDatabases());
 
@@ -24,31 +24,6 @@ const slowRoute = (): RouteDef[] => [
     },
   },
 ];
-
-/** Starts `npm start`'s entry point as a child and resolves once it serves. */
-async function startChild(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; logs: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'info', CHDB_DIR: tempDir() },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening" line:\n${out}`)), 60_000);
-    const check = () => {
-      const m = /"url":"(http:\/\/[^"]+)".*traceloom listening/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout!.on('data', check);
-    child.on('exit', () => reject(new Error(`exited before listening:\n${out}`)));
-  });
-  return { child, url, logs: () => out, exited };
-}
 
 describe(`graceful shutdown (${mode} mode)`, () => {
   it('lets an in-flight request finish, then refuses connections and closes the stores', async () => {

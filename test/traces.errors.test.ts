@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { dropTestDatabases, mode } from './helpers/env.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
+import { until } from './helpers/wait.ts';
 import { buildSpans } from '../bench/otlp-decode.ts';
 
 let svc: TestService;
@@ -141,7 +142,8 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
   });
 
   it('a full span write queue answers 503 + Retry-After with nothing written; a request larger than the queue is 413', async () => {
-    // The first request's spans wait in the queue for the flush timer; the second does not fit.
+    // The first request's spans wait in the ingest log for the loader's timer; the second does not
+    // fit. A 200 means the spans are durable (in the log), so the store is polled for them.
     const small = await startTestService({ INGEST_MAX_QUEUE_ROWS: '4', INGEST_FLUSH_MS: '1500', INGEST_BATCH_ROWS: '1000' });
     try {
       const spans = Array.from({ length: 5 }, (_, i) => flatSpan({ trace_id: hex(32, 0x7000 + i), span_id: hex(16, 0x7100 + i) }));
@@ -157,8 +159,11 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
       expect(await detailOf(refused)).toMatch(/spans write queue is full/);
       expect((await first).status).toBe(200);
       const stored = async () => (await small.stores.clickhouse.query<{ trace_id: string }>("SELECT trace_id FROM spans WHERE trace_id LIKE '00007%' ORDER BY trace_id")).map((r) => r.trace_id);
+      await until(async () => (await stored()).length >= 3, 'the first request loaded');
+      await small.domain.flush(); // everything acknowledged so far is loaded
       expect(await stored()).toEqual(spans.slice(0, 3).map((s) => (s as { trace_id: string }).trace_id)); // nothing of the refused request
       expect((await send(spans.slice(3, 5))).status).toBe(200); // its retry
+      await small.domain.flush();
       expect(await stored()).toHaveLength(5);
     } finally {
       await small.close();

@@ -1,5 +1,5 @@
 // The whole request path, in order:
-//   request id → access log → error renderer → router (per route: authenticate → authorize →
+//   request id → access log → metrics → error renderer → router (per route: authenticate → authorize →
 //   query and JSON body → handler)
 //   → 404 / 405 for what no route answers.
 import crypto from 'node:crypto';
@@ -10,6 +10,7 @@ import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
 import type { Identity } from '../auth/identity.ts';
 import type { Domain } from '../domain.ts';
+import type { Metrics } from '../metrics.ts';
 import { authenticate, authorize } from './auth.ts';
 import { readJson } from './body.ts';
 import { errorRenderer, methodNotAllowed, notFound } from './errors.ts';
@@ -70,6 +71,20 @@ function accessLog(logger: Logger): Koa.Middleware<RouteState> {
   };
 }
 
+/** Requests by route pattern (never the raw path: ids would make a series per request) and status. */
+function httpMetrics(metrics: Metrics): Koa.Middleware<RouteState> {
+  return async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
+      metrics.httpDuration.observe({ method: ctx.method, route }, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  };
+}
+
 function input(route: RouteDef, validator: Validator, limitBytes: number): Koa.Middleware<RouteState> {
   return async (ctx, next) => {
     if (route.query) ctx.state.query = validator.validateQuery(route.query, ctx.query);
@@ -107,6 +122,7 @@ export function createApp(deps: AppDeps): TraceloomApp {
 
   koa.use(requestId());
   koa.use(accessLog(logger));
+  koa.use(httpMetrics(deps.domain.metrics));
   koa.use(errorRenderer());
   koa.use(router.routes());
   koa.use(async (ctx) => {

@@ -48,7 +48,7 @@ const isStoreDown = (err: unknown) => err instanceof StoreUnavailableError || is
  * as opposed to a store that is down or overloaded: retrying them changes nothing.
  */
 const DATA_ERROR_CODES = new Set(['6', '26', '27', '32', '38', '41', '53', '69', '70', '72', '117', '131', '321', '407']);
-function isRefusedData(err: unknown): boolean {
+export function isRefusedData(err: unknown): boolean {
   if (!(err instanceof Error) || isStoreDown(err)) return false;
   // The HTTP client carries the ClickHouse code in `code`; the embedded engine's insert in its message.
   const e = err as Error & { code?: unknown; clickhouseCode?: unknown };

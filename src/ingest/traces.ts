@@ -1,24 +1,31 @@
-// OTLP trace ingest after decoding: map every span's conventions, store the spans through the
-// batching writer (the request is answered once ClickHouse acknowledged them: the durable point),
-// then mark their traces for assembly. Counting `executions_created` needs no wait for assembly:
-// a trace counts when this request brings its first generative-AI span and no execution exists.
-import { badRequest } from '../errors.ts';
+// OTLP trace ingest after decoding: map every span's conventions, encode the spans as rows of
+// the `spans` table (RowBinary), and append them to the ingest log as one record. The request is
+// answered once the log's fsync covers the record: the durable point. The loader (span-loader.ts)
+// stores the records in ClickHouse in large batches and gets their traces assembled; nothing on
+// this path waits for ClickHouse. `executions_created` counts the request's traces that bring a
+// generative-AI span this deployment had not seen (pending.claimGenAi).
+import { badRequest, HttpError, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { BatchWriter } from './batch-writer.ts';
 import type { DecodeResult, DecodedSpan, MappedSpan } from './otlp/span.ts';
 import { mapSpan } from './mapping/index.ts';
-import { spanRow, spanRowBytes, type SpanRow } from './span-rows.ts';
-import type { PendingTraces, TraceRef } from './assembly/pending.ts';
-import type { Assembler } from './assembly/assembler.ts';
+import { spanRow, type SpanRow } from './span-rows.ts';
+import type { PendingTraces } from './assembly/pending.ts';
+import type { StoredSpan } from './assembly/summarize.ts';
 import { toClickHouseTime } from '../time.ts';
+import { ByteSink, type RowEncoder } from '../stores/row-binary.ts';
+import { LogFullError, LogWriteError } from '../stores/write-ahead-log.ts';
+import type { IngestLog } from './span-loader.ts';
+import type { Metrics } from '../metrics.ts';
 
 export interface TraceIngestDeps {
-  spanWriter: BatchWriter;
-  pending: PendingTraces;
-  assembler: Pick<Assembler, 'wake'>;
-  /** The content hash of a recorded execution, or undefined (batched lookups). */
-  traceHash(projectId: string, traceId: string): Promise<string | undefined>;
-  debounceMs: number;
+  log: IngestLog;
+  /** The RowBinary encoder of the `spans` table. */
+  spansEncoder(): Promise<RowEncoder>;
+  pending: Pick<PendingTraces, 'claimGenAi'>;
+  /** The ingest queue's bound: a request beyond it could never be accepted (413). */
+  maxQueueRows: number;
+  maxQueueBytes: number;
+  metrics: Pick<Metrics, 'spansAccepted' | 'spansRejected' | 'ingestRefused'>;
   logger: Logger;
 }
 
@@ -70,7 +77,21 @@ function explainSpan(span: DecodedSpan, m: MappedSpan): SpanExplanation {
   };
 }
 
+/** What assembly reads of a span, kept in memory until the loader has stored it (no read-back for whole traces). */
+function memoOf(r: SpanRow): StoredSpan {
+  return {
+    trace_id: r.trace_id, span_id: r.span_id, parent_span_id: r.parent_span_id, start_time_ns: r.start_time_ns, end_time_ns: r.end_time_ns,
+    received_at: r.received_at, name: r.name, status_code: r.status_code, status_message: r.status_message, service_name: r.service_name,
+    span_class: r.span_class, operation: r.operation, provider: r.provider, model: r.model, agent_id: r.agent_id, session_id: r.session_id,
+    has_usage: r.has_usage, tokens_in: String(r.tokens_in), tokens_out: String(r.tokens_out), tokens_cached_in: String(r.tokens_cached_in),
+    tokens_cache_write_in: String(r.tokens_cache_write_in), tokens_reasoning: String(r.tokens_reasoning), cost_provided: r.cost_provided,
+    tool_name: r.tool_name, tool_call_id: r.tool_call_id, error_message: r.error_message, prompt_usages: r.prompt_usages,
+    messages: r.span_class === 'inference' || r.span_class === 'tool' ? r.messages : '',
+  };
+}
+
 export function createTraceIngest(deps: TraceIngestDeps) {
+  let encoder: RowEncoder | undefined;
   return {
     async ingest(projectId: string, decoded: DecodeResult, opts: { explain?: boolean } = {}): Promise<IngestResult> {
       const { spans, rejected } = decoded;
@@ -80,42 +101,55 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         throw badRequest(`No valid span in the request (${rejected.length} rejected): ${errors.slice(0, 3).join('; ')}`);
       }
 
+      encoder ??= await deps.spansEncoder();
       const receivedAt = toClickHouseTime(new Date());
       const resourceJson = new Map<object, string>();
-      const rows: SpanRow[] = new Array(spans.length);
+      const memo: StoredSpan[] = new Array(spans.length);
       const explained: SpanExplanation[] = [];
       const traces = new Map<string, boolean>(); // trace id → holds a generative-AI span in this request
-      let bytes = 0;
+      const sink = new ByteSink(spans.length * 2048);
       for (let i = 0; i < spans.length; i++) {
         const span = spans[i]!;
         const mapped = mapSpan(span);
         let res = resourceJson.get(span.resource);
         if (res === undefined) resourceJson.set(span.resource, (res = JSON.stringify(span.resource)));
         const row = spanRow(projectId, span, mapped, receivedAt, res);
-        rows[i] = row;
-        bytes += spanRowBytes(row);
+        try {
+          encoder.encode(sink, row as unknown as Record<string, unknown>);
+        } catch (err) {
+          throw badRequest(`span ${i} (${span.spanId}) cannot be stored: ${(err as Error).message}`);
+        }
+        memo[i] = memoOf(row);
         traces.set(span.traceId, (traces.get(span.traceId) ?? false) || mapped.spanClass === 'inference');
         if (opts.explain) explained.push(explainSpan(span, mapped));
       }
 
-      // Whether the request's generative-AI traces already have an execution is asked while the
-      // spans are written (it only feeds `executions_created`), not after.
+      if (spans.length > deps.maxQueueRows || sink.pos > deps.maxQueueBytes) {
+        // It would never fit, however long the client waited: not a 503 to retry.
+        deps.metrics.ingestRefused.inc({ reason: 'too_large' });
+        throw new HttpError(413, `The request carries ${spans.length} spans rows (${sink.pos} bytes); one request may carry at most ${deps.maxQueueRows} rows and ${deps.maxQueueBytes} bytes`);
+      }
+      try {
+        await deps.log.append({ p: projectId, n: spans.length, t: [...traces.keys()] }, Buffer.from(sink.view()), memo);
+      } catch (err) {
+        if (err instanceof LogFullError) {
+          deps.metrics.ingestRefused.inc({ reason: 'queue_full' });
+          throw unavailable('The spans write queue is full; retry later', 1);
+        }
+        if (err instanceof LogWriteError) {
+          deps.metrics.ingestRefused.inc({ reason: 'log_write' });
+          deps.logger.error({ err: { message: err.message } }, 'ingest log write failed');
+          throw unavailable('The spans could not be made durable (the ingest log cannot be written); retry later', 5);
+        }
+        throw err;
+      }
+
+      deps.metrics.spansAccepted.inc(spans.length);
+      if (rejected.length > 0) deps.metrics.spansRejected.inc(rejected.length);
+      // Only feeds the response's count: a failure (Redis down) counts nothing, and fails nothing.
       const genAi = [...traces].filter(([, ai]) => ai).map(([traceId]) => ({ projectId, traceId }));
-      // A failed lookup must not fail a request whose spans were stored: those traces are not counted.
-      const existing = Promise.all(genAi.map((r) => deps.traceHash(projectId, r.traceId))).catch(() => genAi.map(() => 'unknown'));
-      await deps.spanWriter.write(rows, bytes); // 503 when the queue is full: nothing was written
-
-      const refs: TraceRef[] = [...traces.keys()].map((traceId) => ({ projectId, traceId }));
-      const dueAt = Date.now() + deps.debounceMs;
-      // The mark is what gets the traces assembled: if it fails (Redis down) the answer is 503, and
-      // the exporter's retry stores the spans again (readers take one copy) and marks them.
-      await deps.pending.mark(refs, dueAt);
-      // A lost wake-up only delays assembly until the next scheduled sweep; a lost claim only the count.
-      await deps.assembler.wake(dueAt).catch((err: Error) => deps.logger.warn({ err: { message: err.message } }, 'assembly wake-up not enqueued; the scheduled sweep takes the traces'));
-
       const firstSight = await deps.pending.claimGenAi(genAi).catch(() => genAi.map(() => false));
-      const known = await existing;
-      const created = genAi.filter((_r, i) => firstSight[i] && known[i] === undefined).length;
+      const created = firstSight.filter(Boolean).length;
 
       return {
         spans_ingested: spans.length,

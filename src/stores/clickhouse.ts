@@ -1,10 +1,19 @@
 // ClickHouse: spans, executions, spend. One client API whether the engine is a server
 // (CLICKHOUSE_URL, over HTTP) or embedded (chDB in DATA_DIR/clickhouse, through chdb/connection).
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
 import { createClient, ClickHouseLogLevel, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import type { Config } from '../config.ts';
 import { asStoreError } from './errors.ts';
+import { ByteSink, rowEncoder, type ColumnDef, type RowEncoder } from './row-binary.ts';
+
+/** Values our encoder cannot put in a column (a bad decimal, an unknown type): refused data, not a store that is down. */
+export class RowEncodeError extends Error {
+  readonly clickhouseCode = '27'; // CANNOT_PARSE_INPUT_ASSERTION_FAILED: what the engine says of such values
+}
 
 export type QueryParams = Record<string, unknown>;
 
@@ -18,9 +27,39 @@ export interface ClickHouseStore {
   query<T>(sql: string, params?: QueryParams, comment?: string): Promise<T[]>;
   /** A statement without a result (DDL, INSERT ... SELECT). */
   command(sql: string, params?: QueryParams, settings?: ClickHouseSettings): Promise<void>;
+  /** Rows as objects keyed by column name, sent as RowBinary encoded from the table's own column list. */
   insert(table: string, rows: readonly object[], settings?: ClickHouseSettings): Promise<void>;
+  /** The encoder of a table's insertable columns (read once from system.columns). */
+  encoderOf(table: string): Promise<RowEncoder>;
+  /** Rows already encoded by `encoderOf(table)`, as one insert. */
+  insertRowBinary(table: string, payloads: readonly Buffer[], settings?: ClickHouseSettings): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/**
+ * A folder of this store's own for RowBinary batches (several stores may share one engine
+ * directory in a process, as tests do); folders that processes no longer running left are removed.
+ */
+function makeScratchDir(chdbDir: string): string {
+  const root = path.join(chdbDir, 'insert-scratch');
+  fs.mkdirSync(root, { recursive: true });
+  for (const name of fs.readdirSync(root)) {
+    const pid = Number(name.split('-')[0]);
+    let alive = pid === process.pid;
+    if (!alive && pid > 0) {
+      try {
+        process.kill(pid, 0);
+        alive = true;
+      } catch (err) {
+        alive = (err as NodeJS.ErrnoException).code === 'EPERM';
+      }
+    }
+    if (!alive) fs.rmSync(path.join(root, name), { recursive: true, force: true });
+  }
+  const dir = path.join(root, `${process.pid}-${crypto.randomUUID()}`);
+  fs.mkdirSync(dir);
+  return dir;
 }
 
 export function createClickHouse(config: Config): ClickHouseStore {
@@ -32,8 +71,8 @@ export function createClickHouse(config: Config): ClickHouseStore {
   };
   let client: ClickHouseClient;
   let mode: ClickHouseStore['mode'];
-  /** Embedded only: chDB's raw insert, which hands the payload to the engine's parser without copying it into SQL. */
-  let rawInsert: ((table: string, body: Buffer, settings: Record<string, string | number | boolean>) => Promise<unknown>) | undefined;
+  /** Embedded only: where a RowBinary batch is put for the engine to read with file() (chDB's raw insert takes text formats only). */
+  let scratchDir: string | undefined;
   if (ch.url) {
     mode = 'server';
     client = createClient({
@@ -51,14 +90,76 @@ export function createClickHouse(config: Config): ClickHouseStore {
     const dir = config.chdbDir;
     fs.mkdirSync(dir, { recursive: true });
     const connection = createChdbConnection({ path: dir });
-    rawInsert = (table, body, settings) => connection.chdb.rawInsert({ table, values: body, format: 'JSONEachRow', settings });
+    scratchDir = makeScratchDir(dir);
     client = createClient({ ...common, connection } as Parameters<typeof createClient>[0]);
+  }
+
+  const columns = new Map<string, Promise<{ defs: ColumnDef[]; encoder: RowEncoder }>>();
+  function tableColumns(table: string): Promise<{ defs: ColumnDef[]; encoder: RowEncoder }> {
+    let c = columns.get(table);
+    if (!c) {
+      c = (async () => {
+        const rs = await client.query({
+          query: `SELECT name, type FROM system.columns
+                  WHERE database = currentDatabase() AND table = {t:String} AND default_kind NOT IN ('MATERIALIZED', 'ALIAS', 'EPHEMERAL')
+                  ORDER BY position`,
+          query_params: { t: table },
+          format: 'JSONEachRow',
+        });
+        const defs = await rs.json<ColumnDef>();
+        if (defs.length === 0) throw new Error(`table ${table} has no columns (not migrated?)`);
+        return { defs, encoder: rowEncoder(defs) };
+      })();
+      c.catch(() => columns.delete(table)); // a failed read is tried again next time
+      columns.set(table, c);
+    }
+    return c;
+  }
+
+  /** One INSERT of RowBinary bytes: a scratch file read by file() on the embedded engine, the request body on a server. */
+  async function sendRowBinary(table: string, payloads: readonly Buffer[], settings: ClickHouseSettings | undefined): Promise<void> {
+    const { defs } = await tableColumns(table);
+    const list = defs.map((d) => `\`${d.name}\``).join(', ');
+    // The embedded engine keeps settings in its session from one statement to the next: an
+    // insert without a token must say so, or it inherits the previous batch's token and is
+    // dropped as a duplicate.
+    const all: ClickHouseSettings = { insert_deduplication_token: '', ...settings };
+    if (scratchDir) {
+      const structure = defs.map((d) => `\`${d.name}\` ${d.type}`).join(', ');
+      const file = path.join(scratchDir, `${crypto.randomUUID()}.bin`);
+      await fs.promises.writeFile(file, payloads.length === 1 ? payloads[0]! : Buffer.concat(payloads as Buffer[]));
+      try {
+        await client.command({
+          query: `INSERT INTO ${table} (${list}) SELECT * FROM file({file:String}, 'RowBinary', {structure:String})`,
+          query_params: { file, structure },
+          clickhouse_settings: all,
+        });
+      } finally {
+        await fs.promises.rm(file, { force: true });
+      }
+      return;
+    }
+    await client.exec({ query: `INSERT INTO ${table} (${list}) FORMAT RowBinary`, values: Readable.from(payloads), clickhouse_settings: all });
   }
 
   return {
     mode,
     cluster: ch.cluster,
     client,
+    async encoderOf(table: string): Promise<RowEncoder> {
+      try {
+        return (await tableColumns(table)).encoder;
+      } catch (err) {
+        throw asStoreError('clickhouse', err);
+      }
+    },
+    async insertRowBinary(table: string, payloads: readonly Buffer[], settings?: ClickHouseSettings): Promise<void> {
+      try {
+        await sendRowBinary(table, payloads, settings);
+      } catch (err) {
+        throw asStoreError('clickhouse', err);
+      }
+    },
     async query<T>(sql: string, params?: QueryParams, comment?: string): Promise<T[]> {
       try {
         const rs = await client.query({
@@ -80,17 +181,20 @@ export function createClickHouse(config: Config): ClickHouseStore {
       }
     },
     async insert(table: string, rows: readonly object[], settings?: ClickHouseSettings): Promise<void> {
+      let encoder: RowEncoder;
       try {
-        // The embedded engine keeps settings in its session from one statement to the next: an
-        // insert without a token must say so, or it inherits the previous batch's token and is
-        // dropped as a duplicate.
-        if (rawInsert) {
-          const body = Buffer.from(rows.map((r) => JSON.stringify(r)).join('\n'));
-          // Batches are a few MiB: parse them on every core (the default waits for 10 MiB chunks).
-          await rawInsert(table, body, { insert_deduplication_token: '', min_chunk_bytes_for_parallel_parsing: 1_048_576, ...(settings as Record<string, string | number | boolean>) });
-          return;
-        }
-        await client.insert({ table, values: rows as object[], format: 'JSONEachRow', clickhouse_settings: { insert_deduplication_token: '', ...settings } });
+        encoder = (await tableColumns(table)).encoder;
+      } catch (err) {
+        throw asStoreError('clickhouse', err);
+      }
+      const sink = new ByteSink(rows.length * 512);
+      try {
+        for (const r of rows) encoder.encode(sink, r as Record<string, unknown>);
+      } catch (err) {
+        throw new RowEncodeError(`a ${table} row cannot be stored: ${(err as Error).message}`);
+      }
+      try {
+        await sendRowBinary(table, [sink.view()], settings);
       } catch (err) {
         throw asStoreError('clickhouse', err);
       }
@@ -105,6 +209,7 @@ export function createClickHouse(config: Config): ClickHouseStore {
     },
     async close(): Promise<void> {
       await client.close();
+      if (scratchDir) fs.rmSync(scratchDir, { recursive: true, force: true });
     },
   };
 }

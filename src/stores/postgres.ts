@@ -54,7 +54,14 @@ export async function createPostgres(config: Config, logger: Logger): Promise<Po
     mode = 'embedded';
     const dir = path.join(config.dataDir, 'postgres');
     fs.mkdirSync(dir, { recursive: true });
-    const db = await PGlite.create(dir);
+    const fresh = !fs.existsSync(path.join(dir, 'PG_VERSION'));
+    let db = await PGlite.create(dir);
+    if (fresh) {
+      // initdb grows the WebAssembly heap to ~750 MiB and a heap never shrinks: a new instance on
+      // the initialised directory starts at a third of that (BENCHMARKS.md, boot and idle memory).
+      await db.close();
+      db = await PGlite.create(dir);
+    }
     // Loopback only, random port: nothing outside this process is meant to connect.
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
     await server.start();

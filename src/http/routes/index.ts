@@ -12,6 +12,7 @@ import type { Config } from '../../config.ts';
 import { modelPriceRoutes } from './model-prices.ts';
 import type { Domain } from '../../domain.ts';
 import { healthRoutes } from './health.ts';
+import { metricsRoutes } from './metrics.ts';
 import { openapiRoutes } from './openapi.ts';
 import type { RouteDef } from './types.ts';
 
@@ -34,5 +35,6 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...spendRoutes(deps.domain),
     ...traceRoutes(deps.config, deps.domain.traces.ingest),
     ...modelPriceRoutes(deps.domain.prices.models),
+    ...metricsRoutes(deps.config, deps.domain.metrics),
   ];
 }

@@ -6,6 +6,8 @@
 // every sum over executions (daily spend included) stays exact without FINAL. The same content
 // writes nothing: retried batches and repeated runs change nothing.
 import type { ClickHouseStore } from '../../stores/clickhouse.ts';
+import type { Metrics } from '../../metrics.ts';
+import { isRefusedData } from '../batch-writer.ts';
 import type { BatchWriter } from '../batch-writer.ts';
 import type { Logger } from '../../logger.ts';
 import type { JobProcessor, JobRunner } from '../../../jobs/runner.ts';
@@ -14,6 +16,21 @@ import type { Lease, PendingTraces, TraceRef } from './pending.ts';
 import { summarizeTrace, type StoredSpan, type SummarizeDeps } from './summarize.ts';
 
 export const ASSEMBLY_JOB = 'trace-assembly';
+
+/**
+ * A request's spans as a read-back returns them: one row per span id (the latest), ordered by
+ * span id, messages only on inference and tool spans. Both paths then hash the same content.
+ */
+function asReadBack(spans: readonly StoredSpan[]): StoredSpan[] {
+  const byId = new Map<string, StoredSpan>();
+  for (const s of spans) {
+    const had = byId.get(s.span_id);
+    if (!had || had.received_at < s.received_at) byId.set(s.span_id, s);
+  }
+  return [...byId.values()]
+    .sort((a, b) => (a.span_id < b.span_id ? -1 : a.span_id > b.span_id ? 1 : 0))
+    .map((s) => (s.messages && s.span_class !== 'inference' && s.span_class !== 'tool' ? { ...s, messages: '' } : s));
+}
 /** Sweeps are keyed by the time bucket their traces are due in, so marks never wait on a running sweep. */
 const BUCKET_MS = 250;
 const BATCH_TRACES = 1_000;
@@ -38,6 +55,7 @@ export interface AssemblerDeps extends SummarizeDeps {
   jobs: Pick<JobRunner, 'enqueue'>;
   logger: Logger;
   quietMs: number;
+  metrics: Pick<Metrics, 'executionsAssembled' | 'rowsWritten'>;
   /** Called with each project whose spend an assembly moved (budget evaluation). */
   onSpendMoved?: (projectId: string) => void;
   now?: () => number;
@@ -132,13 +150,10 @@ export function createAssembler(deps: AssemblerDeps) {
     return { kind: 'write', rows };
   }
 
-  /** Assembles a project's share of a lease; returns the traces done and those due again later. */
-  async function assembleProject(lease: Lease, projectId: string, traceIds: string[]): Promise<{ done: TraceRef[]; later: Array<{ trace: TraceRef; dueAt: number }> }> {
-    const spansByTrace = await readSpans(projectId, traceIds);
-    const current = await currentRows(projectId, traceIds);
-    // One lookup per prompt reference for the whole batch (its traces mostly name the same prompts).
+  /** Prompt lookups shared by a batch of traces (they mostly name the same prompts). */
+  function batchSummarizeDeps(): SummarizeDeps {
     const resolved = new Map<string, Promise<number | undefined>>();
-    const summarizeDeps: SummarizeDeps = {
+    return {
       prices: deps.prices,
       resolvePrompt(p, promptId, ref) {
         const key = `${promptId}\u0000${ref}`;
@@ -147,6 +162,62 @@ export function createAssembler(deps: AssemblerDeps) {
         return v;
       },
     };
+  }
+
+  /** Of these traces, the ones with spans or an execution stored (light key reads, no FINAL). */
+  async function knownTraces(projectId: string, traceIds: string[]): Promise<Set<string>> {
+    const rows = await deps.clickhouse.query<{ trace_id: string }>(
+      `SELECT DISTINCT trace_id FROM spans WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}
+       UNION DISTINCT
+       SELECT trace_id FROM execution_traces WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}`,
+      { p: projectId, ids: traceIds },
+      'assembly.known',
+    );
+    return new Set(rows.map((r) => r.trace_id));
+  }
+
+  /**
+   * Executions of traces whose spans are all at hand and of which nothing was stored before
+   * (the loader checked): summarised from those spans, written in one insert. Returns the traces
+   * not written (the store refused the batch): they are read back like any other.
+   */
+  async function assembleFresh(projectId: string, traces: Map<string, StoredSpan[]>, dedupToken: string): Promise<string[]> {
+    const summarizeDeps = batchSummarizeDeps();
+    const rows: object[] = [];
+    const notWritten: string[] = [];
+    const receivedAt = toClickHouseTime(new Date(now()));
+    for (const [traceId, spans] of traces) {
+      try {
+        const summary = await summarizeTrace(projectId, asReadBack(spans), summarizeDeps);
+        const { hasRoot: _r, ...row } = summary;
+        rows.push({ ...row, version: 1, sign: 1, received_at: receivedAt });
+      } catch (err) {
+        deps.logger.warn({ project_id: projectId, trace_id: traceId, err: { message: (err as Error).message } }, 'trace not assembled from its request; reading it back');
+        notWritten.push(traceId);
+      }
+    }
+    if (rows.length === 0) return notWritten;
+    try {
+      await deps.clickhouse.insert('executions', rows, {
+        insert_deduplication_token: dedupToken,
+        deduplicate_blocks_in_dependent_materialized_views: 1,
+        max_partitions_per_insert_block: '1000',
+      });
+    } catch (err) {
+      if (!isRefusedData(err)) throw err; // a store that is down: the loader tries the batch again
+      deps.logger.warn({ project_id: projectId, traces: rows.length, err: { message: (err as Error).message } }, 'executions refused as a batch; reading their traces back one by one');
+      return [...traces.keys()];
+    }
+    deps.onSpendMoved?.(projectId);
+    deps.metrics.rowsWritten.inc({ table: 'executions' }, rows.length);
+    return notWritten;
+  }
+
+  /** Assembles a project's share of a lease; returns the traces done and those due again later. */
+  async function assembleProject(lease: Lease, projectId: string, traceIds: string[]): Promise<{ done: TraceRef[]; later: Array<{ trace: TraceRef; dueAt: number }> }> {
+    const spansByTrace = await readSpans(projectId, traceIds);
+    const current = await currentRows(projectId, traceIds);
+    const summarizeDeps = batchSummarizeDeps();
     const done: TraceRef[] = [];
     const later: Array<{ trace: TraceRef; dueAt: number }> = [];
     const writes: Array<{ trace: TraceRef; rows: object[] }> = [];
@@ -178,6 +249,8 @@ export function createAssembler(deps: AssemblerDeps) {
         if (r.status === 'fulfilled') {
           done.push(w.trace);
           moved = true;
+          deps.metrics.executionsAssembled.inc({ path: 'read_back' });
+          deps.metrics.rowsWritten.inc({ table: 'executions' }, w.rows.length);
         } else {
           deps.logger.warn({ project_id: projectId, trace_id: w.trace.traceId, err: { message: (r.reason as Error).message } }, 'execution not written; retrying later');
           later.push({ trace: w.trace, dueAt: now() + FAILED_RETRY_MS });
@@ -185,7 +258,6 @@ export function createAssembler(deps: AssemblerDeps) {
       });
       if (moved) deps.onSpendMoved?.(projectId);
     }
-    await deps.pending.forgetGenAi(done);
     return { done, later };
   }
 
@@ -272,7 +344,7 @@ export function createAssembler(deps: AssemblerDeps) {
     },
   };
 
-  return { processor, wake, sweep, recover };
+  return { processor, wake, sweep, recover, knownTraces, assembleFresh };
 }
 
 export type Assembler = ReturnType<typeof createAssembler>;

@@ -37,11 +37,23 @@ export interface PendingTraces {
   finish(lease: Lease, done: readonly TraceRef[], later: ReadonlyArray<{ trace: TraceRef; dueAt: number }>): Promise<void>;
   /** The earliest due time waiting, or undefined when none. */
   nextDue(): Promise<number | undefined>;
-  /** Records that a trace holds a generative-AI span; true the first time (for `executions_created`). */
+  /**
+   * Leases the traces that are not waiting in the set (nothing of them is pending elsewhere), to be
+   * assembled by the caller from spans it holds; the others are left out of the lease. A leased
+   * trace sits in the set due at the lease's end, so if the caller dies it is read back then.
+   */
+  lockFresh(traces: readonly TraceRef[], now: number): Promise<Lease>;
+  /**
+   * Records that a trace holds a generative-AI span; true the first time it is seen (for
+   * `executions_created`). Claims are remembered for a while (the most recent ones in memory, an
+   * hour in Redis), not forever.
+   */
   claimGenAi(traces: readonly TraceRef[]): Promise<boolean[]>;
-  /** Forgets the claim once the trace's execution exists. */
-  forgetGenAi(traces: readonly TraceRef[]): Promise<void>;
 }
+
+/** Claims remembered by a process without Redis. */
+const LOCAL_CLAIMS = 200_000;
+const CLAIM_TTL_S = 3_600;
 
 const SEP = '\u0000';
 const member = (t: TraceRef) => `${t.projectId}${SEP}${t.traceId}`;
@@ -90,16 +102,19 @@ export function createLocalPendingTraces(): PendingTraces {
       for (const at of due.values()) if (min === undefined || at < min) min = at;
       return min;
     },
+    async lockFresh(traces) {
+      // One loader and one assembly run at a time in this process: a trace not in the map is
+      // neither waiting nor (the caller checked the store) assembled from stored spans.
+      return { traces: traces.filter((t) => !due.has(member(t))), token: 'local' };
+    },
     async claimGenAi(traces) {
       return traces.map((t) => {
         const m = member(t);
         if (genAi.has(m)) return false;
         genAi.add(m);
+        if (genAi.size > LOCAL_CLAIMS) genAi.delete(genAi.values().next().value!);
         return true;
       });
-    },
-    async forgetGenAi(traces) {
-      for (const t of traces) genAi.delete(member(t));
     },
   };
 }
@@ -155,6 +170,19 @@ for i = 2, #ARGV - 1, 2 do
 end
 return 0`;
 
+// KEYS: due set, lock prefix. ARGV: lease end, lease ms, token, members... Leases each member that
+// is not in the due set and whose lock is free; a leased member enters the set due at the lease end.
+const LOCK_FRESH = `
+local taken = {}
+for i = 4, #ARGV do
+  local m = ARGV[i]
+  if not redis.call('ZSCORE', KEYS[1], m) and redis.call('SET', KEYS[2] .. m, ARGV[3], 'NX', 'PX', tonumber(ARGV[2])) then
+    redis.call('ZADD', KEYS[1], tonumber(ARGV[1]), m)
+    table.insert(taken, m)
+  end
+end
+return taken`;
+
 /** Redis failures are a store that is down (503, retry), not a bug. */
 async function redisCall<T>(fn: () => Promise<T>): Promise<T> {
   try {
@@ -168,7 +196,7 @@ export function createRedisPendingTraces(redis: RedisStore, opts: { lockMs: numb
   const r = redis.client;
   const dueKey = `${redis.prefix}:assembly:due`;
   const lockPrefix = `${redis.prefix}:assembly:lock:`;
-  const genAiKey = `${redis.prefix}:assembly:genai`;
+  const genAiPrefix = `${redis.prefix}:assembly:genai:`;
   /** The earliest lease end a take of this process may have set (lease scores are at least this). */
   const leaseFloor = new Map<string, number>();
   return {
@@ -210,21 +238,24 @@ export function createRedisPendingTraces(redis: RedisStore, opts: { lockMs: numb
         const first = await r.zrange(dueKey, '0', '0', 'WITHSCORES');
         return first.length === 2 ? Number(first[1]) : undefined;
       }),
+    lockFresh: (traces, now) =>
+      redisCall(async () => {
+        const token = crypto.randomUUID();
+        if (traces.length === 0) return { traces: [], token };
+        const taken = (await r.eval(LOCK_FRESH, 2, dueKey, lockPrefix, now + opts.lockMs, opts.lockMs, token, ...traces.map(member))) as string[];
+        leaseFloor.set(token, now + opts.lockMs);
+        return { traces: taken.map(parse), token };
+      }),
     claimGenAi: (traces) =>
       redisCall(async () => {
         if (traces.length === 0) return [];
         const p = r.pipeline();
-        for (const t of traces) p.hsetnx(genAiKey, member(t), '1');
+        for (const t of traces) p.set(genAiPrefix + member(t), '1', 'EX', CLAIM_TTL_S, 'NX');
         const res = (await p.exec()) ?? [];
         return res.map(([err, added]) => {
           if (err) throw err;
-          return Number(added) === 1;
+          return added === 'OK';
         });
-      }),
-    forgetGenAi: (traces) =>
-      redisCall(async () => {
-        if (traces.length === 0) return;
-        await r.hdel(genAiKey, ...traces.map(member));
       }),
   };
 }

@@ -1,0 +1,206 @@
+// The loader: drains the ingest log into ClickHouse in large batches, one binary insert per batch
+// whatever the size of the requests behind it, then gets the batch's traces assembled. A trace
+// whose root and generative-AI spans all came in this batch, and of which nothing was stored
+// before, is assembled from the batch's own spans (no read-back); every other trace is marked for
+// the assembly job, which reads its spans back. Only then is the batch marked loaded in the log;
+// a failure leaves it there to be tried again (and after a crash, replayed), and loading twice
+// changes nothing that counts: spans are deduplicated by every reader, and an execution that
+// exists is only ever corrected by the read-back path, never written again.
+import type { Logger } from '../logger.ts';
+import type { LogRecord, WriteAheadLog } from '../stores/write-ahead-log.ts';
+import type { Lease, PendingTraces, TraceRef } from './assembly/pending.ts';
+import type { StoredSpan } from './assembly/summarize.ts';
+import type { Metrics } from '../metrics.ts';
+
+/** What a record of the ingest log says of itself (on disk). */
+export interface IngestRecordHeader {
+  /** Project. */
+  p: string;
+  /** Rows (spans) in the payload. */
+  n: number;
+  /** Trace ids of the record's spans. */
+  t: string[];
+}
+
+/** What the request kept in memory beside its record: its spans, for assembly without a read-back. */
+export type IngestMemo = StoredSpan[];
+
+export type IngestLog = WriteAheadLog<IngestRecordHeader, IngestMemo>;
+
+export interface SpanLoaderDeps {
+  log: IngestLog;
+  /** Inserts the payloads' RowBinary rows into `spans` (one insert; the token makes a retry of the same batch a no-op). */
+  insertSpans(payloads: Buffer[], dedupToken: string): Promise<void>;
+  /** Of these traces, the ones with spans or an execution already stored. */
+  knownTraces(projectId: string, traceIds: string[]): Promise<Set<string>>;
+  /** Writes the executions of traces whose every span is at hand; returns the traces it did not write (to be read back). */
+  assembleFresh(projectId: string, traces: Map<string, StoredSpan[]>, dedupToken: string): Promise<string[]>;
+  pending: Pick<PendingTraces, 'mark' | 'lockFresh' | 'finish'>;
+  wake(dueAt: number): Promise<void>;
+  debounceMs: number;
+  /** Bytes of log records loaded in one batch at most. */
+  maxBatchBytes: number;
+  /** A batch starts once this many rows wait, or the oldest has waited `flushMs`. */
+  batchRows: number;
+  flushMs: number;
+  metrics: Pick<Metrics, 'rowsWritten' | 'executionsAssembled' | 'loadFailures'>;
+  logger: Logger;
+  now?: () => number;
+}
+
+export interface LoaderStats {
+  loadedRecords: number;
+  loadedRows: number;
+  batches: number;
+  failures: number;
+  assembledFresh: number;
+  markedForReadBack: number;
+}
+
+interface TraceInBatch {
+  spans: StoredSpan[];
+  /** Every record of the batch holding this trace kept its spans in memory. */
+  complete: boolean;
+  root: boolean;
+  genAi: boolean;
+}
+
+export function createSpanLoader(deps: SpanLoaderDeps) {
+  const now = deps.now ?? Date.now;
+  const stats: LoaderStats = { loadedRecords: 0, loadedRows: 0, batches: 0, failures: 0, assembledFresh: 0, markedForReadBack: 0 };
+  let running: Promise<void> | undefined;
+  let stopping = false;
+  let idle: Array<() => void> = [];
+
+  function group(records: LogRecord<IngestRecordHeader, IngestMemo>[]): Map<string, Map<string, TraceInBatch>> {
+    const byProject = new Map<string, Map<string, TraceInBatch>>();
+    for (const r of records) {
+      let traces = byProject.get(r.header.p);
+      if (!traces) byProject.set(r.header.p, (traces = new Map()));
+      if (!r.memo) {
+        for (const id of r.header.t) {
+          const t = traces.get(id);
+          if (t) t.complete = false;
+          else traces.set(id, { spans: [], complete: false, root: false, genAi: false });
+        }
+        continue;
+      }
+      for (const s of r.memo) {
+        let t = traces.get(s.trace_id);
+        if (!t) traces.set(s.trace_id, (t = { spans: [], complete: true, root: false, genAi: false }));
+        t.spans.push(s);
+        if (!s.parent_span_id) t.root = true;
+        if (s.span_class === 'inference') t.genAi = true;
+      }
+    }
+    return byProject;
+  }
+
+  /** One batch: stored, assembled or marked, then marked loaded. Throws (to be retried) on a store failure. */
+  async function loadBatch(records: LogRecord<IngestRecordHeader, IngestMemo>[]): Promise<void> {
+    const first = records[0]!.seq;
+    const last = records[records.length - 1]!.seq;
+    const token = `${deps.log.id}-${first}-${last}`;
+    const byProject = group(records);
+
+    // Which fresh-looking traces had spans (or an execution) stored before: asked before this
+    // batch's spans are stored, so the answer is about earlier requests only.
+    const fresh = new Map<string, string[]>();
+    for (const [projectId, traces] of byProject) {
+      const candidates = [...traces].filter(([, t]) => t.complete && t.root && t.genAi).map(([id]) => id);
+      if (candidates.length === 0) continue;
+      const known = await deps.knownTraces(projectId, candidates);
+      fresh.set(projectId, candidates.filter((id) => !known.has(id)));
+    }
+
+    await deps.insertSpans(
+      records.map((r) => r.payload),
+      token,
+    );
+
+    const readBack: TraceRef[] = [];
+    for (const [projectId, traces] of byProject) {
+      const ids = fresh.get(projectId) ?? [];
+      let lease: Lease | undefined;
+      let written = new Set<string>();
+      if (ids.length > 0) {
+        // Another node may hold spans of the same trace: only a trace this node could lock is assembled here.
+        lease = await deps.pending.lockFresh(ids.map((traceId) => ({ projectId, traceId })), now());
+        const mine = new Map(lease.traces.map((t) => [t.traceId, traces.get(t.traceId)!.spans]));
+        if (mine.size > 0) {
+          const notWritten = new Set(await deps.assembleFresh(projectId, mine, `${token}-${projectId}`));
+          written = new Set([...mine.keys()].filter((id) => !notWritten.has(id)));
+        }
+        const done = lease.traces.filter((t) => written.has(t.traceId));
+        const later = lease.traces.filter((t) => !written.has(t.traceId)).map((trace) => ({ trace, dueAt: now() }));
+        await deps.pending.finish(lease, done, later);
+        stats.assembledFresh += done.length;
+        deps.metrics.executionsAssembled.inc({ path: 'request' }, done.length);
+      }
+      const leased = new Set(lease?.traces.map((t) => t.traceId));
+      for (const traceId of traces.keys()) if (!written.has(traceId) && !leased.has(traceId)) readBack.push({ projectId, traceId });
+    }
+    if (readBack.length > 0) {
+      const dueAt = now() + deps.debounceMs;
+      await deps.pending.mark(readBack, dueAt);
+      stats.markedForReadBack += readBack.length;
+      await deps.wake(dueAt).catch((err: Error) => deps.logger.warn({ err: { message: err.message } }, 'assembly wake-up not enqueued; the scheduled sweep takes the traces'));
+    }
+    deps.log.markLoaded(last);
+    stats.batches++;
+    stats.loadedRecords += records.length;
+    const rows = records.reduce((n, r) => n + r.header.n, 0);
+    stats.loadedRows += rows;
+    deps.metrics.rowsWritten.inc({ table: 'spans' }, rows);
+  }
+
+  async function run(): Promise<void> {
+    let backoffMs = 100;
+    while (true) {
+      const records = await deps.log.take(deps.maxBatchBytes, deps.batchRows, deps.flushMs);
+      if (records.length === 0) break; // closed and drained
+      for (;;) {
+        try {
+          await loadBatch(records);
+          backoffMs = 100;
+          break;
+        } catch (err) {
+          // A store that is down: the batch stays (it is in the log), tried again with backoff.
+          stats.failures++;
+          deps.metrics.loadFailures.inc();
+          for (const f of idle.splice(0)) f(); // a flush waits for what can be loaded now, not for the store to come back
+          // Stopping: the batch stays in the log and is loaded at the next start.
+          if (stopping) throw err;
+          deps.logger.warn({ records: records.length, err: { message: (err as Error).message } }, 'ingest batch not loaded; retrying');
+          await new Promise((r) => setTimeout(r, backoffMs));
+          backoffMs = Math.min(backoffMs * 2, 5_000);
+        }
+      }
+      if (deps.log.queued === 0) for (const f of idle.splice(0)) f();
+    }
+  }
+
+  return {
+    stats,
+    start(): void {
+      running ??= run().catch((err: Error) => deps.logger.error({ err: { message: err.message } }, 'ingest loader stopped; the log keeps the records for the next start'));
+    },
+    /** Resolves once every record written so far is loaded, or a load failed (the store is down: they stay in the log). */
+    async flush(): Promise<void> {
+      await deps.log.drain();
+      if (deps.log.queued === 0 && deps.log.pendingBytes === 0) return;
+      await new Promise<void>((resolve) => {
+        idle.push(resolve);
+        if (deps.log.queued === 0 && deps.log.pendingBytes === 0) resolve();
+      });
+    },
+    /** Loads what is queued, then stops (the log is closed by its owner). */
+    async stop(): Promise<void> {
+      stopping = true;
+      await deps.log.close();
+      await running;
+    },
+  };
+}
+
+export type SpanLoader = ReturnType<typeof createSpanLoader>;

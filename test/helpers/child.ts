@@ -1,0 +1,35 @@
+// The API as a child process (`npm start`'s entry point), for tests that signal or kill it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { tempDir } from './env.ts';
+
+export interface ChildService {
+  child: ChildProcess;
+  url: string;
+  logs: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Starts src/main.ts with `env` and resolves once it serves. Its own CHDB_DIR unless one is given. */
+export async function startChild(env: Record<string, string>, opts: { chdbDir?: string } = {}): Promise<ChildService> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { ...process.env, ...env, LOG_LEVEL: 'info', CHDB_DIR: opts.chdbDir ?? tempDir() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "listening" line:\n${out}`)), 60_000);
+    const check = () => {
+      const m = /"url":"(http:\/\/[^"]+)".*traceloom listening/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.on('exit', () => reject(new Error(`exited before listening:\n${out}`)));
+  });
+  return { child, url, logs: () => out, exited };
+}
