@@ -57,6 +57,9 @@ export interface Config {
     readonly logDir: string;
     readonly logSegmentBytes: number;
     readonly loadBatchBytes: number;
+    /** A load starts once this many rows wait, or the oldest has waited `loadIntervalMs` */
+    readonly loadBatchRows: number;
+    readonly loadIntervalMs: number;
   };
   /** Trace assembly: spans of a trace → its execution */
   readonly traces: {
@@ -217,6 +220,8 @@ export function loadConfig(env: Env = process.env): Config {
       logDir: path.resolve(str(env, 'INGEST_LOG_DIR') ?? path.join(dataDir, 'ingest-log')),
       logSegmentBytes: int(env, 'INGEST_LOG_SEGMENT_BYTES', 64 * MIB, 64 * 1024, 4 * 1024 * MIB),
       loadBatchBytes: int(env, 'INGEST_LOAD_BATCH_BYTES', 32 * MIB, 64 * 1024, 1024 * MIB),
+      loadBatchRows: int(env, 'INGEST_LOAD_BATCH_ROWS', 20_000, 1, 10_000_000),
+      loadIntervalMs: int(env, 'INGEST_LOAD_INTERVAL_MS', 200, 1, 60_000),
     },
     traces: {
       debounceMs: int(env, 'TRACE_DEBOUNCE_MS', 1_000, 0, 600_000),

@@ -122,8 +122,8 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     wake: (dueAt) => assembler.wake(dueAt),
     debounceMs: config.traces.debounceMs,
     maxBatchBytes: config.ingest.loadBatchBytes,
-    batchRows: config.ingest.batchRows,
-    flushMs: config.ingest.flushMs,
+    batchRows: config.ingest.loadBatchRows,
+    flushMs: config.ingest.loadIntervalMs,
     metrics,
     logger,
   });

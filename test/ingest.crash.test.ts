@@ -68,7 +68,7 @@ describe(`ingest survives kill -9 (${mode} mode)`, () => {
   it('every trace answered 200 is stored once and is one execution with its exact cost, after a SIGKILL under load and a replay', async () => {
     // The loader waits up to 2 s for a batch, so a kill finds acknowledged records that only the
     // log holds: the replay after the restart is what stores them.
-    const t = await testEnv({ INGEST_FLUSH_MS: '2000', INGEST_BATCH_ROWS: '100000' });
+    const t = await testEnv({ INGEST_LOAD_INTERVAL_MS: '2000' });
     const chdbDir = tempDir('traceloom-crash-chdb-');
     let svc = await startChild(t.env, { chdbDir });
     const acknowledged: Array<{ body: string; traceIds: string[] }> = [];

@@ -263,6 +263,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     this.writeCheckpoint(seq + 1);
     // Closed segments whose records are all loaded are removed.
     const oldestNeeded = this.unloaded.length ? this.segmentOf(this.unloaded[0]!) : this.segmentFirstSeq;
+    if (![...this.segmentFiles].some((s) => s < oldestNeeded && s !== this.segmentFirstSeq)) return;
     for (const f of fs.readdirSync(this.dir)) {
       const m = SEGMENT.exec(f);
       if (m && Number(m[1]) < oldestNeeded && Number(m[1]) !== this.segmentFirstSeq) {
