@@ -4,6 +4,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Config } from '../config.ts';
@@ -42,6 +45,19 @@ function wrap(client: pg.Pool | pg.PoolClient): Queryable {
   };
 }
 
+/** Creates the PGlite database in `dir` from another process. */
+async function initdbInChild(dir: string): Promise<void> {
+  const entry = pathToFileURL(createRequire(import.meta.url).resolve('@electric-sql/pglite')).href;
+  const script = `const { PGlite } = await import(${JSON.stringify(entry)}); const db = await PGlite.create(process.argv[1]); await db.query('SELECT 1'); await db.close();`;
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`PGlite could not create ${dir} (exit ${code}): ${err.slice(-2000)}`))));
+  });
+}
+
 export async function createPostgres(config: Config, logger: Logger): Promise<PostgresStore> {
   let connectionString: string;
   let mode: PostgresStore['mode'];
@@ -54,14 +70,19 @@ export async function createPostgres(config: Config, logger: Logger): Promise<Po
     mode = 'embedded';
     const dir = path.join(config.dataDir, 'postgres');
     fs.mkdirSync(dir, { recursive: true });
-    const fresh = !fs.existsSync(path.join(dir, 'PG_VERSION'));
-    let db = await PGlite.create(dir);
-    if (fresh) {
-      // initdb grows the WebAssembly heap to ~750 MiB and a heap never shrinks: a new instance on
-      // the initialised directory starts at a third of that (BENCHMARKS.md, boot and idle memory).
-      await db.close();
-      db = await PGlite.create(dir);
+    // initdb grows PGlite's WebAssembly heap to ~750 MiB, and a heap never shrinks: a new
+    // directory is initialised by a short-lived child process, so this one opens it like any
+    // restart does (BENCHMARKS.md, boot and idle memory).
+    // It is made beside its place and renamed into it: a start killed during initdb leaves no
+    // half-made database behind.
+    if (!fs.existsSync(path.join(dir, 'PG_VERSION'))) {
+      const making = `${dir}.init`;
+      fs.rmSync(making, { recursive: true, force: true });
+      await initdbInChild(making);
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.renameSync(making, dir);
     }
+    const db = await PGlite.create(dir);
     // Loopback only, random port: nothing outside this process is meant to connect.
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
     await server.start();
