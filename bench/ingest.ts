@@ -39,6 +39,23 @@ function runLoad(url: string, spans: number, gzip: boolean, clients: number, sec
   });
 }
 
+/** BENCH_CPU_PROFILE=dir: a CPU profile of the API's thread during each case (open it in Chrome's DevTools). */
+async function startProfile(): Promise<(file: string) => Promise<void>> {
+  const inspector = await import('node:inspector');
+  const session = new inspector.Session();
+  session.connect();
+  const post = (method: string, params?: object) => new Promise<unknown>((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 500 });
+  await post('Profiler.start');
+  return async (file) => {
+    const { profile } = (await post('Profiler.stop')) as { profile: object };
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
+}
+
 const mib = (b: number) => Math.round(b / 2 ** 20);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
@@ -69,16 +86,23 @@ export async function benchIngest(): Promise<Figure[]> {
     const cases = CASES.filter(([n, gz]) => !process.env.BENCH_INGEST_CASES || process.env.BENCH_INGEST_CASES.split(',').includes(`${n}${gz ? 'gz' : ''}`));
     for (const [spans, gzip, clients] of cases) {
       let peakRss = 0;
+      let peakAt: NodeJS.MemoryUsage | undefined;
       let maxLag = 0;
       let sampling = true;
       const sampler = (async () => {
         while (sampling) {
-          peakRss = Math.max(peakRss, process.memoryUsage().rss);
+          const m = process.memoryUsage();
+          if (m.rss > peakRss) {
+            peakRss = m.rss;
+            peakAt = m;
+          }
           maxLag = Math.max(maxLag, await lagMs());
           await new Promise((r) => setTimeout(r, 250));
         }
       })();
+      const profiling = process.env.BENCH_CPU_PROFILE ? await startProfile() : undefined;
       const r = await runLoad(`${svc.url}/api/v1/traces`, spans, gzip, clients, seconds);
+      if (profiling) await profiling(path.join(process.env.BENCH_CPU_PROFILE!, `ingest-${spans}${gzip ? 'gz' : ''}.cpuprofile`));
       sampling = false;
       await sampler;
       // Catch-up: until every trace sent is one execution and nothing waits in the log.
@@ -89,6 +113,10 @@ export async function benchIngest(): Promise<Figure[]> {
         await new Promise((res) => setTimeout(res, 100));
       }
       const catchUpS = (performance.now() - stopped) / 1000;
+      if (process.env.BENCH_MEMORY && peakAt) {
+        const engine = await ch.query<{ metric: string; value: string }>("SELECT metric, value FROM system.metrics WHERE metric IN ('MemoryTracking', 'MergesMutationsMemoryTracking')");
+        console.error(`    at peak: heap ${mib(peakAt.heapUsed)}/${mib(peakAt.heapTotal)} MiB, external ${mib(peakAt.external)} MiB (array buffers ${mib(peakAt.arrayBuffers)}); engine now ${engine.map((e) => `${e.metric} ${mib(Number(e.value))} MiB`).join(', ')}`);
+      }
       totalSpans += r.spans;
       rates.push(r.spansPerS);
       const refused = Object.entries(r.statuses).filter(([st]) => st !== '200').map(([st, n]) => `${n}×${st}`).join(', ');

@@ -56,6 +56,10 @@ export interface Config {
     /** The ingest log (the durable point of OTLP ingest): its folder, segment size, and the bytes one load takes at most */
     readonly logDir: string;
     readonly logSegmentBytes: number;
+    /** Acknowledged and not yet loaded (on disk), beyond which ingest answers 503; and how much of it is kept in memory */
+    readonly logMaxRows: number;
+    readonly logMaxBytes: number;
+    readonly logMemoryBytes: number;
     readonly loadBatchBytes: number;
     /** A load starts once this many rows wait, or the oldest has waited `loadIntervalMs` */
     readonly loadBatchRows: number;
@@ -219,6 +223,9 @@ export function loadConfig(env: Env = process.env): Config {
       attempts: int(env, 'INGEST_ATTEMPTS', 5, 1, 20),
       logDir: path.resolve(str(env, 'INGEST_LOG_DIR') ?? path.join(dataDir, 'ingest-log')),
       logSegmentBytes: int(env, 'INGEST_LOG_SEGMENT_BYTES', 64 * MIB, 64 * 1024, 4 * 1024 * MIB),
+      logMaxRows: int(env, 'INGEST_LOG_MAX_ROWS', 2_000_000, 1, 1_000_000_000),
+      logMaxBytes: int(env, 'INGEST_LOG_MAX_BYTES', 1024 * MIB, 64 * 1024, 1024 * 1024 * MIB),
+      logMemoryBytes: int(env, 'INGEST_LOG_MEMORY_BYTES', 64 * MIB, 0, 16 * 1024 * MIB),
       loadBatchBytes: int(env, 'INGEST_LOAD_BATCH_BYTES', 32 * MIB, 64 * 1024, 1024 * MIB),
       loadBatchRows: int(env, 'INGEST_LOAD_BATCH_ROWS', 20_000, 1, 10_000_000),
       loadIntervalMs: int(env, 'INGEST_LOAD_INTERVAL_MS', 200, 1, 60_000),

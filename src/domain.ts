@@ -105,7 +105,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   const views = createTraceViews({ queries, spans, prices: resolver });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
-    { segmentBytes: config.ingest.logSegmentBytes, maxPendingBytes: config.ingest.maxQueueBytes, maxPendingRows: config.ingest.maxQueueRows },
+    { segmentBytes: config.ingest.logSegmentBytes, maxPendingBytes: config.ingest.logMaxBytes, maxPendingRows: config.ingest.logMaxRows, maxMemoryBytes: config.ingest.logMemoryBytes },
     (h) => h.n,
   );
   const loader = createSpanLoader({
@@ -132,8 +132,8 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     log,
     spansEncoder: () => stores.clickhouse.encoderOf('spans'),
     pending,
-    maxQueueRows: config.ingest.maxQueueRows,
-    maxQueueBytes: config.ingest.maxQueueBytes,
+    maxQueueRows: config.ingest.logMaxRows,
+    maxQueueBytes: config.ingest.logMaxBytes,
     metrics,
     logger,
   });

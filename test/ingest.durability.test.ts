@@ -60,7 +60,7 @@ describe(`ingest durability (${mode} mode)`, () => {
   });
 
   it('a store that is down: acknowledged spans wait in the log up to its bound, then 503; after a restart every acknowledged span is stored', async () => {
-    const t = await testEnv({ INGEST_MAX_QUEUE_ROWS: '20' });
+    const t = await testEnv({ INGEST_LOG_MAX_ROWS: '20' });
     const first = await startTestService({}, { env: t });
     const statuses: number[] = [];
     try {
@@ -88,6 +88,24 @@ describe(`ingest durability (${mode} mode)`, () => {
       expect(e).toHaveLength(10);
     } finally {
       await second.close();
+    }
+  });
+
+  it('records beyond the memory bound wait on disk only and are still loaded and assembled (read back)', async () => {
+    const svc = await startTestService({ INGEST_LOG_MEMORY_BYTES: '0', INGEST_LOAD_INTERVAL_MS: '500' });
+    try {
+      for (let i = 0; i < 3; i++) expect((await send(svc.url, traces(500 + i * 3, 3))).status).toBe(200);
+      const ids = Array.from({ length: 9 }, (_x, k) => hex(32, 0xd0000 + 500 + k));
+      const mine = await until(async () => {
+        const r = await getJson(`${svc.url}/api/projects/default/executions?limit=500`);
+        const list = (r.body.items ?? []).filter((x: { trace_id: string }) => ids.includes(x.trace_id));
+        return list.length === 9 ? list : undefined;
+      }, 'executions of records kept on disk only');
+      expect(mine.every((e: { tokens_in: number }) => e.tokens_in === 100)).toBe(true);
+      const metrics = (await getJson(`${svc.url}/metrics`)).body as string;
+      expect(metrics).toMatch(/traceloom_executions_assembled_total\{path="read_back"[^}]*\} 9/);
+    } finally {
+      await svc.close();
     }
   });
 });

@@ -144,7 +144,7 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
   it('a full span write queue answers 503 + Retry-After with nothing written; a request larger than the queue is 413', async () => {
     // The first request's spans wait in the ingest log for the loader's timer; the second does not
     // fit. A 200 means the spans are durable (in the log), so the store is polled for them.
-    const small = await startTestService({ INGEST_MAX_QUEUE_ROWS: '4', INGEST_LOAD_INTERVAL_MS: '1500' });
+    const small = await startTestService({ INGEST_LOG_MAX_ROWS: '4', INGEST_LOAD_INTERVAL_MS: '1500' });
     try {
       const spans = Array.from({ length: 5 }, (_, i) => flatSpan({ trace_id: hex(32, 0x7000 + i), span_id: hex(16, 0x7100 + i) }));
       const send = (list: object[]) => fetch(`${small.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ spans: list }) });

@@ -114,7 +114,7 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
     }
 
     await deps.insertSpans(
-      records.map((r) => r.payload),
+      records.map((r) => r.payload!),
       token,
     );
 

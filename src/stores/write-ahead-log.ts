@@ -18,7 +18,12 @@ export interface LogRecord<H = unknown, M = unknown> {
   /** Increasing from 1 across segments; never reused. */
   seq: number;
   header: H;
-  payload: Buffer;
+  /** In memory while the log's memory bound allows; otherwise read from disk when taken. */
+  payload: Buffer | undefined;
+  /** Where the payload sits: the segment (its first record's seq) and the offset in it. */
+  segment: number;
+  offset: number;
+  payloadBytes: number;
   /** Bytes the record takes in the log. */
   bytes: number;
   /** Rows the record holds (the bound counts them). */
@@ -35,6 +40,8 @@ export interface WriteAheadLogOptions {
   /** Appended but not yet loaded, beyond which `append` refuses (backpressure). */
   maxPendingBytes: number;
   maxPendingRows: number;
+  /** Bytes of waiting records kept in memory (payload and memo); beyond, records wait on disk only. */
+  maxMemoryBytes: number;
 }
 
 export class LogFullError extends Error {}
@@ -67,8 +74,8 @@ function readSegment<H>(file: string, firstSeq: number, rowsOf: (header: H) => n
     const body = data.subarray(at + 8, end);
     if (zlib.crc32(body) !== crc) break; // torn or damaged: nothing after it was acknowledged
     const header = JSON.parse(data.subarray(at + FRAME, at + FRAME + headerLength).toString('utf8')) as H;
-    const payload = Buffer.from(data.subarray(at + FRAME + headerLength, end));
-    records.push({ seq: seq++, header, payload, bytes: end - at, rows: rowsOf(header), at: Date.now() });
+    // The payload stays on disk until the loader takes the record.
+    records.push({ seq: seq++, header, payload: undefined, segment: firstSeq, offset: at + FRAME + headerLength, payloadBytes: end - at - FRAME - headerLength, bytes: end - at, rows: rowsOf(header), at: Date.now() });
     at = end;
   }
   return { records, validBytes: at };
@@ -155,8 +162,12 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     return recovered.length;
   }
 
+  /** Bytes of queued records whose payload is in memory. */
+  private memoryBytes = 0;
+
   /**
-   * Records written and not yet taken, oldest first, up to `maxBytes` (at least one). Waits until
+   * Records written and not yet taken, oldest first, up to `maxBytes` (at least one), their
+   * payloads in memory (read back from disk for those that waited there). Waits until
    * `minRows` rows are queued or the oldest has waited `maxWaitMs` (batches grow under load and
    * stay prompt when idle); returns [] once the log is closed and drained.
    */
@@ -182,12 +193,28 @@ export class WriteAheadLog<H = unknown, M = unknown> {
       out.push(r);
       bytes += r.bytes;
       this.queuedRows -= r.rows;
+      if (r.payload) this.memoryBytes -= r.bytes;
     }
+    for (const r of out) if (!r.payload) r.payload = await this.readPayload(r);
     if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.queueHead);
       this.queueHead = 0;
     }
     return out;
+  }
+
+  private async readPayload(r: LogRecord<H, M>): Promise<Buffer> {
+    const file = path.join(this.dir, segmentName(r.segment));
+    const handle = await fs.promises.open(file, 'r');
+    try {
+      const size = r.payloadBytes;
+      const buf = Buffer.allocUnsafe(size);
+      const { bytesRead } = await handle.read(buf, 0, size, r.offset);
+      if (bytesRead !== size) throw new LogWriteError(`the ingest log segment ${file} is shorter than its records`);
+      return buf;
+    } finally {
+      await handle.close();
+    }
   }
 
   /** Segment files on disk. */
@@ -239,7 +266,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     return new Promise<number>((resolve, reject) => {
       this.waiting.push({
         frame,
-        record: { seq, header, payload, bytes, rows, at: 0, memo },
+        record: { seq, header, payload, segment: 0, offset: FRAME + headerBytes.length, payloadBytes: payload.length, bytes, rows, at: 0, memo },
         resolve: () => resolve(seq),
         reject: (err) => {
           this.forget(seq);
@@ -345,8 +372,10 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     const buffers: Buffer[] = [];
     let total = 0;
     for (const w of group) {
-      buffers.push(w.frame, w.record.payload);
-      total += w.frame.length + w.record.payload.length;
+      w.record.segment = this.segmentFirstSeq;
+      w.record.offset = start + total + w.frame.length; // where its payload starts in the segment
+      buffers.push(w.frame, w.record.payload!);
+      total += w.frame.length + w.record.payload!.length;
     }
     try {
       let written = 0;
@@ -379,9 +408,17 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     for (const u of this.unloaded) if (u.segment < 0) u.segment = segment;
     const at = Date.now();
     for (const w of group) {
-      w.record.at = at;
-      this.queue.push(w.record);
-      this.queuedRows += w.record.rows;
+      const r = w.record;
+      r.at = at;
+      // Within the memory bound a record waits with its payload and memo; beyond, on disk only
+      // (its trace is then read back for assembly).
+      if (this.memoryBytes + r.bytes <= this.opts.maxMemoryBytes) this.memoryBytes += r.bytes;
+      else {
+        r.payload = undefined;
+        r.memo = undefined;
+      }
+      this.queue.push(r);
+      this.queuedRows += r.rows;
       w.resolve();
     }
     this.signal();
