@@ -103,7 +103,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
    */
   id = '';
   /** Records appended (or recovered) and not yet marked loaded, in order. */
-  private unloaded: Array<{ seq: number; bytes: number; rows: number; segment: number; at: number }> = [];
+  private unloaded: Array<LogRecord<H, M>> = [];
   /** Segment files on disk, by the sequence number of their first record. */
   private segmentFiles = new Set<number>();
   pendingBytes = 0;
@@ -149,7 +149,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
         recovered.push(r);
         this.queue.push(r);
         this.queuedRows += r.rows;
-        this.unloaded.push({ seq: r.seq, bytes: r.bytes, rows: r.rows, segment: first, at: r.at });
+        this.unloaded.push(r);
         this.pendingBytes += r.bytes;
         this.pendingRows += r.rows;
       }
@@ -262,11 +262,14 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     const seq = this.nextSeq++;
     this.pendingBytes += bytes;
     this.pendingRows += rows;
-    this.unloaded.push({ seq, bytes, rows, segment: -1, at: Date.now() }); // the segment is known once written
+
+    // Segment 0: not written yet (segments are named by a sequence number, from 1).
+    const record: LogRecord<H, M> = { seq, header, payload, segment: 0, offset: FRAME + headerBytes.length, payloadBytes: payload.length, bytes, rows, at: Date.now(), memo };
+    this.unloaded.push(record);
     return new Promise<number>((resolve, reject) => {
       this.waiting.push({
         frame,
-        record: { seq, header, payload, segment: 0, offset: FRAME + headerBytes.length, payloadBytes: payload.length, bytes, rows, at: 0, memo },
+        record,
         resolve: () => resolve(seq),
         reject: (err) => {
           this.forget(seq);
@@ -316,7 +319,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
   }
 
   private segmentOf(u: { segment: number }): number {
-    return u.segment >= 0 ? u.segment : this.segmentFirstSeq;
+    return u.segment > 0 ? u.segment : this.segmentFirstSeq;
   }
 
   private forget(seq: number): void {
@@ -404,12 +407,8 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     this.stats.syncs++;
     this.stats.appendedRecords += group.length;
     this.stats.appendedBytes += total;
-    const segment = this.segmentFirstSeq;
-    for (const u of this.unloaded) if (u.segment < 0) u.segment = segment;
-    const at = Date.now();
     for (const w of group) {
       const r = w.record;
-      r.at = at;
       // Within the memory bound a record waits with its payload and memo; beyond, on disk only
       // (its trace is then read back for assembly).
       if (this.memoryBytes + r.bytes <= this.opts.maxMemoryBytes) this.memoryBytes += r.bytes;

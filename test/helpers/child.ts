@@ -9,12 +9,20 @@ export interface ChildService {
   exited: Promise<number | null>;
 }
 
+/** Children still running: killed when the test process exits, so a failed test leaves no server behind. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of running) c.kill('SIGKILL');
+});
+
 /** Starts src/main.ts with `env` and resolves once it serves. Its own CHDB_DIR unless one is given. */
 export async function startChild(env: Record<string, string>, opts: { chdbDir?: string } = {}): Promise<ChildService> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: { ...process.env, ...env, LOG_LEVEL: 'info', CHDB_DIR: opts.chdbDir ?? tempDir() },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.on('exit', () => running.delete(child));
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

@@ -64,7 +64,8 @@ const parse = (m: string): TraceRef => {
 
 export function createLocalPendingTraces(): PendingTraces {
   const due = new Map<string, number>();
-  const genAi = new Set<string>();
+  let claims = new Set<string>();
+  let olderClaims = new Set<string>();
   return {
     async mark(traces, dueAt) {
       return traces.map((t) => {
@@ -110,9 +111,13 @@ export function createLocalPendingTraces(): PendingTraces {
     async claimGenAi(traces) {
       return traces.map((t) => {
         const m = member(t);
-        if (genAi.has(m)) return false;
-        genAi.add(m);
-        if (genAi.size > LOCAL_CLAIMS) genAi.delete(genAi.values().next().value!);
+        if (claims.has(m) || olderClaims.has(m)) return false;
+        claims.add(m);
+        // Two generations: the memory holds between LOCAL_CLAIMS / 2 and LOCAL_CLAIMS claims.
+        if (claims.size >= LOCAL_CLAIMS / 2) {
+          olderClaims = claims;
+          claims = new Set();
+        }
         return true;
       });
     },
