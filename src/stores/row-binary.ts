@@ -62,13 +62,22 @@ export class ByteSink {
   }
   uint(v: number | bigint, size: 1 | 2 | 4 | 8): void {
     this.ensure(size);
-    if (size === 8) this.buf.writeBigUInt64LE(BigInt(v), this.pos);
-    else this.buf.writeUIntLE(Number(v), this.pos, size);
+    if (size === 8) {
+      if (typeof v === 'number' && v >= 0 && v <= Number.MAX_SAFE_INTEGER) {
+        // Two 32-bit halves: no BigInt for the common case (token counts, milliseconds).
+        this.buf.writeUInt32LE(v % 0x1_0000_0000, this.pos);
+        this.buf.writeUInt32LE(Math.floor(v / 0x1_0000_0000), this.pos + 4);
+      } else this.buf.writeBigUInt64LE(BigInt(v), this.pos);
+    } else this.buf.writeUIntLE(Number(v), this.pos, size);
     this.pos += size;
   }
   int(v: number | bigint, size: 1 | 2 | 4 | 8 | 16): void {
     this.ensure(size);
-    if (size === 16) {
+    if (size === 8 && typeof v === 'number' && Number.isSafeInteger(v)) {
+      const low = ((v % 0x1_0000_0000) + 0x1_0000_0000) % 0x1_0000_0000;
+      this.buf.writeUInt32LE(low, this.pos);
+      this.buf.writeInt32LE((v - low) / 0x1_0000_0000, this.pos + 4);
+    } else if (size === 16) {
       const b = BigInt(v);
       this.buf.writeBigUInt64LE(BigInt.asUintN(64, b), this.pos);
       this.buf.writeBigInt64LE(BigInt.asIntN(64, b >> 64n), this.pos + 8);
@@ -87,12 +96,12 @@ export class ByteSink {
 
 type Encode = (sink: ByteSink, value: unknown) => void;
 
-/** A UInt64 from a number, bigint or decimal string. */
-function bigUint(v: unknown): bigint {
+/** A UInt64 from a number, bigint or decimal string (a number when it is exact as one). */
+function uint64(v: unknown): number | bigint {
   if (typeof v === 'bigint') return v;
-  if (typeof v === 'number') return BigInt(Math.max(0, Math.floor(v)));
-  if (typeof v === 'string' && v !== '') return BigInt(v);
-  return 0n;
+  if (typeof v === 'number') return Math.max(0, Math.floor(v));
+  if (typeof v === 'string' && v !== '') return v.length < 16 ? Number(v) : BigInt(v);
+  return 0;
 }
 
 /** Milliseconds since the epoch from a number, a Date, or ClickHouse's `YYYY-MM-DD hh:mm:ss[.fff]` (UTC). */
@@ -153,7 +162,7 @@ export function encoderFor(type: string): Encode {
     case 'UInt32':
       return (s, v) => s.uint(Number(v ?? 0), 4);
     case 'UInt64':
-      return (s, v) => s.uint(bigUint(v), 8);
+      return (s, v) => s.uint(uint64(v), 8);
     case 'Int8':
       return (s, v) => s.int(Number(v ?? 0), 1);
     case 'Int16':
@@ -161,14 +170,14 @@ export function encoderFor(type: string): Encode {
     case 'Int32':
       return (s, v) => s.int(Number(v ?? 0), 4);
     case 'Int64':
-      return (s, v) => s.int(BigInt(v as number | string | bigint ?? 0), 8);
+      return (s, v) => s.int(typeof v === 'number' ? v : BigInt((v as string | bigint | undefined) ?? 0), 8);
     case 'Date':
       return (s, v) => s.uint(Math.floor(timeMs(typeof v === 'string' && v.length === 10 ? `${v} 00:00:00` : v) / 86_400_000), 2);
     case 'DateTime':
       return (s, v) => s.uint(Math.floor(timeMs(v) / 1000), 4);
     case 'DateTime64': {
       const precision = Number(args[0]);
-      if (precision === 3) return (s, v) => s.int(BigInt(Math.round(timeMs(v))), 8);
+      if (precision === 3) return (s, v) => s.int(Math.round(timeMs(v)), 8);
       // Sub-millisecond precision: a bigint of that unit, or milliseconds scaled up.
       const per = 10n ** BigInt(precision - 3);
       return (s, v) => s.int(typeof v === 'bigint' ? v : BigInt(Math.round(timeMs(v))) * per, 8);
