@@ -147,8 +147,3 @@ export function spanRow(projectId: string, span: DecodedSpan, mapped: MappedSpan
         : '',
   };
 }
-
-/** Rough bytes of a row, for the writer's byte bound. */
-export function spanRowBytes(r: SpanRow): number {
-  return 512 + r.attributes.length + r.events.length + r.messages.length + r.links.length + r.name.length;
-}
