@@ -108,4 +108,24 @@ describe(`ingest durability (${mode} mode)`, () => {
       await svc.close();
     }
   });
+
+  it('a trace assembled from its request and the same trace read back hash alike: a replay writes nothing', async () => {
+    const svc = await startTestService({ TRACE_DEBOUNCE_MS: '50' });
+    try {
+      const body = traces(700, 3, 3_000);
+      expect((await send(svc.url, body)).status).toBe(200);
+      await svc.domain.flush();
+      const metric = async (path: string) => Number(new RegExp(`traceloom_executions_assembled_total\\{path="${path}"[^}]*\\} (\\d+)`).exec((await getJson(`${svc.url}/metrics`)).body)?.[1] ?? 0);
+      expect(await metric('request')).toBe(3);
+      expect((await send(svc.url, body)).status).toBe(200); // the exporter's retry: read back, same content
+      await svc.domain.flush();
+      const ids = Array.from({ length: 3 }, (_x, k) => hex(32, 0xd0000 + 700 + k));
+      await until(async () => (await svc.domain.traces.pending.nextDue()) === undefined, 'the replayed traces read back');
+      expect(await metric('read_back')).toBe(0); // nothing written: the hashes matched
+      const rows = await svc.stores.clickhouse.query<{ trace_id: string; version: string; sign: number }>('SELECT trace_id, version, sign FROM executions WHERE trace_id IN {ids:Array(String)} ORDER BY trace_id', { ids });
+      expect(rows.map((r) => [r.version, r.sign])).toEqual([['1', 1], ['1', 1], ['1', 1]]);
+    } finally {
+      await svc.close();
+    }
+  });
 });

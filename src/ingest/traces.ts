@@ -78,7 +78,8 @@ function explainSpan(span: DecodedSpan, m: MappedSpan): SpanExplanation {
 }
 
 /** What assembly reads of a span, kept in memory until the loader has stored it (no read-back for whole traces). */
-function memoOf(r: SpanRow): StoredSpan {
+function memoOf(r: SpanRow, m: MappedSpan): StoredSpan {
+  const withMessages = r.messages !== '' && (r.span_class === 'inference' || r.span_class === 'tool');
   return {
     trace_id: r.trace_id, span_id: r.span_id, parent_span_id: r.parent_span_id, start_time_ns: r.start_time_ns, end_time_ns: r.end_time_ns,
     received_at: r.received_at, name: r.name, status_code: r.status_code, status_message: r.status_message, service_name: r.service_name,
@@ -86,7 +87,9 @@ function memoOf(r: SpanRow): StoredSpan {
     has_usage: r.has_usage, tokens_in: String(r.tokens_in), tokens_out: String(r.tokens_out), tokens_cached_in: String(r.tokens_cached_in),
     tokens_cache_write_in: String(r.tokens_cache_write_in), tokens_reasoning: String(r.tokens_reasoning), cost_provided: r.cost_provided,
     tool_name: r.tool_name, tool_call_id: r.tool_call_id, error_message: r.error_message, prompt_usages: r.prompt_usages,
-    messages: r.span_class === 'inference' || r.span_class === 'tool' ? r.messages : '',
+    messages: withMessages ? r.messages : '',
+    // The objects `messages` was serialised from: assembly reads them instead of parsing the text.
+    parsed_messages: withMessages ? { input: m.inputMessages, output: m.outputMessages, tool_arguments: m.toolArguments, tool_result: m.toolResult } : undefined,
   };
 }
 
@@ -119,7 +122,7 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         } catch (err) {
           throw badRequest(`span ${i} (${span.spanId}) cannot be stored: ${(err as Error).message}`);
         }
-        memo[i] = memoOf(row);
+        memo[i] = memoOf(row, mapped);
         traces.set(span.traceId, (traces.get(span.traceId) ?? false) || mapped.spanClass === 'inference');
         if (opts.explain) explained.push(explainSpan(span, mapped));
       }

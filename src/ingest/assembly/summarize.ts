@@ -18,6 +18,8 @@ type ReadBackColumns = 'trace_id' | 'span_id' | 'parent_span_id' | 'start_time_n
 
 /** The columns of `spans` that assembly reads (one row per span, duplicates removed): 64-bit counts and decimals come back as text. */
 export type StoredSpan = Pick<SpanRow, ReadBackColumns> & {
+  /** `messages` as the mapping made them, when the span is at hand from its request (no parse needed). */
+  parsed_messages?: ParsedMessages;
   has_usage: number | string;
   tokens_in: string;
   tokens_out: string;
@@ -40,7 +42,7 @@ export interface SummarizeDeps {
   resolvePrompt(projectId: string, promptId: string, versionRef: string): Promise<number | undefined>;
 }
 
-interface ParsedMessages {
+export interface ParsedMessages {
   input?: NormalizedMessage[];
   output?: NormalizedMessage[];
   tool_arguments?: unknown;
@@ -176,14 +178,14 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
   const tools: ToolSpan[] = [];
   for (const s of spans) {
     if (!s.messages) continue;
-    const m = parseMessages(s.messages);
+    const m = s.parsed_messages ?? parseMessages(s.messages);
     if (s.span_class === 'inference' && (m.input?.length || m.output?.length)) {
       calls.push({ spanId: s.span_id, startNs: big(s.start_time_ns), endNs: big(s.end_time_ns), input: m.input ?? [], output: m.output ?? [] });
     }
   }
   for (const s of spans) {
     if (s.span_class !== 'tool') continue;
-    const m = parseMessages(s.messages);
+    const m = s.parsed_messages ?? parseMessages(s.messages);
     tools.push({ spanId: s.span_id, callId: s.tool_call_id, name: s.tool_name, startNs: big(s.start_time_ns), endNs: big(s.end_time_ns), isError: s.status_code === 'ERROR', arguments: m.tool_arguments, result: m.tool_result });
   }
   const conversation = plainConversation(mergeConversation(calls, tools));
