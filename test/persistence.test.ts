@@ -11,7 +11,7 @@ function probe(env: Record<string, string>, action: 'write' | 'read', token: str
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'test/fixtures/store-probe.ts', action, token], {
     env: { ...process.env, ...env },
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: 120_000,
   });
   expect(r.status, r.stderr).toBe(0);
   return JSON.parse(r.stdout.trim().split('\n').pop()!);
@@ -30,7 +30,7 @@ describe(`persistence (${mode} mode)`, () => {
       const other = await testEnv({ CHDB_DIR: tempDir('traceloom-chdb-own-') });
       expect(probe(other.env, 'read', token)).toEqual({ postgres: [], clickhouse: [{ n: '0' }] });
     })();
-  });
+  }, 240_000); // three processes each boot the stores (two create a PGlite database)
 
   it('survives a restart of the service in the same process', async () => {
     const t = await testEnv();

@@ -82,7 +82,9 @@ export async function createPostgres(config: Config, logger: Logger): Promise<Po
       fs.rmSync(dir, { recursive: true, force: true });
       fs.renameSync(making, dir);
     }
-    const db = await PGlite.create(dir);
+    // Metadata only (projects, keys, prompts, budgets, prices): 16 MB of shared buffers instead
+    // of PostgreSQL's 128 MB keeps ~100 MiB of WebAssembly heap out of the API process.
+    const db = await PGlite.create(dir, { postgresqlconf: ['shared_buffers=16MB', 'work_mem=2MB', 'maintenance_work_mem=16MB', 'temp_buffers=2MB'] });
     // Loopback only, random port: nothing outside this process is meant to connect.
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
     await server.start();
