@@ -186,7 +186,10 @@ export function createAssembler(deps: AssemblerDeps) {
     const rows: object[] = [];
     const notWritten: string[] = [];
     const receivedAt = toClickHouseTime(new Date(now()));
+    let n = 0;
     for (const [traceId, spans] of traces) {
+      // A batch holds thousands of traces: requests waiting on the same thread get their turn.
+      if (++n % 64 === 0) await new Promise((r) => setImmediate(r));
       try {
         const summary = await summarizeTrace(projectId, asReadBack(spans), summarizeDeps);
         const { hasRoot: _r, ...row } = summary;
