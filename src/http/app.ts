@@ -1,6 +1,7 @@
 // The whole request path, in order:
 //   request id → access log → metrics → error renderer → router (per route: authenticate → authorize →
 //   query and JSON body → handler)
+//   → the web console (console.ts: its pages and bundles, GET only, nothing under /api)
 //   → 404 / 405 for what no route answers.
 import crypto from 'node:crypto';
 import Koa from 'koa';
@@ -15,6 +16,7 @@ import { authenticate, authorize } from './auth.ts';
 import { readJson } from './body.ts';
 import { errorRenderer, methodNotAllowed, notFound } from './errors.ts';
 import { buildOpenApi } from './openapi.ts';
+import { consoleAssets } from './console.ts';
 import { createRoutes } from './routes/index.ts';
 import type { RouteDef, RouteState } from './routes/types.ts';
 import { createValidator, type Validator } from './validation.ts';
@@ -125,6 +127,7 @@ export function createApp(deps: AppDeps): TraceloomApp {
   koa.use(httpMetrics(deps.domain.metrics));
   koa.use(errorRenderer());
   koa.use(router.routes());
+  koa.use(consoleAssets()); // the web console's pages and bundles; never a path under /api
   koa.use(async (ctx) => {
     // Reached only when no route answered: 405 when the path exists with other methods, else 404.
     const match = router.match(ctx.path, ctx.method);

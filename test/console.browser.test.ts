@@ -1,0 +1,215 @@
+// The web console in a real headless Chromium, against the real service (either store mode) on
+// loopback: sign in with an API key, see the execution a real OTel exporter sent, open its
+// timeline and span tree, keep filters in the URL, move a prompt label, export CSV; then as an
+// admin (a JWT from a real JWKS endpoint) set a budget and see the gauge, create and revoke a key.
+// A screenshot of each main page goes to .tmp/console/ for review.
+import fs from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropTestDatabases } from './helpers/env.ts';
+import { getJson, startTestService, type TestService } from './helpers/service.ts';
+import { TestIdp } from './helpers/idp.ts';
+import { agentRun, exporting } from './helpers/otel.ts';
+import { until } from './helpers/wait.ts';
+import { collectPageErrors, launchBrowser, type TestBrowser } from './helpers/browser.ts';
+
+const P = 'acme';
+let idp: TestIdp;
+let svc: TestService;
+let browser: TestBrowser;
+let errors: string[];
+let key: string;
+let adminJwt: string;
+let traceId: string;
+
+const json = { 'Content-Type': 'application/json' };
+const api = (path: string, init: RequestInit & { as?: 'key' | 'admin' } = {}) =>
+  getJson(`${svc.url}/api/projects/${P}${path}`, {
+    ...init,
+    headers: { ...json, ...(init.as === 'admin' ? { Authorization: `Bearer ${adminJwt}` } : { 'X-API-Key': key }), ...(init.headers as Record<string, string>) },
+  });
+
+beforeAll(async () => {
+  idp = await new TestIdp().start();
+  svc = await startTestService({ AUTH_REQUIRED: 'true', TRACE_DEBOUNCE_MS: '50', ...idp.env() });
+  adminJwt = await idp.token({ sub: 'ada@acme.test', project_id: P, role: 'admin' });
+  const created = await api('/api-keys', { method: 'POST', as: 'admin', body: JSON.stringify({ name: 'console-test' }) });
+  expect(created.status).toBe(201);
+  key = created.body.key;
+
+  // A real OTLP exporter (protobuf, gzip) sends an agent run with the key, as an application would.
+  const exp = exporting(svc.url, { protocol: 'proto', gzip: true, headers: { 'x-api-key': key } });
+  const run = agentRun(exp.tracer);
+  run.endRoot();
+  await exp.flush();
+  await exp.shutdown();
+  traceId = run.traceId;
+  await until(async () => (await api(`/executions/${traceId}`)).body?.span_count === 4, 'the exported trace as an execution');
+
+  // A prompt with two versions, `production` on v1.
+  expect((await api('/prompts', { method: 'POST', body: JSON.stringify({ prompt_id: 'support-reply', type: 'text', template: 'Hello {{name}},\nthanks for writing.', labels: ['production'] }) })).status).toBe(201);
+  expect((await api('/prompts/support-reply/versions', { method: 'POST', body: JSON.stringify({ template: 'Hi {{name}},\nthanks for writing to us.', commit_message: 'warmer' }) })).status).toBe(201);
+
+  browser = await launchBrowser();
+  errors = collectPageErrors(browser.page);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await svc?.close();
+  await idp?.stop();
+  await dropTestDatabases();
+});
+
+/** Page errors other than the failed requests the tests provoke on purpose. */
+const unexpectedErrors = () => errors.filter((e) => !/Failed to load resource: the server responded with a status of (401|403|422)/.test(e));
+
+describe('web console, signed in with an API key', () => {
+  it('refuses a wrong key with the API detail, then signs in with a key kept in session storage only', async () => {
+    const { page } = browser;
+    await page.goto(`${svc.url}/`);
+    await page.fill('textarea[name=credential]', 'tl_0000000000000000000000000000000000000000');
+    await page.click('button[type=submit]');
+    await expect(page.locator('.error .detail').textContent()).resolves.toBe('Unauthorized - No valid authentication provided');
+
+    await page.fill('textarea[name=credential]', key);
+    await page.click('button[type=submit]');
+    await page.waitForURL(`${svc.url}/projects/${P}/executions`);
+    const row = page.locator(`tr[data-trace-id="${traceId}"]`);
+    await expect(row.textContent()).resolves.toContain('gpt-4o-2024-08-06');
+    await expect(row.textContent()).resolves.toContain('weather-agent');
+    await expect(page.locator('.table-head').first().textContent()).resolves.toContain('1 execution');
+    expect(await page.evaluate(() => [sessionStorage.getItem('traceloom.credential'), localStorage.length])).toEqual([key, 0]);
+    await browser.screenshot('executions');
+  });
+
+  it('opens the execution: cost with its price_id, the timeline with compact tools, the span waterfall', async () => {
+    const { page } = browser;
+    const stored = (await api(`/executions/${traceId}`)).body;
+    await page.click(`tr[data-trace-id="${traceId}"] a`);
+    await page.waitForURL(`${svc.url}/projects/${P}/executions/${traceId}`);
+    await expect(page.locator('[data-price-id]').textContent()).resolves.toBe(stored.price_id);
+    expect(stored.price_id).toMatch(/^catalogue:/);
+
+    const events = page.locator('ol.timeline > li');
+    await page.locator('li[data-type=tool_result]').waitFor();
+    expect(await events.evaluateAll((els) => els.map((e) => e.getAttribute('data-type')))).toEqual(['message', 'message', 'tool_call', 'tool_result', 'message']);
+    await expect(events.nth(1).textContent()).resolves.toContain('Weather in Paris?');
+    await expect(page.locator('li[data-type=tool_call]').textContent()).resolves.toContain('get_weather');
+    await browser.screenshot('execution-timeline');
+
+    await page.check('input[name=compact_tools]');
+    await page.locator('li[data-type=tool]').waitFor();
+    const tool = await page.locator('li[data-type=tool]').textContent();
+    expect(tool).toContain('get_weather');
+    expect(tool).toContain('18°C, sunny');
+    expect(page.url()).toContain('compact=true');
+    await expect(page.locator('li[data-type=tool_result]').count()).resolves.toBe(0);
+
+    await page.click('button[role=tab]:has-text("Spans")');
+    await page.locator('.wf-row[data-span-name]').first().waitFor();
+    const names = await page.locator('.wf-row[data-span-name]').evaluateAll((els) => els.map((e) => e.getAttribute('data-span-name')));
+    expect(names).toEqual(['invoke_agent weather-agent', 'chat gpt-4o-2024-08-06', 'execute_tool get_weather', 'chat gpt-4o-2024-08-06']);
+    await page.click('.wf-row[data-span-name="execute_tool get_weather"]');
+    await expect(page.locator('.span-detail').textContent()).resolves.toContain('"gen_ai.tool.name": "get_weather"');
+    await browser.screenshot('execution-spans');
+  });
+
+  it('keeps the filters in the URL: a shared link shows the same list', async () => {
+    const { page } = browser;
+    await page.goto(`${svc.url}/projects/${P}/executions?status=error`);
+    await expect(page.locator('.empty h3').textContent()).resolves.toBe('No execution matches these filters');
+    await page.fill('input[name=model]', 'gpt-4o-2024-08-06');
+    await page.selectOption('select[name=status]', 'ok');
+    await page.click('form.filters button[type=submit]');
+    await page.locator(`tr[data-trace-id="${traceId}"]`).waitFor();
+    const url = new URL(page.url());
+    expect(Object.fromEntries(url.searchParams)).toEqual({ model: 'gpt-4o-2024-08-06', status: 'ok' });
+    await page.reload();
+    await page.locator(`tr[data-trace-id="${traceId}"]`).waitFor();
+    await expect(page.inputValue('input[name=model]')).resolves.toBe('gpt-4o-2024-08-06');
+  });
+
+  it('exports the filtered executions as CSV through the export endpoint', async () => {
+    const { page } = browser;
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('.export button:has-text("CSV")')]);
+    expect(download.suggestedFilename()).toBe(`executions-${P}.csv`);
+    const csv = fs.readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    expect(csv[0]).toBe('trace_id,started_at,agent_id,provider,model,status,tokens_in,tokens_out,latency_ms,cost_usd,cost_source,has_templates,template_count,span_count,source');
+    expect(csv).toHaveLength(2);
+    expect(csv[1]!.startsWith(`${traceId},`)).toBe(true);
+  });
+
+  it('moves a label, shows the render 422 inline, diffs two versions side by side', async () => {
+    const { page } = browser;
+    await page.click('nav a:has-text("Prompts")');
+    await page.click('tr[data-prompt-id="support-reply"] a');
+    await page.waitForURL(`${svc.url}/projects/${P}/prompts/support-reply`);
+    await expect(page.locator('tr[data-label=production]').textContent()).resolves.toContain('→ v1');
+    await page.selectOption('select[name=label-production]', '2');
+    await page.click('tr[data-label=production] button:has-text("Move")');
+    await page.locator('tr[data-label=production]:has-text("→ v2")').waitFor();
+    expect((await api('/prompts/support-reply')).body.labels).toEqual({ production: 2 });
+    await browser.screenshot('prompt');
+
+    await page.click('button[role=tab]:has-text("Render preview")');
+    await page.click('button:has-text("Render v2")');
+    await expect(page.locator('.error .detail').textContent()).resolves.toMatch(/name/);
+    await page.fill('textarea[name=input-name]', 'Ada');
+    await page.click('button:has-text("Render v2")');
+    await expect(page.locator('.rendered pre').textContent()).resolves.toBe('Hi Ada,\nthanks for writing to us.');
+
+    await page.click('button[role=tab]:has-text("Diff")');
+    await page.locator('table.diff').first().waitFor();
+    const removed = await page.locator('table.diff td.d-remove').allTextContents();
+    const added = await page.locator('table.diff td.d-add').allTextContents();
+    expect(removed).toEqual(['Hello {{name}},', 'thanks for writing.']);
+    expect(added).toEqual(['Hi {{name}},', 'thanks for writing to us.']);
+    await browser.screenshot('prompt-diff');
+  });
+});
+
+describe('web console, signed in as an admin with a JWT', () => {
+  it('signs out, signs in with a pasted token, and sets a budget that the spend gauge shows', async () => {
+    const { page } = browser;
+    await page.click('aside button:has-text("Sign out")');
+    await page.locator('textarea[name=credential]').waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('traceloom.credential'))).toBeNull();
+    await page.fill('textarea[name=credential]', adminJwt);
+    await page.click('button[type=submit]');
+    await page.click('nav a:has-text("Settings")');
+    await page.fill('input[name=budget_monthly_usd]', '0.002');
+    await page.fill('input[name=alert_threshold_pct]', '50');
+    await page.click('button:has-text("Save budget")');
+    await page.locator('.saved').waitFor();
+    const budget = (await api('/budget', { as: 'admin' })).body;
+    expect([budget.budget_monthly_usd, budget.alert_threshold_pct, budget.enforcement_mode]).toEqual([0.002, 50, 'alert']);
+    await browser.screenshot('settings');
+
+    await page.click('nav a:has-text("Spend")');
+    const gauge = page.locator('svg.gauge');
+    await gauge.waitFor();
+    const now = (await api('/budget', { as: 'admin' })).body;
+    expect(Number(await gauge.getAttribute('data-pct'))).toBeCloseTo(now.pct_used, 6);
+    await expect(gauge.textContent()).resolves.toContain('of $0.002');
+    await expect(page.locator('.chart').getAttribute('data-days')).resolves.toBe('30');
+    await browser.screenshot('spend');
+  });
+
+  it('creates an API key whose secret is shown once, and revokes it', async () => {
+    const { page } = browser;
+    await page.click('nav a:has-text("Settings")');
+    await page.fill('input[name=key_name]', 'billing-agent');
+    await page.click('button:has-text("Create key")');
+    const secret = (await page.locator('[data-secret]').textContent())!;
+    expect(secret).toMatch(/^tl_[0-9A-Za-z]{40}$/);
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: { 'X-API-Key': secret } })).status).toBe(200);
+    const keyId = (await api('/api-keys')).body.items.find((k: { name: string }) => k.name === 'billing-agent').key_id;
+    page.once('dialog', (d) => void d.accept());
+    await page.click(`tr[data-key-id="${keyId}"] button:has-text("Revoke")`);
+    await page.locator(`tr[data-key-id="${keyId}"]:has-text("revoked")`).waitFor();
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: { 'X-API-Key': secret } })).status).toBe(401);
+    await page.reload();
+    await expect(page.locator('[data-secret]').count()).resolves.toBe(0);
+    expect(unexpectedErrors()).toEqual([]);
+  });
+});

@@ -1,0 +1,148 @@
+// The shell: who is signed in (GET /api/me/context), the project, the navigation, and which page
+// the path names. Pages live under /projects/<project_id>/..., like the API's own paths.
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, credential, setCredential } from './api.ts';
+import { Link, navigate, useLocation } from './router.tsx';
+import type { MeContext } from './types.ts';
+import { Empty, ErrorBox, Spinner } from './ui.tsx';
+import { SignIn } from './pages/sign-in.tsx';
+import { Executions } from './pages/executions.tsx';
+import { ExecutionDetail } from './pages/execution.tsx';
+import { Prompts } from './pages/prompts.tsx';
+import { PromptDetail } from './pages/prompt.tsx';
+import { Spend } from './pages/spend.tsx';
+import { Settings } from './pages/settings.tsx';
+
+type Session = { state: 'loading' } | { state: 'signed-out'; error?: ApiError } | { state: 'signed-in'; me: MeContext };
+
+export function App() {
+  const loc = useLocation();
+  const [session, setSession] = useState<Session>({ state: 'loading' });
+
+  const loadSession = async () => {
+    setSession({ state: 'loading' });
+    try {
+      setSession({ state: 'signed-in', me: await api<MeContext>('/api/me/context') });
+    } catch (err) {
+      const e = err instanceof ApiError ? err : new ApiError(0, String(err));
+      // A stored credential the API refuses (revoked, expired) is dropped; other errors are shown.
+      if (e.status === 401 && credential()) setCredential(null);
+      setSession({ state: 'signed-out', error: e.status === 401 && !credential() ? undefined : e });
+    }
+  };
+  useEffect(() => void loadSession(), []);
+
+  if (session.state === 'loading') return <Spinner label="Connecting to the API…" />;
+  if (session.state === 'signed-out' || loc.path === '/sign-in') {
+    return (
+      <SignIn
+        error={session.state === 'signed-out' ? session.error : undefined}
+        signedIn={session.state === 'signed-in' ? session.me : undefined}
+        onSignedIn={(me) => {
+          setSession({ state: 'signed-in', me });
+          navigate('/', { replace: true });
+        }}
+      />
+    );
+  }
+  const me = session.me;
+  const m = /^\/projects\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?\/?$/.exec(loc.path);
+  const fallbackProject = me.project_id ?? me.projects[0]?.project_id;
+  if (!m) {
+    if (loc.path === '/' && fallbackProject) return <Redirect to={`/projects/${encodeURIComponent(fallbackProject)}/executions`} />;
+    return (
+      <Shell me={me} projectId={fallbackProject} section="" onSignOut={signOut}>
+        {fallbackProject ? (
+          <Empty title="Page not found">
+            <p>
+              <Link href="/">Go to the executions</Link>
+            </p>
+          </Empty>
+        ) : (
+          <Empty title="No project">
+            <p>This credential gives access to no project. Sign in with an API key of a project, or a token that names one.</p>
+          </Empty>
+        )}
+      </Shell>
+    );
+  }
+  const projectId = decodeURIComponent(m[1]!);
+  const section = m[2] ?? 'executions';
+  const item = m[3] ? decodeURIComponent(m[3]) : undefined;
+  const role = me.projects.find((p) => p.project_id === projectId)?.role;
+
+  function signOut() {
+    setCredential(null);
+    navigate('/', { replace: true });
+    void loadSession();
+  }
+
+  let page;
+  if (!role) page = <ErrorBox error={new ApiError(403, `You have no access to project "${projectId}". Pick one of yours on the left.`)} />;
+  else if (section === 'executions') page = item ? <ExecutionDetail key={item} projectId={projectId} traceId={item} /> : <Executions projectId={projectId} />;
+  else if (section === 'prompts') page = item ? <PromptDetail key={item} projectId={projectId} promptId={item} role={role} /> : <Prompts projectId={projectId} />;
+  else if (section === 'spend') page = <Spend projectId={projectId} role={role} />;
+  else if (section === 'settings') page = <Settings projectId={projectId} role={role} me={me} />;
+  else page = <Empty title="Page not found" />;
+  return (
+    <Shell me={me} projectId={projectId} section={section} onSignOut={signOut}>
+      {page}
+    </Shell>
+  );
+}
+
+function Redirect({ to }: { to: string }) {
+  useEffect(() => navigate(to, { replace: true }), [to]);
+  return null;
+}
+
+function Shell({ me, projectId, section, onSignOut, children }: { me: MeContext; projectId: string | undefined; section: string; onSignOut(): void; children: preact.ComponentChildren }) {
+  const role = me.projects.find((p) => p.project_id === projectId)?.role;
+  const nav: Array<[string, string]> = [
+    ['executions', 'Executions'],
+    ['prompts', 'Prompts'],
+    ['spend', 'Spend'],
+    ...(role === 'admin' ? ([['settings', 'Settings']] as Array<[string, string]>) : []),
+  ];
+  const who = me.auth_method === 'none' ? 'dev mode (no authentication)' : me.auth_method === 'api_key' ? `API key ${me.user_id.replace(/^api_key:/, '').slice(0, 8)}…` : me.user_id;
+  return (
+    <div class="shell">
+      <aside>
+        <div class="brand">
+          <span class="logo" aria-hidden="true">◆</span> Traceloom
+        </div>
+        <label class="project">
+          <span>Project</span>
+          <select
+            value={projectId}
+            onChange={(e) => navigate(`/projects/${encodeURIComponent((e.target as HTMLSelectElement).value)}/${section || 'executions'}`)}
+          >
+            {me.projects.map((p) => (
+              <option value={p.project_id}>{p.name === p.project_id ? p.project_id : `${p.name} (${p.project_id})`}</option>
+            ))}
+          </select>
+        </label>
+        <nav>
+          {projectId &&
+            nav.map(([id, label]) => (
+              <Link href={`/projects/${encodeURIComponent(projectId)}/${id}`} class={section === id ? 'active' : ''}>
+                {label}
+              </Link>
+            ))}
+        </nav>
+        <div class="who">
+          <div title={me.user_id}>{who}</div>
+          {role && <div class="role">role: {role}</div>}
+          {me.auth_method === 'none' ? (
+            <Link href="/sign-in">Sign in with a credential</Link>
+          ) : (
+            <button type="button" class="link" onClick={onSignOut}>
+              Sign out
+            </button>
+          )}
+        </div>
+      </aside>
+      <main>{children}</main>
+    </div>
+  );
+}

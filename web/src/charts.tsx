@@ -1,0 +1,83 @@
+// Charts: a daily cost bar chart (uPlot, canvas) and the month-to-date budget gauge (SVG).
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import { pct, usd } from './format.ts';
+import type { DailyCost } from './types.ts';
+
+/** Cost per UTC day, every day of the window (the API includes the zero days). */
+export function DailyCostChart({ days, height = 220 }: { days: DailyCost[]; height?: number }) {
+  const el = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const root = el.current;
+    if (!root) return;
+    const xs = days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
+    const costs = days.map((d) => d.cost);
+    const runs = days.map((d) => d.executions);
+    const bars = uPlot.paths.bars!({ size: [0.7, 40], align: 0 });
+    const plot = new uPlot(
+      {
+        width: Math.max(root.clientWidth, 300),
+        height,
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        cursor: { drag: { x: false, y: false }, points: { show: false } },
+        legend: { show: true, live: true },
+        scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, usd: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+        axes: [
+          { stroke: '#5b6475', grid: { show: false }, values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)) },
+          { scale: 'usd', stroke: '#5b6475', size: 70, grid: { stroke: '#eef0f4' }, values: (_u, ticks) => ticks.map((t) => usd(t)) },
+        ],
+        series: [
+          { label: 'Day (UTC)', value: (_u, v) => (v === null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)) },
+          { label: 'Cost', scale: 'usd', fill: '#4f6bed', stroke: '#3d56c9', paths: bars, points: { show: false }, value: (_u, v) => usd(v) },
+          { label: 'Executions', scale: 'runs', show: true, stroke: 'transparent', paths: () => null, points: { show: false }, value: (_u, v) => (v === null ? '—' : String(v)) },
+        ],
+      },
+      [xs, costs, runs],
+      root,
+    );
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(root.clientWidth, 300), height }));
+    resize.observe(root);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [days, height]);
+  return <div class="chart" ref={el} data-days={days.length} />;
+}
+
+/**
+ * Month-to-date spend against the budget: an arc filled to pct_used (capped at the end), a tick at
+ * the alert threshold, coloured by status.
+ */
+export function BudgetGauge({ pctUsed, threshold, status, spent, budget }: { pctUsed: number; threshold: number; status: string; spent: number; budget: number }) {
+  const r = 80;
+  const cx = 100;
+  const cy = 95;
+  const point = (p: number) => {
+    const a = Math.PI * (1 - Math.min(Math.max(p, 0), 100) / 100);
+    return [cx + r * Math.cos(a), cy - r * Math.sin(a)] as const;
+  };
+  const arc = (p: number) => {
+    const [x, y] = point(p);
+    return `M ${cx - r} ${cy} A ${r} ${r} 0 0 1 ${x.toFixed(2)} ${y.toFixed(2)}`;
+  };
+  const [tx1, ty1] = point(threshold);
+  const inner = (p: number) => {
+    const a = Math.PI * (1 - p / 100);
+    return [cx + (r - 16) * Math.cos(a), cy - (r - 16) * Math.sin(a)] as const;
+  };
+  const [tx2, ty2] = inner(threshold);
+  return (
+    <svg class={`gauge status-${status}`} viewBox="0 0 200 120" role="img" aria-label={`${pct(pctUsed)} of the monthly budget used; alert at ${threshold}%`} data-pct={pctUsed}>
+      <path d={arc(100)} class="gauge-track" />
+      {pctUsed > 0 && <path d={arc(pctUsed)} class="gauge-fill" />}
+      <line x1={tx1} y1={ty1} x2={tx2} y2={ty2} class="gauge-threshold" />
+      <text x={cx} y={cy - 18} class="gauge-pct">
+        {pct(pctUsed)}
+      </text>
+      <text x={cx} y={cy} class="gauge-sub">
+        {usd(spent)} of {usd(budget)}
+      </text>
+    </svg>
+  );
+}

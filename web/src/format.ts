@@ -1,0 +1,46 @@
+// Display formats. Times are shown in UTC, like the API's days and months; money keeps its small
+// digits (a call costs fractions of a cent) and the exact value is in the title.
+
+export function usd(n: number | null | undefined): string {
+  if (n === null || n === undefined) return '—';
+  const abs = Math.abs(n);
+  if (abs === 0) return '$0.00';
+  if (abs >= 1) return `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+  if (abs >= 0.01) return `$${n.toFixed(4).replace(/0{1,2}$/, '')}`;
+  return `$${n.toFixed(9).replace(/0+$/, '')}`;
+}
+
+export const int = (n: number | null | undefined): string => (n === null || n === undefined ? '—' : n.toLocaleString('en-US'));
+
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '—';
+  if (ms < 1) return `${(ms * 1000).toFixed(0)} µs`;
+  if (ms < 1000) return `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** 2026-11-22 03:42:01 (UTC). */
+export function utc(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toISOString().replace('T', ' ').slice(0, 19);
+}
+
+export const pct = (n: number | null | undefined): string => (n === null || n === undefined ? '—' : `${n.toFixed(n < 10 ? 1 : 0)}%`);
+
+/** Any JSON value as readable text: strings as they are, the rest indented. */
+export function text(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v, null, 2);
+}
+
+/** A datetime-local value (read as UTC) to ISO, and back. */
+export const fromLocalInput = (v: string): string => (v ? `${v.length === 16 ? `${v}:00` : v}Z` : '');
+export const toLocalInput = (iso: string | null): string => {
+  if (!iso) return '';
+  const d = new Date(/^\d+$/.test(iso) ? Number(iso) : iso);
+  return Number.isNaN(d.getTime()) ? '' : d.toISOString().slice(0, 16);
+};

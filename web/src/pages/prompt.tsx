@@ -1,0 +1,229 @@
+// One prompt: its versions, the content of one, its labels (move, add, remove), rollback; and the
+// render, diff and analytics tabs (prompt-tools.tsx).
+import { useState } from 'preact/hooks';
+import { api, enc } from '../api.ts';
+import { text, utc } from '../format.ts';
+import { Link, navigate, useLocation, withParams } from '../router.tsx';
+import type { PromptVersion, PromptWithLatest, Role, VersionSummary } from '../types.ts';
+import { Badge, Card, ErrorBox, Load, Tabs, useAction, useApi } from '../ui.tsx';
+import { Analytics, Diff, RenderPreview } from './prompt-tools.tsx';
+
+type Tab = 'versions' | 'render' | 'diff' | 'analytics';
+
+export function PromptDetail({ projectId, promptId, role }: { projectId: string; promptId: string; role: Role }) {
+  const loc = useLocation();
+  const base = `/api/projects/${enc(projectId)}/prompts/${enc(promptId)}`;
+  const prompt = useApi<PromptWithLatest>(base);
+  const versions = useApi<{ items: VersionSummary[] }>(`${base}/versions`);
+  const tab = (loc.params.get('tab') as Tab | null) ?? 'versions';
+  const reload = () => {
+    prompt.reload();
+    versions.reload();
+  };
+  return (
+    <>
+      <header class="page">
+        <div>
+          <Link href={`/projects/${enc(projectId)}/prompts`} class="back">
+            ← Prompts
+          </Link>
+          <h1>{promptId}</h1>
+          {prompt.data?.description && <p class="muted">{prompt.data.description}</p>}
+        </div>
+      </header>
+      <Load state={prompt} label="Loading the prompt…">
+        {(p) => (
+          <>
+            <Tabs<Tab>
+              tabs={[
+                ['versions', `Versions (${p.latest_version})`],
+                ['render', 'Render preview'],
+                ['diff', 'Diff'],
+                ['analytics', 'Analytics'],
+              ]}
+              active={tab}
+              onChange={(t) => navigate(withParams(loc, { tab: t === 'versions' ? null : t }), { replace: true })}
+            />
+            {tab === 'versions' && (
+              <div class="grid versions-layout">
+                <Load state={versions}>{(v) => <VersionList items={v.items} latest={p.latest_version} />}</Load>
+                <div>
+                  <VersionView base={base} p={p} canWrite={role !== 'viewer'} onChanged={reload} />
+                  <Labels base={base} p={p} canWrite={role !== 'viewer'} onChanged={reload} />
+                </div>
+              </div>
+            )}
+            {tab === 'render' && <RenderPreview base={base} p={p} />}
+            {tab === 'diff' && <Diff base={base} p={p} />}
+            {tab === 'analytics' && <Analytics base={base} p={p} />}
+          </>
+        )}
+      </Load>
+    </>
+  );
+}
+
+/** The version the page shows: ?version=N, else the latest. */
+export function selectedVersion(params: URLSearchParams, latest: number): number {
+  const v = Number(params.get('version'));
+  return Number.isInteger(v) && v >= 1 && v <= latest ? v : latest;
+}
+
+function VersionList({ items, latest }: { items: VersionSummary[]; latest: number }) {
+  const loc = useLocation();
+  const current = selectedVersion(loc.params, latest);
+  return (
+    <Card title="History" class="version-list">
+      <ol>
+        {items.map((v) => (
+          <li class={v.version === current ? 'active' : ''} data-version={v.version}>
+            <button type="button" class="link" onClick={() => navigate(withParams(loc, { version: v.version === latest ? null : String(v.version) }), { replace: true })}>
+              <strong>v{v.version}</strong> {v.labels.map((l) => <Badge kind="label">{l}</Badge>)}
+            </button>
+            <div class="muted small">
+              {utc(v.created_at)} {v.created_by ? `· ${v.created_by}` : ''}
+            </div>
+            {v.commit_message && <div class="small">{v.commit_message}</div>}
+            {v.rolled_back_from && <div class="muted small">rollback to v{v.rolled_back_from}</div>}
+          </li>
+        ))}
+      </ol>
+    </Card>
+  );
+}
+
+function VersionView({ base, p, canWrite, onChanged }: { base: string; p: PromptWithLatest; canWrite: boolean; onChanged(): void }) {
+  const loc = useLocation();
+  const v = selectedVersion(loc.params, p.latest_version);
+  const version = useApi<PromptVersion>(`${base}/versions/${v}`);
+  const rollback = useAction(async () => {
+    await api(`${base}/rollback`, { method: 'POST', body: { version: v, commit_message: `Roll back to v${v}` } });
+    navigate(withParams(loc, { version: null }), { replace: true });
+    onChanged();
+  });
+  return (
+    <Card
+      title={`Version ${v}${v === p.latest_version ? ' (latest)' : ''}`}
+      actions={
+        canWrite &&
+        v !== p.latest_version && (
+          <button type="button" disabled={rollback.busy} onClick={() => rollback.run()} title="Appends a new version with this content; history is never rewritten">
+            Roll back to v{v}
+          </button>
+        )
+      }
+    >
+      <ErrorBox error={rollback.error} title="Rollback refused" />
+      <Load state={version}>
+        {(pv) => (
+          <>
+            <dl class="facts">
+              <dt>Labels</dt>
+              <dd>{pv.labels.length ? pv.labels.map((l) => <Badge kind="label">{l}</Badge>) : '—'}</dd>
+              <dt>Variables</dt>
+              <dd>{pv.variables.length ? pv.variables.map((x) => <code class="inline">{`{{${x}}}`}</code>) : '—'}</dd>
+              <dt>Created (UTC)</dt>
+              <dd>
+                {utc(pv.created_at)} {pv.created_by && `by ${pv.created_by}`}
+              </dd>
+              {pv.commit_message && (
+                <>
+                  <dt>Message</dt>
+                  <dd>{pv.commit_message}</dd>
+                </>
+              )}
+            </dl>
+            <Template v={pv} />
+            {Object.keys(pv.config).length > 0 && (
+              <>
+                <h4>Config</h4>
+                <pre>{text(pv.config)}</pre>
+              </>
+            )}
+          </>
+        )}
+      </Load>
+    </Card>
+  );
+}
+
+export function Template({ v }: { v: Pick<PromptVersion, 'template'> }) {
+  if (typeof v.template === 'string') return <pre class="template">{v.template}</pre>;
+  return (
+    <div class="chat-template">
+      {v.template.map((m) => (
+        <div class={`event message role-${m.role}`}>
+          <Badge kind={`role-${m.role}`}>{m.role}</Badge>
+          <pre class="content">{m.content}</pre>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function Labels({ base, p, canWrite, onChanged }: { base: string; p: PromptWithLatest; canWrite: boolean; onChanged(): void }) {
+  const versions = Array.from({ length: p.latest_version }, (_, i) => p.latest_version - i);
+  const [targets, setTargets] = useState<Record<string, number>>({});
+  const [newLabel, setNewLabel] = useState('');
+  const [newVersion, setNewVersion] = useState(p.latest_version);
+  const move = useAction(async (label: string, version: number) => {
+    await api(`${base}/labels/${enc(label)}`, { method: 'PUT', body: { version } });
+    onChanged();
+  });
+  const remove = useAction(async (label: string) => {
+    await api(`${base}/labels/${enc(label)}`, { method: 'DELETE' });
+    onChanged();
+  });
+  const labels = Object.entries(p.labels);
+  return (
+    <Card title="Labels" class="labels">
+      <p class="muted small">Agents fetch a prompt by label (e.g. production); moving a label changes what they get, at once.</p>
+      <ErrorBox error={move.error ?? remove.error} title="Label not changed" />
+      {labels.length === 0 && <p class="muted">No label yet.</p>}
+      <table>
+        <tbody>
+          {labels.map(([label, at]) => (
+            <tr data-label={label}>
+              <td>
+                <Badge kind="label">{label}</Badge>
+              </td>
+              <td>→ v{at}</td>
+              {canWrite && (
+                <td class="actions">
+                  <select name={`label-${label}`} value={targets[label] ?? at} onChange={(e) => setTargets({ ...targets, [label]: Number((e.target as HTMLSelectElement).value) })}>
+                    {versions.map((n) => (
+                      <option value={n}>v{n}</option>
+                    ))}
+                  </select>
+                  <button type="button" disabled={move.busy || (targets[label] ?? at) === at} onClick={() => move.run(label, targets[label] ?? at)}>
+                    Move
+                  </button>
+                  <button type="button" class="danger" disabled={remove.busy} onClick={() => confirm(`Remove the label "${label}"?`) && remove.run(label)}>
+                    Remove
+                  </button>
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {canWrite && (
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (newLabel.trim()) void move.run(newLabel.trim(), newVersion).then(() => setNewLabel(''));
+          }}
+        >
+          <input name="new-label" placeholder="new label, e.g. staging" value={newLabel} onInput={(e) => setNewLabel((e.target as HTMLInputElement).value)} />
+          <select value={newVersion} onChange={(e) => setNewVersion(Number((e.target as HTMLSelectElement).value))}>
+            {versions.map((n) => (
+              <option value={n}>v{n}</option>
+            ))}
+          </select>
+          <button type="submit">Add label</button>
+        </form>
+      )}
+    </Card>
+  );
+}

@@ -1,0 +1,143 @@
+// Project prices (USD per million tokens): the project's own rows, which take precedence over the
+// built-in catalogue; set one, remove a model's; look a model up in the effective table.
+import { useState } from 'preact/hooks';
+import { api, enc, query } from '../api.ts';
+import { utc } from '../format.ts';
+import type { ModelPrice, Page } from '../types.ts';
+import { Badge, Card, ErrorBox, Load, useAction, useApi } from '../ui.tsx';
+
+const EMPTY = { model: '', provider: '', match: '', input: '', output: '', cached: '', cacheWrite: '', effectiveFrom: '' };
+
+function PriceTable({ rows, onRemove }: { rows: ModelPrice[]; onRemove?: (model: string) => void }) {
+  return (
+    <table class="prices">
+      <thead>
+        <tr>
+          <th>Model</th>
+          <th>Provider</th>
+          <th class="num">Input</th>
+          <th class="num">Output</th>
+          <th class="num">Cache read</th>
+          <th class="num">Cache write</th>
+          <th>From</th>
+          <th>price_id</th>
+          {onRemove && <th />}
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr data-price-id={r.price_id}>
+            <td>
+              {r.model} {r.match && <code class="inline" title="regular expression">{r.match}</code>} {!r.in_force && <Badge>not in force</Badge>}
+            </td>
+            <td>{r.provider ?? 'any'}</td>
+            <td class="num">{r.input_per_mtok}</td>
+            <td class="num">{r.output_per_mtok}</td>
+            <td class="num">{r.cached_input_per_mtok ?? '—'}</td>
+            <td class="num">{r.cache_write_per_mtok ?? '—'}</td>
+            <td>{r.effective_from ? utc(r.effective_from) : '—'}</td>
+            <td class="mono small">{r.price_id}</td>
+            {onRemove && (
+              <td>
+                <button type="button" class="danger" onClick={() => confirm(`Remove every project price of ${r.model}?`) && onRemove(r.model)}>
+                  Remove
+                </button>
+              </td>
+            )}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function Prices({ p }: { p: string }) {
+  const own = useApi<Page<ModelPrice>>(`${p}/models?source=project&limit=1000`);
+  const [f, setF] = useState(EMPTY);
+  const [lookup, setLookup] = useState('');
+  const [q, setQ] = useState('');
+  const found = useApi<Page<ModelPrice>>(q ? `${p}/models${query({ q, limit: 20 })}` : null);
+  const num = (v: string) => (v.trim() === '' ? undefined : Number(v));
+  const save = useAction(async () => {
+    const body = {
+      input_per_mtok: Number(f.input),
+      output_per_mtok: Number(f.output),
+      ...(f.provider.trim() ? { provider: f.provider.trim() } : {}),
+      ...(f.match.trim() ? { match: f.match.trim() } : {}),
+      ...(num(f.cached) !== undefined ? { cached_input_per_mtok: num(f.cached) } : {}),
+      ...(num(f.cacheWrite) !== undefined ? { cache_write_per_mtok: num(f.cacheWrite) } : {}),
+      ...(f.effectiveFrom ? { effective_from: `${f.effectiveFrom}:00Z` } : {}),
+    };
+    await api(`${p}/models/${enc(f.model.trim())}`, { method: 'PUT', body });
+    setF(EMPTY);
+    own.reload();
+  });
+  const remove = useAction(async (model: string) => {
+    await api(`${p}/models/${enc(model)}`, { method: 'DELETE' });
+    own.reload();
+  });
+  const field = (k: keyof typeof EMPTY) => (e: Event) => setF({ ...f, [k]: (e.target as HTMLInputElement).value });
+  return (
+    <Card title="Project prices (USD per million tokens)">
+      <p class="muted small">A project price takes precedence over the built-in catalogue for the model it names; executions it priced carry its price_id. Earlier rows stay as history.</p>
+      <Load state={own}>{(page) => (page.items.length === 0 ? <p class="muted">No project price: the catalogue prices every call.</p> : <PriceTable rows={page.items} onRemove={(m) => remove.run(m)} />)}</Load>
+      <form
+        class="form-grid"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save.run();
+        }}
+      >
+        <label>
+          Model
+          <input name="price_model" required value={f.model} onInput={field('model')} placeholder="gpt-4o" />
+        </label>
+        <label>
+          Provider (optional)
+          <input name="price_provider" value={f.provider} onInput={field('provider')} placeholder="openai" />
+        </label>
+        <label>
+          Match (optional regex)
+          <input name="price_match" value={f.match} onInput={field('match')} placeholder="^gpt-4o-\d{4}" />
+        </label>
+        <label>
+          Input
+          <input name="input_per_mtok" type="number" min="0" step="any" required value={f.input} onInput={field('input')} />
+        </label>
+        <label>
+          Output
+          <input name="output_per_mtok" type="number" min="0" step="any" required value={f.output} onInput={field('output')} />
+        </label>
+        <label>
+          Cache read
+          <input name="cached_input_per_mtok" type="number" min="0" step="any" value={f.cached} onInput={field('cached')} />
+        </label>
+        <label>
+          Cache write
+          <input name="cache_write_per_mtok" type="number" min="0" step="any" value={f.cacheWrite} onInput={field('cacheWrite')} />
+        </label>
+        <label>
+          Effective from (UTC, optional)
+          <input name="effective_from" type="datetime-local" value={f.effectiveFrom} onInput={field('effectiveFrom')} />
+        </label>
+        <div>
+          <button type="submit" class="primary" disabled={save.busy}>
+            Set price
+          </button>
+        </div>
+      </form>
+      <ErrorBox error={save.error ?? remove.error} title="Price not changed" />
+      <form
+        class="inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setQ(lookup.trim());
+        }}
+      >
+        <input type="search" name="price_lookup" placeholder="Look up a model's price (project and catalogue)" value={lookup} onInput={(e) => setLookup((e.target as HTMLInputElement).value)} />
+        <button type="submit">Look up</button>
+      </form>
+      {q && <Load state={found}>{(page) => (page.items.length === 0 ? <p class="muted">No price for a model containing "{q}".</p> : <PriceTable rows={page.items} />)}</Load>}
+    </Card>
+  );
+}

@@ -1,0 +1,269 @@
+// The shapes the console reads, as schema/api/*.json defines them (only the fields it uses).
+
+export type Role = 'admin' | 'member' | 'viewer';
+
+export interface MeContext {
+  user_id: string;
+  auth_method: 'api_key' | 'jwt' | 'none';
+  project_id: string | null;
+  role: Role;
+  scope?: 'full' | 'ingest';
+  projects: Array<{ project_id: string; name: string; role: Role }>;
+}
+
+export interface ExecutionListItem {
+  trace_id: string;
+  agent_id: string;
+  provider: string;
+  model: string;
+  tokens_in: number;
+  tokens_out: number;
+  latency_ms: number;
+  cost_usd: number;
+  cost_source: 'computed' | 'provided' | 'unpriced';
+  status: string;
+  started_at: string;
+  has_templates: boolean;
+  template_count: number;
+  span_count: number;
+  source: 'api' | 'otlp';
+}
+
+export interface ExecutionList {
+  items: ExecutionListItem[];
+  total: number;
+  limit: number;
+  offset: number;
+  next_cursor?: string | null;
+}
+
+export interface TemplateUsageRecord {
+  prompt_id: string;
+  version_ref?: string;
+  version?: number;
+  inputs?: Record<string, unknown>;
+  role?: string | null;
+  source?: string | null;
+  message_index?: number | null;
+}
+
+export interface Execution extends ExecutionListItem {
+  ended_at?: string;
+  received_at?: string;
+  error_message?: string | null;
+  tokens_cached_in?: number;
+  tokens_cache_write_in?: number;
+  tokens_reasoning?: number;
+  cost_computed_usd?: number | null;
+  price_id?: string | null;
+  usage_warnings?: string[];
+  session_id?: string | null;
+  tags?: string[];
+  metadata?: Record<string, string>;
+  template_usages?: TemplateUsageRecord[];
+}
+
+export interface HierarchySpan {
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  kind?: string;
+  start_time: string;
+  end_time: string;
+  start_time_ns: string;
+  end_time_ns: string;
+  duration_ms: number;
+  status_code?: string;
+  status_message?: string | null;
+  span_class?: 'inference' | 'tool' | 'agent' | 'other';
+  model?: string | null;
+  provider?: string | null;
+  tokens_in?: number | null;
+  tokens_out?: number | null;
+  usage_counted?: boolean;
+  cost_usd?: number | null;
+  cost_source?: string | null;
+  attributes?: Record<string, unknown>;
+  messages?: Record<string, unknown>;
+  orphan?: boolean;
+  synthetic?: boolean;
+  children: HierarchySpan[];
+}
+
+export interface TimelineEvent {
+  index: number;
+  type: 'message' | 'tool_call' | 'tool_result' | 'tool';
+  timestamp?: string;
+  span_id?: string;
+  role?: string;
+  content?: unknown;
+  call_id?: string;
+  name?: string | null;
+  arguments?: unknown;
+  result?: unknown;
+  is_error?: boolean;
+  duration_ms?: number;
+}
+
+export interface Prompt {
+  prompt_id: string;
+  type: 'text' | 'chat';
+  description: string | null;
+  latest_version: number;
+  labels: Record<string, number>;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}
+
+export interface PromptVersion {
+  prompt_id: string;
+  version: number;
+  type: 'text' | 'chat';
+  template: string | Array<{ role: string; content: string }>;
+  variables: string[];
+  config: Record<string, unknown>;
+  commit_message: string | null;
+  created_at: string;
+  created_by: string | null;
+  labels: string[];
+  rolled_back_from: number | null;
+}
+
+export interface VersionSummary {
+  version: number;
+  created_at: string;
+  created_by: string | null;
+  commit_message: string | null;
+  labels: string[];
+  rolled_back_from: number | null;
+}
+
+export interface DiffPart {
+  changed: boolean;
+  lines: Array<{ op: 'equal' | 'add' | 'remove'; line: string }>;
+}
+
+export interface PromptDiff {
+  prompt_id: string;
+  from: number;
+  to: number;
+  changed: boolean;
+  content: DiffPart;
+  config: DiffPart;
+}
+
+export interface Latency {
+  avg: number | null;
+  p50: number | null;
+  p95: number | null;
+}
+
+export interface VersionAnalytics {
+  version: number;
+  total_executions: number;
+  total_cost: number;
+  avg_cost: number;
+  latency_ms: Latency;
+  tokens_in: number;
+  tokens_out: number;
+}
+
+export interface DailyCost {
+  date: string;
+  cost: number;
+  executions: number;
+}
+
+export interface PromptAnalytics extends Omit<VersionAnalytics, 'version'> {
+  prompt_id: string;
+  start: string;
+  end: string;
+  by_version: VersionAnalytics[];
+  daily: DailyCost[];
+}
+
+export interface ProjectStats {
+  start: string;
+  end: string;
+  prompts_count: number;
+  total_cost: number;
+  total_executions: number;
+  avg_cost_per_execution: number;
+  unpriced_executions: number;
+  total_tokens_in: number;
+  total_tokens_out: number;
+  daily_costs: DailyCost[];
+  top_prompts: Array<{ prompt_id: string; cost: number; execution_count: number; avg_cost: number }>;
+  by_model: Array<{ provider: string; model: string; cost: number; execution_count: number }>;
+}
+
+export interface BudgetAlert {
+  kind: 'threshold' | 'exceeded';
+  month: string;
+  pct: number;
+  spent_usd: number;
+  budget_monthly_usd: number;
+  at: string;
+  delivery: { attempts: number; last_status: number | null; last_error: string | null; last_attempt_at: string | null; delivered_at: string | null };
+}
+
+export interface Budget {
+  budget_monthly_usd: number | null;
+  alert_threshold_pct: number | null;
+  enforcement_mode: 'alert' | 'block' | null;
+  webhook_url: string | null;
+  month: string;
+  spent_usd: number;
+  remaining_usd: number | null;
+  pct_used: number | null;
+  status: 'ok' | 'alert' | 'exceeded';
+  blocked: boolean;
+  reset_at: string;
+  webhook_secret?: string;
+  alerts: BudgetAlert[];
+}
+
+export interface ApiKey {
+  key_id: string;
+  name: string;
+  prefix: string;
+  scope: 'full' | 'ingest';
+  project_id: string;
+  created_at: string;
+  expires_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  status: 'active' | 'expired' | 'revoked';
+}
+
+export interface ModelPrice {
+  source: 'project' | 'catalogue';
+  price_id: string;
+  provider: string | null;
+  model: string;
+  match: string | null;
+  input_per_mtok: number;
+  output_per_mtok: number;
+  cached_input_per_mtok: number | null;
+  cache_write_per_mtok: number | null;
+  effective_from: string | null;
+  in_force: boolean;
+}
+
+export interface Retention {
+  days: number | null;
+  updated_at: string | null;
+  applies_to: string[];
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export interface PromptWithLatest extends Prompt {
+  latest: PromptVersion;
+}
