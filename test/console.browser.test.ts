@@ -49,6 +49,13 @@ beforeAll(async () => {
   expect((await api('/prompts', { method: 'POST', body: JSON.stringify({ prompt_id: 'support-reply', type: 'text', template: 'Hello {{name}},\nthanks for writing.', labels: ['production'] }) })).status).toBe(201);
   expect((await api('/prompts/support-reply/versions', { method: 'POST', body: JSON.stringify({ template: 'Hi {{name}},\nthanks for writing to us.', commit_message: 'warmer' }) })).status).toBe(201);
 
+  // A direct record that used the prompt through its label (resolved to v1 at ingest).
+  const direct = await api('/executions', {
+    method: 'POST',
+    body: JSON.stringify({ trace_id: 'direct-1', agent_id: 'support-bot', provider: 'openai', model: 'gpt-4o-mini', tokens_in: 1200, tokens_out: 300, latency_ms: 900, template_usages: [{ prompt_id: 'support-reply', version: 'production', inputs: { name: 'Ada' } }] }),
+  });
+  expect(direct.status).toBe(201);
+
   browser = await launchBrowser();
   errors = collectPageErrors(browser.page);
 });
@@ -77,7 +84,8 @@ describe('web console, signed in with an API key', () => {
     const row = page.locator(`tr[data-trace-id="${traceId}"]`);
     await expect(row.textContent()).resolves.toContain('gpt-4o-2024-08-06');
     await expect(row.textContent()).resolves.toContain('weather-agent');
-    await expect(page.locator('.table-head').first().textContent()).resolves.toContain('1 execution');
+    await expect(page.locator('.table-head').first().textContent()).resolves.toContain('2 executions');
+    await expect(page.locator('tr[data-trace-id="direct-1"]').textContent()).resolves.toContain('gpt-4o-mini');
     expect(await page.evaluate(() => [sessionStorage.getItem('traceloom.credential'), localStorage.length])).toEqual([key, 0]);
     await browser.screenshot('executions');
   });
@@ -166,6 +174,21 @@ describe('web console, signed in with an API key', () => {
     expect(added).toEqual(['Hi {{name}},', 'thanks for writing to us.']);
     await browser.screenshot('prompt-diff');
   });
+  it("links a template usage to the prompt version it used, whose analytics count the execution", async () => {
+    const { page } = browser;
+    await page.goto(`${svc.url}/projects/${P}/executions/direct-1?tab=templates`);
+    const usage = page.locator('a:has-text("support-reply")');
+    await expect(usage.getAttribute('href')).resolves.toBe(`/projects/${P}/prompts/support-reply?version=1`);
+    await usage.click();
+    await expect(page.locator('.card h2:has-text("Version 1")').textContent()).resolves.toBe('Version 1');
+    await page.click('button[role=tab]:has-text("Analytics")');
+    const v1 = page.locator('tr[data-version="1"]');
+    await v1.waitFor();
+    const cells = await v1.locator('td').allTextContents();
+    expect(cells.slice(0, 2)).toEqual(['v1', '1']);
+    expect(cells[4]).toBe('900 ms'); // p50 latency
+    await browser.screenshot('prompt-analytics');
+  });
 });
 
 describe('web console, signed in as an admin with a JWT', () => {
@@ -177,6 +200,7 @@ describe('web console, signed in as an admin with a JWT', () => {
     await page.fill('textarea[name=credential]', adminJwt);
     await page.click('button[type=submit]');
     await page.click('nav a:has-text("Settings")');
+    await page.locator('.card p.muted:has-text("no budget set")').waitFor();
     await page.fill('input[name=budget_monthly_usd]', '0.002');
     await page.fill('input[name=alert_threshold_pct]', '50');
     await page.click('button:has-text("Save budget")');

@@ -24,7 +24,7 @@ export function DailyCostChart({ days, height = 220 }: { days: DailyCost[]; heig
         scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, usd: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
         axes: [
           { stroke: '#5b6475', grid: { show: false }, values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)) },
-          { scale: 'usd', stroke: '#5b6475', size: 70, grid: { stroke: '#eef0f4' }, values: (_u, ticks) => ticks.map((t) => usd(t)) },
+          { scale: 'usd', stroke: '#5b6475', size: 84, grid: { stroke: '#eef0f4' }, values: (_u, ticks) => ticks.map((t) => usd(t)) },
         ],
         series: [
           { label: 'Day (UTC)', value: (_u, v) => (v === null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)) },

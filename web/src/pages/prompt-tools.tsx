@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.ts';
 import { DailyCostChart } from '../charts.tsx';
-import { duration, int, text, usd } from '../format.ts';
+import { duration, int, usd } from '../format.ts';
 import { navigate, useLocation, withParams } from '../router.tsx';
 import type { PromptAnalytics, PromptDiff, PromptVersion, PromptWithLatest } from '../types.ts';
 import { Badge, Card, Empty, ErrorBox, Load, Stat, useAction, useApi } from '../ui.tsx';
@@ -250,7 +250,11 @@ export function Analytics({ base, p }: { base: string; p: PromptWithLatest }) {
           )
         }
       </Load>
-      <p class="muted small">{text(`Window: ${analytics.data?.start.slice(0, 10) ?? start} to ${analytics.data?.end.slice(0, 10) ?? 'today'} (UTC days)`)}</p>
+      {analytics.data && (
+        <p class="muted small">
+          UTC days {analytics.data.start.slice(0, 10)} to {new Date(Date.parse(analytics.data.end) - 86_400_000).toISOString().slice(0, 10)}, both included.
+        </p>
+      )}
     </>
   );
 }

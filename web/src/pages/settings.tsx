@@ -33,10 +33,12 @@ function BudgetSettings({ p }: { p: string }) {
   const budget = useApi<Budget>(`${p}/budget`);
   const [form, setForm] = useState({ amount: '', threshold: '80', mode: 'alert', webhook: '', rotate: false });
   const [saved, setSaved] = useState<Budget | undefined>();
+  const [initialised, setInitialised] = useState(false);
   useEffect(() => {
     const b = budget.data;
-    if (b && !saved)
-      setForm({ amount: b.budget_monthly_usd === null ? '' : String(b.budget_monthly_usd), threshold: String(b.alert_threshold_pct ?? 80), mode: b.enforcement_mode ?? 'alert', webhook: b.webhook_url ?? '', rotate: false });
+    if (!b || initialised) return; // filled once from the stored budget; never over what is being typed
+    setInitialised(true);
+    setForm({ amount: b.budget_monthly_usd === null ? '' : String(b.budget_monthly_usd), threshold: String(b.alert_threshold_pct ?? 80), mode: b.enforcement_mode ?? 'alert', webhook: b.webhook_url ?? '', rotate: false });
   }, [budget.data]);
   const save = useAction(async () => {
     const body = {
@@ -106,12 +108,12 @@ function BudgetSettings({ p }: { p: string }) {
 
 function RetentionSettings({ p }: { p: string }) {
   const retention = useApi<Retention>(`${p}/retention`);
-  const [days, setDays] = useState('');
+  const [days, setDays] = useState<string | undefined>();
   useEffect(() => {
-    if (retention.data) setDays(retention.data.days === null ? '' : String(retention.data.days));
+    if (retention.data && days === undefined) setDays(retention.data.days === null ? '' : String(retention.data.days));
   }, [retention.data]);
   const save = useAction(async () => {
-    await api<Retention>(`${p}/retention`, { method: 'PUT', body: { days: days.trim() === '' ? null : Number(days) } });
+    await api<Retention>(`${p}/retention`, { method: 'PUT', body: { days: !days?.trim() ? null : Number(days) } });
     retention.reload();
   });
   return (
@@ -133,7 +135,7 @@ function RetentionSettings({ p }: { p: string }) {
       >
         <label>
           Keep raw data for (days, empty: forever){' '}
-          <input name="retention_days" type="number" min="1" max="3650" value={days} onInput={(e) => setDays((e.target as HTMLInputElement).value)} />
+          <input name="retention_days" type="number" min="1" max="3650" value={days ?? ''} onInput={(e) => setDays((e.target as HTMLInputElement).value)} />
         </label>
         <button type="submit" disabled={save.busy}>
           Save retention

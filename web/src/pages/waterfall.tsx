@@ -50,6 +50,14 @@ function Rows({ spans }: { spans: HierarchySpan[] }) {
         {rows.map(({ span, depth }) => {
           const left = at(span.start_time_ns);
           const width = Math.max(at(span.end_time_ns) - left, 0.4);
+          // The label goes after the bar, or before it when the bar ends near the right edge, or
+          // inside it when it spans nearly the whole track.
+          const labelAt =
+            left + width < 70
+              ? { inside: false, style: { left: `${left + width}%` } }
+              : left > 30
+                ? { inside: false, style: { right: `${100 - left}%` } }
+                : { inside: true, style: { left: `${left}%` } };
           return (
             <div
               role="row"
@@ -63,7 +71,7 @@ function Rows({ spans }: { spans: HierarchySpan[] }) {
               </span>
               <span class="wf-track">
                 <span class={`wf-bar class-${span.span_class ?? 'other'}`} style={{ left: `${left}%`, width: `${width}%` }} />
-                <span class="wf-label" style={{ left: `${Math.min(left + width, 88)}%` }}>
+                <span class={`wf-label ${labelAt.inside ? 'inside' : ''}`} style={labelAt.style}>
                   {duration(span.duration_ms)}
                   {span.tokens_in !== null && span.tokens_in !== undefined ? ` · ${int(span.tokens_in)}→${int(span.tokens_out)} tok` : ''}
                   {span.usage_counted && span.cost_usd !== null && span.cost_usd !== undefined ? ` · ${usd(span.cost_usd)}` : ''}
