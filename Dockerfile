@@ -2,6 +2,8 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
+# The web console's sources: npm install builds them into web/dist (prepare).
+COPY web ./web
 RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY tsconfig.json ./
 COPY src ./src

@@ -8,6 +8,7 @@ import { benchExecutions } from './executions.ts';
 import { benchIngest } from './ingest.ts';
 import { benchSpend } from './spend.ts';
 import { benchOtlpDecode } from './otlp-decode.ts';
+import { benchConsole } from './console.ts';
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<unknown>> = {
@@ -54,6 +55,12 @@ const benches: Record<string, () => Promise<unknown>> = {
   decode: async () => {
     console.log('\n## OTLP decoding (one core, no HTTP, no storage)');
     await benchOtlpDecode();
+  },
+  console: async () => {
+    console.log('\n## web console (bundle; executions page in headless Chromium, 10,000 executions in the project, embedded stores)');
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10) })) console.log(`| ${f.what} | ${f.value} |`);
   },
   ingest: async () => {
     console.log('\n## OTLP ingest over HTTP (embedded chDB; load from a separate process)');

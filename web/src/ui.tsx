@@ -49,6 +49,21 @@ export function useAction<A extends unknown[], R>(fn: (...args: A) => Promise<R>
   return { run, busy, error, clear: () => setError(undefined) };
 }
 
+/** A form whose submit runs `onSubmit` instead of navigating. */
+export function Form({ class: cls, onSubmit, children }: { class?: string; onSubmit(): unknown; children: ComponentChildren }) {
+  return (
+    <form
+      class={cls}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void onSubmit();
+      }}
+    >
+      {children}
+    </form>
+  );
+}
+
 export function Spinner({ label = 'Loading…' }: { label?: string }) {
   return (
     <div class="loading" role="status" aria-live="polite">

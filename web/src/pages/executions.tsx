@@ -5,7 +5,7 @@ import { enc } from '../api.ts';
 import { duration, fromLocalInput, int, toLocalInput, usd, utc } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { ExecutionList, ExecutionListItem } from '../types.ts';
-import { Badge, Card, Empty, Load, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Form, Load, useApi } from '../ui.tsx';
 import { ExportButtons } from './export.tsx';
 
 export const FILTERS = ['provider', 'model', 'agent_id', 'status', 'min_cost', 'max_cost', 'start', 'end', 'has_templates', 'prompt_id'] as const;
@@ -196,13 +196,7 @@ function FilterBar({ filters, onApply }: { filters: URLSearchParams; onApply(f: 
     onApply(Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== '')));
   };
   return (
-    <form
-      class="filters card"
-      onSubmit={(e) => {
-        e.preventDefault();
-        apply();
-      }}
-    >
+    <Form class="filters card" onSubmit={() => apply()}>
       <label>
         Provider
         <input name="provider" placeholder="openai, anthropic" value={f.provider} onInput={set('provider')} />
@@ -267,7 +261,7 @@ function FilterBar({ filters, onApply }: { filters: URLSearchParams; onApply(f: 
           Reset
         </button>
       </div>
-    </form>
+    </Form>
   );
 }
 

@@ -6,7 +6,7 @@ import { DailyCostChart } from '../charts.tsx';
 import { duration, int, usd } from '../format.ts';
 import { navigate, useLocation, withParams } from '../router.tsx';
 import type { PromptAnalytics, PromptDiff, PromptVersion, PromptWithLatest } from '../types.ts';
-import { Badge, Card, Empty, ErrorBox, Load, Stat, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, ErrorBox, Form, Load, Stat, useAction, useApi } from '../ui.tsx';
 import { selectedVersion } from './prompt.tsx';
 
 function VersionSelect({ name, value, latest, onChange }: { name: string; value: number; latest: number; onChange(v: number): void }) {
@@ -47,13 +47,7 @@ export function RenderPreview({ base, p }: { base: string; p: PromptWithLatest }
       >
         <Load state={version}>
           {(pv) => (
-            <form
-              class="stack"
-              onSubmit={(e) => {
-                e.preventDefault();
-                void render.run();
-              }}
-            >
+            <Form class="stack" onSubmit={() => render.run()}>
               {pv.variables.length === 0 && <p class="muted">This version has no variables.</p>}
               {pv.variables.map((name) => (
                 <label>
@@ -64,7 +58,7 @@ export function RenderPreview({ base, p }: { base: string; p: PromptWithLatest }
               <button type="submit" class="primary" disabled={render.busy}>
                 Render v{v}
               </button>
-            </form>
+            </Form>
           )}
         </Load>
       </Card>

@@ -5,7 +5,7 @@ import { api, enc } from '../api.ts';
 import { text, utc } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { PromptVersion, PromptWithLatest, Role, VersionSummary } from '../types.ts';
-import { Badge, Card, ErrorBox, Load, Tabs, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Form, Load, Tabs, useAction, useApi } from '../ui.tsx';
 import { Analytics, Diff, RenderPreview } from './prompt-tools.tsx';
 
 type Tab = 'versions' | 'render' | 'diff' | 'analytics';
@@ -208,13 +208,7 @@ function Labels({ base, p, canWrite, onChanged }: { base: string; p: PromptWithL
         </tbody>
       </table>
       {canWrite && (
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            if (newLabel.trim()) void move.run(newLabel.trim(), newVersion).then(() => setNewLabel(''));
-          }}
-        >
+        <Form class="inline" onSubmit={() => newLabel.trim() && move.run(newLabel.trim(), newVersion).then(() => setNewLabel(''))}>
           <input name="new-label" placeholder="new label, e.g. staging" value={newLabel} onInput={(e) => setNewLabel((e.target as HTMLInputElement).value)} />
           <select value={newVersion} onChange={(e) => setNewVersion(Number((e.target as HTMLSelectElement).value))}>
             {versions.map((n) => (
@@ -222,7 +216,7 @@ function Labels({ base, p, canWrite, onChanged }: { base: string; p: PromptWithL
             ))}
           </select>
           <button type="submit">Add label</button>
-        </form>
+        </Form>
       )}
     </Card>
   );

@@ -4,7 +4,7 @@ import { enc, query } from '../api.ts';
 import { int, utc } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { Page, Prompt } from '../types.ts';
-import { Badge, Card, Empty, Load, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Form, Load, useApi } from '../ui.tsx';
 
 const LIMIT = 50;
 
@@ -19,19 +19,13 @@ export function Prompts({ projectId }: { projectId: string }) {
     <>
       <header class="page">
         <h1>Prompts</h1>
-        <form
-          class="inline"
-          onSubmit={(e) => {
-            e.preventDefault();
-            navigate(withParams(loc, { q: search, offset: null }));
-          }}
-        >
+        <Form class="inline" onSubmit={() => navigate(withParams(loc, { q: search, offset: null }))}>
           <input type="search" name="q" placeholder="Search by id" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
           <label class="toggle">
             <input type="checkbox" checked={archived} onChange={(e) => navigate(withParams(loc, { include_archived: (e.target as HTMLInputElement).checked ? 'true' : null, offset: null }))} />
             archived too
           </label>
-        </form>
+        </Form>
       </header>
       <Load state={list} label="Loading prompts…">
         {(page) =>

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
 import { utc } from '../format.ts';
 import type { ApiKey, MeContext } from '../types.ts';
-import { Badge, Card, ErrorBox, Load, SecretOnce, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Form, Load, SecretOnce, useAction, useApi } from '../ui.tsx';
 
 export function ApiKeys({ p, me }: { p: string; me: MeContext }) {
   const keys = useApi<{ items: ApiKey[] }>(`${p}/api-keys`);
@@ -25,13 +25,7 @@ export function ApiKeys({ p, me }: { p: string; me: MeContext }) {
   return (
     <Card title="API keys">
       {me.auth_method === 'api_key' && <p class="muted small">Creating and revoking keys may need a signed-in identity-provider token: the API says so below if it refuses.</p>}
-      <form
-        class="inline"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void create.run();
-        }}
-      >
+      <Form class="inline" onSubmit={() => create.run()}>
         <input name="key_name" placeholder="name, e.g. billing-agent" required maxLength={100} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         <label>
           expires in{' '}
@@ -44,7 +38,7 @@ export function ApiKeys({ p, me }: { p: string; me: MeContext }) {
         <button type="submit" class="primary" disabled={create.busy}>
           Create key
         </button>
-      </form>
+      </Form>
       <ErrorBox error={create.error ?? revoke.error} title="Not done" />
       {created && <SecretOnce label={`API key "${created.name}"`} value={created.key} />}
       <Load state={keys}>

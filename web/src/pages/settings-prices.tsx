@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { api, enc, query } from '../api.ts';
 import { utc } from '../format.ts';
 import type { ModelPrice, Page } from '../types.ts';
-import { Badge, Card, ErrorBox, Load, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Form, Load, useAction, useApi } from '../ui.tsx';
 
 const EMPTY = { model: '', provider: '', match: '', input: '', output: '', cached: '', cacheWrite: '', effectiveFrom: '' };
 
@@ -81,13 +81,7 @@ export function Prices({ p }: { p: string }) {
     <Card title="Project prices (USD per million tokens)">
       <p class="muted small">A project price takes precedence over the built-in catalogue for the model it names; executions it priced carry its price_id. Earlier rows stay as history.</p>
       <Load state={own}>{(page) => (page.items.length === 0 ? <p class="muted">No project price: the catalogue prices every call.</p> : <PriceTable rows={page.items} onRemove={(m) => remove.run(m)} />)}</Load>
-      <form
-        class="form-grid"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void save.run();
-        }}
-      >
+      <Form class="form-grid" onSubmit={() => save.run()}>
         <label>
           Model
           <input name="price_model" required value={f.model} onInput={field('model')} placeholder="gpt-4o" />
@@ -125,18 +119,12 @@ export function Prices({ p }: { p: string }) {
             Set price
           </button>
         </div>
-      </form>
+      </Form>
       <ErrorBox error={save.error ?? remove.error} title="Price not changed" />
-      <form
-        class="inline"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setQ(lookup.trim());
-        }}
-      >
+      <Form class="inline" onSubmit={() => setQ(lookup.trim())}>
         <input type="search" name="price_lookup" placeholder="Look up a model's price (project and catalogue)" value={lookup} onInput={(e) => setLookup((e.target as HTMLInputElement).value)} />
         <button type="submit">Look up</button>
-      </form>
+      </Form>
       {q && <Load state={found}>{(page) => (page.items.length === 0 ? <p class="muted">No price for a model containing "{q}".</p> : <PriceTable rows={page.items} />)}</Load>}
     </Card>
   );

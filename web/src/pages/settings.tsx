@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
 import { usd, utc } from '../format.ts';
 import type { Budget, MeContext, Retention, Role } from '../types.ts';
-import { Card, Empty, ErrorBox, Load, SecretOnce, useAction, useApi } from '../ui.tsx';
+import { Card, Empty, ErrorBox, Form, Load, SecretOnce, useAction, useApi } from '../ui.tsx';
 import { ApiKeys } from './settings-keys.tsx';
 import { Prices } from './settings-prices.tsx';
 
@@ -63,13 +63,7 @@ function BudgetSettings({ p }: { p: string }) {
           </p>
         )}
       </Load>
-      <form
-        class="form-grid"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void save.run();
-        }}
-      >
+      <Form class="form-grid" onSubmit={() => save.run()}>
         <label>
           Budget per month (USD)
           <input name="budget_monthly_usd" type="number" min="0" step="any" required value={form.amount} onInput={field('amount')} />
@@ -98,7 +92,7 @@ function BudgetSettings({ p }: { p: string }) {
             Save budget
           </button>
         </div>
-      </form>
+      </Form>
       <ErrorBox error={save.error} title="Budget not saved" />
       {saved && !save.error && <p class="saved">Saved: {usd(saved.budget_monthly_usd)} a month, alert at {saved.alert_threshold_pct}%.</p>}
       {saved?.webhook_secret && <SecretOnce label="Webhook signing secret" value={saved.webhook_secret} />}
@@ -126,13 +120,7 @@ function RetentionSettings({ p }: { p: string }) {
           </p>
         )}
       </Load>
-      <form
-        class="inline"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void save.run();
-        }}
-      >
+      <Form class="inline" onSubmit={() => save.run()}>
         <label>
           Keep raw data for (days, empty: forever){' '}
           <input name="retention_days" type="number" min="1" max="3650" value={days ?? ''} onInput={(e) => setDays((e.target as HTMLInputElement).value)} />
@@ -140,7 +128,7 @@ function RetentionSettings({ p }: { p: string }) {
         <button type="submit" disabled={save.busy}>
           Save retention
         </button>
-      </form>
+      </Form>
       <ErrorBox error={save.error} title="Retention not saved" />
     </Card>
   );
