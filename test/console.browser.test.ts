@@ -68,7 +68,7 @@ afterAll(async () => {
 });
 
 /** Page errors other than the failed requests the tests provoke on purpose. */
-const unexpectedErrors = () => errors.filter((e) => !/Failed to load resource: the server responded with a status of (401|403|422)/.test(e));
+const unexpectedErrors = () => errors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401|422)/.test(e));
 
 describe('web console, signed in with an API key', () => {
   it('refuses a wrong key with the API detail, then signs in with a key kept in session storage only', async () => {
@@ -173,6 +173,15 @@ describe('web console, signed in with an API key', () => {
     expect(removed).toEqual(['Hello {{name}},', 'thanks for writing.']);
     expect(added).toEqual(['Hi {{name}},', 'thanks for writing to us.']);
     await browser.screenshot('prompt-diff');
+
+    // Rollback appends a version with v1's content; history is kept.
+    await page.click('button[role=tab]:has-text("Versions")');
+    await page.click('.version-list li[data-version="1"] button');
+    await page.click('button:has-text("Roll back to v1")');
+    await page.locator('.version-list li[data-version="3"]:has-text("rollback to v1")').waitFor();
+    await expect(page.locator('.card h2:has-text("Version 3")').textContent()).resolves.toBe('Version 3 (latest)');
+    const v3 = (await api('/prompts/support-reply/versions/3')).body;
+    expect([v3.template, v3.rolled_back_from]).toEqual(['Hello {{name}},\nthanks for writing.', 1]);
   });
   it("links a template usage to the prompt version it used, whose analytics count the execution", async () => {
     const { page } = browser;
@@ -217,6 +226,32 @@ describe('web console, signed in as an admin with a JWT', () => {
     await expect(gauge.textContent()).resolves.toContain('of $0.002');
     await expect(page.locator('.chart').getAttribute('data-days')).resolves.toBe('30');
     await browser.screenshot('spend');
+  });
+
+  it("sets a project price (a refused one shows the API's detail) and the retention", async () => {
+    const { page } = browser;
+    await page.click('nav a:has-text("Settings")');
+    await page.fill('input[name=price_model]', 'gpt-4o-mini');
+    await page.fill('input[name=price_match]', '(');
+    await page.fill('input[name=input_per_mtok]', '0.2');
+    await page.fill('input[name=output_per_mtok]', '0.8');
+    await page.click('button:has-text("Set price")');
+    const refused = await getJson(`${svc.url}/api/projects/${P}/models/gpt-4o-mini`, { method: 'PUT', headers: { ...json, Authorization: `Bearer ${adminJwt}` }, body: JSON.stringify({ match: '(', input_per_mtok: 0.2, output_per_mtok: 0.8 }) });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    await expect(page.locator('.error .detail').first().textContent()).resolves.toBe(refused.body.detail);
+
+    await page.fill('input[name=price_match]', '');
+    await page.click('button:has-text("Set price")');
+    const row = page.locator('table.prices tr[data-price-id^="project:"]');
+    await row.waitFor();
+    expect((await row.textContent())!).toContain('gpt-4o-mini');
+    const own = (await api('/models?source=project', { as: 'admin' })).body.items;
+    expect(own.map((r: { model: string; input_per_mtok: number; output_per_mtok: number }) => [r.model, r.input_per_mtok, r.output_per_mtok])).toEqual([['gpt-4o-mini', 0.2, 0.8]]);
+
+    await page.fill('input[name=retention_days]', '30');
+    await page.click('button:has-text("Save retention")');
+    await page.locator('p:has-text("Raw data older than 30 days is deleted.")').waitFor();
+    expect((await api('/retention', { as: 'admin' })).body.days).toBe(30);
   });
 
   it('creates an API key whose secret is shown once, and revokes it', async () => {
