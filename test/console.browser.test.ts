@@ -269,6 +269,19 @@ describe('web console, signed in as an admin with a JWT', () => {
     expect((await getJson(`${svc.url}/api/me/context`, { headers: { 'X-API-Key': secret } })).status).toBe(401);
     await page.reload();
     await expect(page.locator('[data-secret]').count()).resolves.toBe(0);
+  });
+
+  it('goes back to sign-in, saying why, when the key in use is revoked mid-session', async () => {
+    const { page } = browser;
+    const temp = (await api('/api-keys', { method: 'POST', as: 'admin', body: JSON.stringify({ name: 'short-lived' }) })).body;
+    await page.click('aside button:has-text("Sign out")');
+    await page.fill('textarea[name=credential]', temp.key);
+    await page.click('button[type=submit]');
+    await page.locator(`tr[data-trace-id="${traceId}"]`).waitFor();
+    expect((await api(`/api-keys/${temp.key_id}`, { method: 'DELETE', as: 'admin' })).status).toBe(204);
+    await page.click('nav a:has-text("Prompts")');
+    await expect(page.locator('.error .detail').textContent()).resolves.toContain('expired or was revoked');
+    expect(await page.evaluate(() => sessionStorage.getItem('traceloom.credential'))).toBeNull();
     expect(unexpectedErrors()).toEqual([]);
   });
 });

@@ -40,7 +40,14 @@ async function errorOf(res: Response): Promise<ApiError> {
   return new ApiError(res.status, detail);
 }
 
-export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
+let onRefused: ((err: ApiError) => void) | undefined;
+
+/** Called when the API refuses the stored credential (401): it expired or was revoked. */
+export function onCredentialRefused(handler: (err: ApiError) => void): void {
+  onRefused = handler;
+}
+
+export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal; checking?: boolean } = {}): Promise<T> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -53,7 +60,11 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     if ((err as Error).name === 'AbortError') throw err;
     throw new ApiError(0, `Cannot reach the API: ${(err as Error).message}`);
   }
-  if (!res.ok) throw await errorOf(res);
+  if (!res.ok) {
+    const err = await errorOf(res);
+    if (err.status === 401 && credential() && !init.checking) onRefused?.(err);
+    throw err;
+  }
   if (res.status === 204) return undefined as T;
   return (await res.json()) as T;
 }

@@ -1,7 +1,7 @@
 // The shell: who is signed in (GET /api/me/context), the project, the navigation, and which page
 // the path names. Pages live under /projects/<project_id>/..., like the API's own paths.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, credential, setCredential } from './api.ts';
+import { api, ApiError, credential, onCredentialRefused, setCredential } from './api.ts';
 import { Link, navigate, useLocation } from './router.tsx';
 import type { MeContext } from './types.ts';
 import { Empty, ErrorBox, Spinner } from './ui.tsx';
@@ -21,16 +21,24 @@ export function App() {
 
   const loadSession = async () => {
     setSession({ state: 'loading' });
+    const stored = credential() !== null;
     try {
       setSession({ state: 'signed-in', me: await api<MeContext>('/api/me/context') });
     } catch (err) {
       const e = err instanceof ApiError ? err : new ApiError(0, String(err));
-      // A stored credential the API refuses (revoked, expired) is dropped; other errors are shown.
-      if (e.status === 401 && credential()) setCredential(null);
-      setSession({ state: 'signed-out', error: e.status === 401 && !credential() ? undefined : e });
+      // A refused stored credential was handled by onCredentialRefused; no credential: sign in.
+      if (e.status === 401 && stored) return;
+      setSession({ state: 'signed-out', error: e.status === 401 ? undefined : e });
     }
   };
-  useEffect(() => void loadSession(), []);
+  useEffect(() => {
+    void loadSession();
+    // A credential refused mid-session (expired token, revoked key): back to sign-in, saying why.
+    onCredentialRefused((err) => {
+      setCredential(null);
+      setSession({ state: 'signed-out', error: new ApiError(err.status, `${err.detail} (your credential expired or was revoked: sign in again)`) });
+    });
+  }, []);
 
   if (session.state === 'loading') return <Spinner label="Connecting to the API…" />;
   if (session.state === 'signed-out' || loc.path === '/sign-in') {

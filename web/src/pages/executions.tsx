@@ -1,6 +1,6 @@
 // Executions: the filtered list (GET .../executions), keyset pages by next_cursor, export. The
 // query string of the page is the API's own query (plus `sort`), so a link keeps the filters.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useState } from 'preact/hooks';
 import { enc } from '../api.ts';
 import { duration, fromLocalInput, int, toLocalInput, usd, utc } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
@@ -43,7 +43,8 @@ export function Executions({ projectId }: { projectId: string }) {
   const base = `/api/projects/${enc(projectId)}/executions`;
   const list = useApi<ExecutionList>(`${base}?${apiQuery}`);
 
-  useEffect(() => {
+  // Marks when the rows are in the DOM (`npm run bench console` reads it).
+  useLayoutEffect(() => {
     if (list.data) performance.mark('traceloom:executions-rendered');
   }, [list.data]);
 

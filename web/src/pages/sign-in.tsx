@@ -21,7 +21,7 @@ export function SignIn({ error, signedIn, onSignedIn }: { error?: ApiError; sign
     setBusy(true);
     setCredential(given);
     try {
-      const me = await api<MeContext>('/api/me/context');
+      const me = await api<MeContext>('/api/me/context', { checking: true });
       onSignedIn(me);
     } catch (err) {
       setCredential(previous);
