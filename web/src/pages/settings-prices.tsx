@@ -122,7 +122,7 @@ export function Prices({ p }: { p: string }) {
       </Form>
       <ErrorBox error={save.error ?? remove.error} title="Price not changed" />
       <Form class="inline" onSubmit={() => setQ(lookup.trim())}>
-        <input type="search" name="price_lookup" placeholder="Look up a model's price (project and catalogue)" value={lookup} onInput={(e) => setLookup((e.target as HTMLInputElement).value)} />
+        <input type="search" name="price_lookup" placeholder="Look up a model's price" title="Searches the project's prices and the catalogue" value={lookup} onInput={(e) => setLookup((e.target as HTMLInputElement).value)} />
         <button type="submit">Look up</button>
       </Form>
       {q && <Load state={found}>{(page) => (page.items.length === 0 ? <p class="muted">No price for a model containing "{q}".</p> : <PriceTable rows={page.items} />)}</Load>}
