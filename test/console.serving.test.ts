@@ -99,6 +99,9 @@ describe('serving the console', () => {
     }
     const health = await raw(svc.url, '/api/health');
     expect([health.status, JSON.parse(health.body.toString()).status]).toEqual([200, 'ok']);
+    const metrics = await raw(svc.url, '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers['content-type']).not.toContain('text/html');
   });
 
   it('says how to build the console when it is not built', async () => {
