@@ -3,10 +3,10 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { bootStores } from './service.ts';
-import { createApiKey, listApiKeys, presentKey, revokeApiKey } from './auth/api-keys.ts';
 import { ensureProject } from './auth/projects.ts';
-import { PROJECT_ID } from './auth/principal.ts';
+import { PROJECT_ID, ROLES, type Role } from './auth/principal.ts';
 import { createKeyVerifier } from './auth/key-verifier.ts';
+import { createApiKeyService, type ApiKeyService } from './auth/key-service.ts';
 import type { Stores } from './stores/index.ts';
 import { createBroadcast } from './stores/broadcast.ts';
 
@@ -39,21 +39,26 @@ function projectOption(opts: Record<string, string>): string {
   return project;
 }
 
-async function withStores<T>(config: Config, logger: Logger, fn: (stores: Stores) => Promise<T>): Promise<T> {
+/** The stores, and the key service the routes use (its revocations reach running API nodes through Redis). */
+async function withStores<T>(config: Config, logger: Logger, fn: (stores: Stores, keys: ApiKeyService) => Promise<T>): Promise<T> {
   const stores = await bootStores(config, logger);
+  const broadcast = createBroadcast(stores.redis, logger);
+  const verifier = createKeyVerifier(stores.postgres, broadcast, logger);
   try {
-    return await fn(stores);
+    return await fn(stores, createApiKeyService(stores.postgres, verifier));
   } finally {
+    await verifier.close();
+    broadcast.close();
     await stores.close();
   }
 }
 
 const commands: Record<string, Command> = {
   'create-key': {
-    usage: 'create-key --project <id> --name <name> [--expires-in-days N] [--scope full|ingest]',
+    usage: 'create-key --project <id> --name <name> [--role admin|member|viewer] [--scope full|ingest] [--expires-in-days N]',
     summary: 'create an API key (and the project if absent); prints the key once',
     async run(args, { config, logger, out }) {
-      const opts = parseOptions(args, { project: 'value', name: 'value', 'expires-in-days': 'value', scope: 'value' });
+      const opts = parseOptions(args, { project: 'value', name: 'value', 'expires-in-days': 'value', scope: 'value', role: 'value' });
       const projectId = projectOption(opts);
       const name = opts.name;
       if (!name || name.length > 100) throw new UsageError('--name is required (1 to 100 characters)');
@@ -61,13 +66,14 @@ const commands: Record<string, Command> = {
       if (!Number.isInteger(days) || days < 1 || days > 3650) throw new UsageError('--expires-in-days must be an integer between 1 and 3650');
       const scope = opts.scope ?? 'full';
       if (scope !== 'full' && scope !== 'ingest') throw new UsageError('--scope must be full or ingest');
-      const created = await withStores(config, logger, async (stores) => {
+      const role = (opts.role ?? 'member') as Role;
+      if (!ROLES.includes(role)) throw new UsageError(`--role must be ${ROLES.join(', ')}`);
+      const { key, view: p } = await withStores(config, logger, async (stores, keys) => {
         await ensureProject(stores.postgres, projectId);
-        return createApiKey(stores.postgres, { projectId, name, expiresInDays: days, scope, createdBy: 'admin-cli' });
+        return keys.create({ projectId, name, expiresInDays: days, scope, role, createdBy: 'admin-cli' });
       });
-      const p = presentKey(created.row);
-      process.stderr.write(`created key ${p.key_id} (${p.prefix}…, scope ${p.scope}) for project ${projectId}, expires ${p.expires_at}\nThe key is shown once; store it now:\n`);
-      out(created.key);
+      process.stderr.write(`created key ${p.key_id} (${p.prefix}…, role ${p.role}, scope ${p.scope}) for project ${projectId}, expires ${p.expires_at}\nThe key is shown once; store it now:\n`);
+      out(key);
     },
   },
   'list-keys': {
@@ -75,8 +81,8 @@ const commands: Record<string, Command> = {
     summary: "list a project's API keys (never the secrets)",
     async run(args, { config, logger, out }) {
       const projectId = projectOption(parseOptions(args, { project: 'value' }));
-      const rows = await withStores(config, logger, (stores) => listApiKeys(stores.postgres, projectId));
-      for (const p of rows.map(presentKey)) out([p.key_id, p.prefix, p.scope, p.status, p.expires_at, p.name].join('\t'));
+      const keys = await withStores(config, logger, (_stores, service) => service.list(projectId));
+      for (const p of keys) out([p.key_id, p.prefix, p.role, p.scope, p.status, p.expires_at, p.name].join('\t'));
     },
   },
   'revoke-key': {
@@ -86,15 +92,8 @@ const commands: Record<string, Command> = {
       const opts = parseOptions(args, { project: 'value', 'key-id': 'value' });
       const projectId = projectOption(opts);
       if (!opts['key-id']) throw new UsageError('--key-id is required');
-      await withStores(config, logger, async (stores) => {
-        const keyHash = await revokeApiKey(stores.postgres, projectId, opts['key-id']!);
-        if (!keyHash) throw new Error(`no API key ${opts['key-id']} in project ${projectId}`);
-        // Tell running API nodes (with Redis) to drop it from their caches now.
-        const broadcast = createBroadcast(stores.redis, logger);
-        const verifier = createKeyVerifier(stores.postgres, broadcast, logger);
-        await verifier.evict(keyHash);
-        await verifier.close();
-        broadcast.close();
+      await withStores(config, logger, async (_stores, keys) => {
+        if (!(await keys.revoke(projectId, opts['key-id']!))) throw new Error(`no API key ${opts['key-id']} in project ${projectId}`);
       });
       out(`revoked ${opts['key-id']}`);
     },

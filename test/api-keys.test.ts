@@ -7,6 +7,8 @@ import { createLogger } from '../src/logger.ts';
 import { dropTestDatabases, mode, tempDir, testEnv } from './helpers/env.ts';
 import { TestIdp } from './helpers/idp.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
+import { agentRun, exporting } from './helpers/otel.ts';
+import { until } from './helpers/wait.ts';
 
 const idp = new TestIdp();
 let svc: TestService;
@@ -197,6 +199,92 @@ describe(`API keys (${mode} mode)`, () => {
     expect(logs).not.toContain(c.body.key.slice(3)); // not even the random part
     expect(logs).not.toContain(admin);
     expect(logs).not.toContain(admin.split('.')[2]!); // nor a token's signature
+  });
+});
+
+describe(`bearer API keys and key roles (${mode} mode)`, () => {
+  it('`Authorization: Bearer tl_…` is the API key; other bearer tokens stay JWTs', async () => {
+    const c = await createKey({ name: 'bearer' });
+    const ctx = await getJson(`${svc.url}/api/me/context`, { headers: bearer(c.body.key) });
+    expect(ctx.status).toBe(200);
+    expect(ctx.body).toMatchObject({ auth_method: 'api_key', user_id: `api_key:${c.body.key_id}`, project_id: 'acme', role: 'member' });
+    expect((await getJson(`${svc.url}/api/projects/acme/prompts`, { headers: bearer(c.body.key) })).status).toBe(200);
+    // The scheme is case-insensitive, as for JWTs; a JWT still authenticates as one
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: { Authorization: `bearer ${c.body.key}` } })).body.auth_method).toBe('api_key');
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(admin) })).body).toMatchObject({ auth_method: 'jwt', user_id: 'admin-1' });
+    // X-API-Key comes first when both are sent
+    const other = await createKey({ name: 'other', role: 'viewer' });
+    const both = await getJson(`${svc.url}/api/me/context`, { headers: { ...keyHeader(other.body.key), ...bearer(c.body.key) } });
+    expect(both.body.user_id).toBe(`api_key:${other.body.key_id}`);
+    // API keys stay out of the JWT-only routes whichever header carries them
+    expect((await getJson(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { headers: bearer(c.body.key) })).status).toBe(403);
+  });
+
+  it('the same 401 for an unknown, malformed, revoked or expired bearer key', async () => {
+    const revoked = await createKey({ name: 'to revoke' });
+    const expired = await createKey({ name: 'to expire' });
+    await svc.stores.postgres.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE key_id = $1", [expired.body.key_id]);
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(revoked.body.key) })).status).toBe(200); // cached now
+    expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${revoked.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(204);
+    for (const key of [`tl_${'B'.repeat(40)}`, 'tl_short', revoked.body.key, expired.body.key]) {
+      const r = await getJson(`${svc.url}/api/me/context`, { headers: bearer(key) });
+      expect(r.status, key.slice(0, 8)).toBe(401);
+      expect(r.body).toEqual(UNAUTHORIZED);
+      expect(r.headers.get('www-authenticate')).toBe('Bearer');
+    }
+  });
+
+  it('a real OTLP exporter configured with `Authorization: Bearer tl_…` sends traces; a revoked key is refused', async () => {
+    const c = await createKey({ name: 'collector', scope: 'ingest' });
+    const exp = exporting(svc.url, { protocol: 'proto', gzip: true, headers: { Authorization: `Bearer ${c.body.key}` } });
+    const run = agentRun(exp.tracer, { base: Date.now() - 60_000 });
+    run.endRoot();
+    await exp.flush();
+    await exp.shutdown();
+    const e = await until(async () => {
+      const r = await getJson(`${svc.url}/api/projects/acme/executions/${run.traceId}`, { headers: bearer(admin) });
+      return r.status === 200 ? r.body : undefined;
+    }, 'the execution of the exported trace');
+    expect(e).toMatchObject({ trace_id: run.traceId, source: 'otlp', span_count: 4 });
+
+    expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(204);
+    const refused = exporting(svc.url, { protocol: 'json', gzip: false, headers: { Authorization: `Bearer ${c.body.key}` } });
+    agentRun(refused.tracer).endRoot();
+    const err = await refused.flush().then(() => undefined, (e: unknown) => e);
+    // one error per refused export, each carrying the HTTP status and the API's body
+    const errors = [err].flat() as Array<{ code?: number; data?: string }>;
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) expect(e).toMatchObject({ code: 401, data: JSON.stringify(UNAUTHORIZED) });
+    await refused.shutdown().catch(() => undefined);
+  });
+
+  it('a key has a role: an admin key sets the retention, a viewer key only reads; an ingest key cannot be a viewer', async () => {
+    const adminKey = await createKey({ name: 'ops', role: 'admin' });
+    expect(adminKey.status).toBe(201);
+    expect(adminKey.body).toMatchObject({ role: 'admin', scope: 'full' });
+    const viewerKey = await createKey({ name: 'dashboards', role: 'viewer' });
+    const memberKey = await createKey({ name: 'default role' });
+    expect(memberKey.body.role).toBe('member');
+    const put = (key: string) =>
+      getJson(`${svc.url}/api/projects/acme/retention`, { method: 'PUT', headers: { ...json, ...bearer(key) }, body: JSON.stringify({ days: 30 }) });
+    expect((await put(adminKey.body.key)).status).toBe(200);
+    expect((await put(memberKey.body.key)).status).toBe(403);
+    expect((await put(viewerKey.body.key)).status).toBe(403);
+    expect((await getJson(`${svc.url}/api/projects/acme/prompts`, { headers: bearer(viewerKey.body.key) })).status).toBe(200);
+    const write = await getJson(`${svc.url}/api/projects/acme/prompts`, {
+      method: 'POST',
+      headers: { ...json, ...bearer(viewerKey.body.key) },
+      body: JSON.stringify({ prompt_id: 'by-viewer', type: 'text', template: 'x' }),
+    });
+    expect(write.status).toBe(403);
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(viewerKey.body.key) })).body.role).toBe('viewer');
+    const listed = await getJson(`${svc.url}/api/projects/acme/api-keys`, { headers: bearer(admin) });
+    expect(listed.body.items.find((k: { key_id: string }) => k.key_id === adminKey.body.key_id).role).toBe('admin');
+
+    const bad = await createKey({ name: 'x', scope: 'ingest', role: 'viewer' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toBe('role: an ingest key sends data, so its role is member or admin');
+    expect((await createKey({ name: 'x', role: 'owner' })).body.detail).toContain('role:');
   });
 });
 

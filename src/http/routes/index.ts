@@ -29,7 +29,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...healthRoutes(deps.stores),
     ...openapiRoutes(deps.openapi),
     ...contextRoutes(deps.stores),
-    ...apiKeyRoutes(deps.stores, deps.identity),
+    ...apiKeyRoutes(deps.identity.apiKeys),
     ...promptRoutes(deps.domain.prompts),
     ...executionRoutes(deps.domain),
     ...spendRoutes(deps.domain),
