@@ -1,10 +1,9 @@
 // API key lifecycle, roles and scopes, revocation across nodes, and no secret in any log line.
-import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../src/auth/api-keys.ts';
 import { createLogger } from '../src/logger.ts';
-import { dropTestDatabases, mode, tempDir, testEnv } from './helpers/env.ts';
+import { dropTestDatabases, mode } from './helpers/env.ts';
 import { TestIdp } from './helpers/idp.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
 import { agentRun, exporting } from './helpers/otel.ts';
@@ -286,6 +285,25 @@ describe(`bearer API keys and key roles (${mode} mode)`, () => {
     expect(bad.body.detail).toBe('role: an ingest key sends data, so its role is member or admin');
     expect((await createKey({ name: 'x', role: 'owner' })).body.detail).toContain('role:');
   });
+
+  it('GET /api/projects lists the projects the caller may act in, with its role; GET /api/projects/{id} one of them', async () => {
+    const key = (await createKey({ name: 'lister', role: 'viewer' })).body.key;
+    const byKey = await getJson(`${svc.url}/api/projects`, { headers: bearer(key) });
+    expect(byKey.status).toBe(200);
+    expect(byKey.body.items).toEqual([{ project_id: 'acme', name: 'acme', created_at: expect.stringMatching(/Z$/), role: 'viewer' }]);
+    const multi = await idp.token({ sub: 'multi', project_id: ['acme', 'umbrella'], role: 'member' });
+    const byJwt = await getJson(`${svc.url}/api/projects`, { headers: bearer(multi) });
+    expect(byJwt.body.items.map((p: { project_id: string; role: string }) => [p.project_id, p.role])).toEqual([['acme', 'member'], ['umbrella', 'member']]);
+    expect((await getJson(`${svc.url}/api/projects/umbrella`, { headers: bearer(multi) })).body).toMatchObject({ project_id: 'umbrella', role: 'member' });
+    expect((await getJson(`${svc.url}/api/projects/umbrella`, { headers: bearer(key) })).status).toBe(403);
+    const ingest = (await createKey({ name: 'ingest lister', scope: 'ingest' })).body.key;
+    expect((await getJson(`${svc.url}/api/projects`, { headers: bearer(ingest) })).status).toBe(403);
+    expect((await getJson(`${svc.url}/api/projects`)).status).toBe(401);
+    // creating a project is the operator's (the admin socket): an admin JWT gets 403
+    const create = await getJson(`${svc.url}/api/projects`, { method: 'POST', headers: { ...json, ...bearer(admin) }, body: '{"project_id":"new-one"}' });
+    expect(create.status).toBe(403);
+    expect(create.body).toEqual(FORBIDDEN);
+  });
 });
 
 describe('AUTH_REQUIRED=false', () => {
@@ -304,41 +322,5 @@ describe('AUTH_REQUIRED=false', () => {
     } finally {
       await dev.close();
     }
-  });
-});
-
-describe('npm run admin', () => {
-  it('create-key creates the project and prints a working key once; list-keys and revoke-key', async () => {
-    const t = await testEnv({ AUTH_REQUIRED: 'true' });
-    // The CLI is another process: it gets its own chDB directory (chDB is one engine per directory);
-    // PostgreSQL (DATA_DIR, or the server) is the one the service then uses.
-    const cliChdb = tempDir('traceloom-chdb-cli-');
-    const admin = (...args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'src/admin.ts', ...args], { env: { ...process.env, ...t.env, CHDB_DIR: cliChdb }, encoding: 'utf8', timeout: 60_000 });
-    const created = admin('create-key', '--project', 'selfhost', '--name', 'bootstrap', '--scope', 'ingest', '--expires-in-days', '7');
-    expect(created.status, created.stderr).toBe(0);
-    const key = created.stdout.trim();
-    expect(key).toMatch(/^tl_[0-9A-Za-z]{40}$/);
-    const listed = admin('list-keys', '--project', 'selfhost');
-    expect(listed.stdout).toContain(key.slice(0, 11));
-    expect(listed.stdout).toContain('ingest\tactive');
-    expect(listed.stdout).not.toContain(key);
-    const keyId = listed.stdout.split('\t')[0]!;
-
-    const bad = admin('create-key', '--project', 'selfhost');
-    expect(bad.status).toBe(2);
-    expect(bad.stderr).toContain('--name is required');
-
-    const service = await startTestService({}, { env: t });
-    try {
-      const r = await getJson(`${service.url}/api/me/context`, { headers: keyHeader(key) });
-      expect(r.status).toBe(200);
-      expect(r.body).toMatchObject({ project_id: 'selfhost', scope: 'ingest' });
-    } finally {
-      await service.close();
-    }
-    const revoked = admin('revoke-key', '--project', 'selfhost', '--key-id', keyId);
-    expect(revoked.status, revoked.stderr).toBe(0);
-    expect(admin('list-keys', '--project', 'selfhost').stdout).toContain('\trevoked\t');
   });
 });

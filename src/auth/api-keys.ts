@@ -56,8 +56,8 @@ export interface NewApiKey {
   createdBy: string | null;
 }
 
-export async function createApiKey(db: Queryable, input: NewApiKey): Promise<{ row: ApiKeyRow; key: string }> {
-  const key = generateApiKey();
+/** Stores a key: a new random one, or `key` when given (the operator-chosen bootstrap key, bootstrap.ts). */
+export async function createApiKey(db: Queryable, input: NewApiKey, key = generateApiKey()): Promise<{ row: ApiKeyRow; key: string }> {
   const [row] = await db.query<ApiKeyRow & Record<string, unknown>>(
     `INSERT INTO api_keys (project_id, name, key_hash, prefix, scope, role, created_by, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(days => $8::int))
@@ -65,6 +65,12 @@ export async function createApiKey(db: Queryable, input: NewApiKey): Promise<{ r
     [input.projectId, input.name, hashApiKey(key), key.slice(0, 11), input.scope, input.role, input.createdBy, input.expiresInDays],
   );
   return { row: row as ApiKeyRow, key };
+}
+
+/** The stored row of a key secret (by its hash), whichever project it belongs to. */
+export async function getApiKeyBySecret(db: Queryable, key: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.query<ApiKeyRow & Record<string, unknown>>(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [hashApiKey(key)]);
+  return row;
 }
 
 export async function listApiKeys(db: Queryable, projectId: string): Promise<ApiKeyRow[]> {

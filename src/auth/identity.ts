@@ -12,6 +12,7 @@ import { createKeyVerifier, type KeyVerifier } from './key-verifier.ts';
 import { createApiKeyService, type ApiKeyService } from './key-service.ts';
 import type { Principal, Role } from './principal.ts';
 import { ensureMemberships } from './projects.ts';
+import { applyInitConfig } from './bootstrap.ts';
 
 export const DEFAULT_PROJECT_ID = 'default';
 export const DEV_USER_ID = 'dev';
@@ -43,6 +44,7 @@ export async function createIdentity(config: Config, stores: Stores, broadcast: 
     projects: new Map([[DEFAULT_PROJECT_ID, 'admin']]),
   };
   if (!config.authRequired) await ensureMemberships(stores.postgres, DEV_USER_ID, devPrincipal.projects);
+  await applyInitConfig(config.init, stores.postgres, logger);
 
   // Tokens repeat on every request: write users/projects/memberships once per (sub, projects, role) a minute.
   const provisioned = new Map<string, number>();
