@@ -34,7 +34,7 @@ export async function benchAuth(): Promise<AuthFigure[]> {
     await ensureProject(svc.stores.postgres, 'bench');
     const N = 500;
     const keys: string[] = [];
-    for (let i = 0; i < N; i++) keys.push((await createApiKey(svc.stores.postgres, { projectId: 'bench', name: `k${i}`, expiresInDays: 30, scope: 'full', createdBy: null })).key);
+    for (let i = 0; i < N; i++) keys.push((await createApiKey(svc.stores.postgres, { projectId: 'bench', name: `k${i}`, expiresInDays: 30, scope: 'full', role: 'member', createdBy: null })).key);
     const auth = (c: { apiKey?: string; authorization?: string }) => svc.identity.authenticate(c);
     figures.push(stats('API key, uncached (SHA-256 + PostgreSQL lookup)', await time(N, (i) => auth({ apiKey: keys[i]! }))));
     figures.push(stats('API key, cached', await time(5_000, (i) => auth({ apiKey: keys[i % N]! }))));

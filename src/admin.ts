@@ -1,19 +1,29 @@
-// `npm run admin -- <command>`: operator commands that run against the configured stores.
-// With embedded stores, stop the API first: its DATA_DIR belongs to one process at a time.
+// `npm run admin -- <command>`: operator commands. When the API runs on the embedded stores (it
+// holds DATA_DIR), they go through its admin socket; otherwise they open the configured stores
+// themselves. Same commands, same output either way. stdout carries only a command's result (a
+// key, a table), so `KEY=$(npm run -s admin -- create-key ...)` works; the rest goes to stderr.
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { bootStores } from './service.ts';
-import { createApiKey, listApiKeys, presentKey, revokeApiKey } from './auth/api-keys.ts';
-import { ensureProject } from './auth/projects.ts';
-import { PROJECT_ID } from './auth/principal.ts';
-import { createKeyVerifier } from './auth/key-verifier.ts';
-import type { Stores } from './stores/index.ts';
-import { createBroadcast } from './stores/broadcast.ts';
+import { HttpError } from './errors.ts';
+import { PROJECT_ID, ROLES, type Role } from './auth/principal.ts';
+import { DataDirLock, dataDirLockFile } from './stores/data-dir-lock.ts';
+import { adminSocketPath } from './http/admin-socket.ts';
+import type { Operator } from './admin/operator.ts';
+import { socketOperator } from './admin/socket-operator.ts';
+
+interface Context {
+  operator: Operator;
+  /** A line of the result, on stdout. */
+  out: (line: string) => void;
+  /** A line for the person at the terminal, on stderr. */
+  note: (line: string) => void;
+}
 
 interface Command {
   usage: string;
   summary: string;
-  run(args: string[], ctx: { config: Config; logger: Logger; out: (line: string) => void }): Promise<void>;
+  /** Checks the arguments (UsageError) before any store or socket is opened; returns the work. */
+  prepare(args: string[]): (ctx: Context) => Promise<void>;
 }
 
 export class UsageError extends Error {}
@@ -39,78 +49,124 @@ function projectOption(opts: Record<string, string>): string {
   return project;
 }
 
-async function withStores<T>(config: Config, logger: Logger, fn: (stores: Stores) => Promise<T>): Promise<T> {
-  const stores = await bootStores(config, logger);
-  try {
-    return await fn(stores);
-  } finally {
-    await stores.close();
-  }
+function nameOption(opts: Record<string, string>, max: number, required: boolean): string | undefined {
+  const name = opts.name;
+  if (name === undefined && !required) return undefined;
+  if (!name || name.length > max) throw new UsageError(`--name is required (1 to ${max} characters)`);
+  return name;
 }
 
 const commands: Record<string, Command> = {
-  'create-key': {
-    usage: 'create-key --project <id> --name <name> [--expires-in-days N] [--scope full|ingest]',
-    summary: 'create an API key (and the project if absent); prints the key once',
-    async run(args, { config, logger, out }) {
-      const opts = parseOptions(args, { project: 'value', name: 'value', 'expires-in-days': 'value', scope: 'value' });
+  'create-project': {
+    usage: 'create-project --project <id> [--name <name>]',
+    summary: 'create a project; prints its id',
+    prepare(args) {
+      const opts = parseOptions(args, { project: 'value', name: 'value' });
       const projectId = projectOption(opts);
-      const name = opts.name;
-      if (!name || name.length > 100) throw new UsageError('--name is required (1 to 100 characters)');
+      const name = nameOption(opts, 200, false) ?? projectId;
+      return async ({ operator, out, note }) => {
+        const p = await operator.createProject(projectId, name);
+        note(`created project ${p.project_id} ("${p.name}")`);
+        out(p.project_id);
+      };
+    },
+  },
+  'list-projects': {
+    usage: 'list-projects',
+    summary: 'list every project: id, name, created_at',
+    prepare(args) {
+      parseOptions(args, {});
+      return async ({ operator, out }) => {
+        for (const p of await operator.listProjects()) out([p.project_id, p.name, p.created_at].join('\t'));
+      };
+    },
+  },
+  'create-key': {
+    usage: 'create-key --project <id> --name <name> [--role admin|member|viewer] [--scope full|ingest] [--expires-in-days N]',
+    summary: 'create an API key (and the project if absent); prints only the key, once',
+    prepare(args) {
+      const opts = parseOptions(args, { project: 'value', name: 'value', 'expires-in-days': 'value', scope: 'value', role: 'value' });
+      const projectId = projectOption(opts);
+      const name = nameOption(opts, 100, true)!;
       const days = opts['expires-in-days'] === undefined ? 90 : Number(opts['expires-in-days']);
       if (!Number.isInteger(days) || days < 1 || days > 3650) throw new UsageError('--expires-in-days must be an integer between 1 and 3650');
       const scope = opts.scope ?? 'full';
       if (scope !== 'full' && scope !== 'ingest') throw new UsageError('--scope must be full or ingest');
-      const created = await withStores(config, logger, async (stores) => {
-        await ensureProject(stores.postgres, projectId);
-        return createApiKey(stores.postgres, { projectId, name, expiresInDays: days, scope, createdBy: 'admin-cli' });
-      });
-      const p = presentKey(created.row);
-      process.stderr.write(`created key ${p.key_id} (${p.prefix}…, scope ${p.scope}) for project ${projectId}, expires ${p.expires_at}\nThe key is shown once; store it now:\n`);
-      out(created.key);
+      const role = (opts.role ?? 'member') as Role;
+      if (!ROLES.includes(role)) throw new UsageError(`--role must be ${ROLES.join(', ')}`);
+      return async ({ operator, out, note }) => {
+        const { key, view: p } = await operator.createKey({ projectId, name, expiresInDays: days, scope, role });
+        note(`created key ${p.key_id} (${p.prefix}…, role ${p.role}, scope ${p.scope}) for project ${projectId}, expires ${p.expires_at}`);
+        note('The key is shown once; store it now:');
+        out(key);
+      };
     },
   },
   'list-keys': {
     usage: 'list-keys --project <id>',
-    summary: "list a project's API keys (never the secrets)",
-    async run(args, { config, logger, out }) {
+    summary: "list a project's API keys (never the secrets): id, prefix, role, scope, status, expires_at, name",
+    prepare(args) {
       const projectId = projectOption(parseOptions(args, { project: 'value' }));
-      const rows = await withStores(config, logger, (stores) => listApiKeys(stores.postgres, projectId));
-      for (const p of rows.map(presentKey)) out([p.key_id, p.prefix, p.scope, p.status, p.expires_at, p.name].join('\t'));
+      return async ({ operator, out }) => {
+        for (const p of await operator.listKeys(projectId)) out([p.key_id, p.prefix, p.role, p.scope, p.status, p.expires_at, p.name].join('\t'));
+      };
     },
   },
   'revoke-key': {
     usage: 'revoke-key --project <id> --key-id <uuid>',
-    summary: 'revoke an API key; it fails on its next use (other API nodes: within 5 s)',
-    async run(args, { config, logger, out }) {
+    summary: 'revoke an API key; it fails on its next use, on every API node',
+    prepare(args) {
       const opts = parseOptions(args, { project: 'value', 'key-id': 'value' });
       const projectId = projectOption(opts);
-      if (!opts['key-id']) throw new UsageError('--key-id is required');
-      await withStores(config, logger, async (stores) => {
-        const keyHash = await revokeApiKey(stores.postgres, projectId, opts['key-id']!);
-        if (!keyHash) throw new Error(`no API key ${opts['key-id']} in project ${projectId}`);
-        // Tell running API nodes (with Redis) to drop it from their caches now.
-        const broadcast = createBroadcast(stores.redis, logger);
-        const verifier = createKeyVerifier(stores.postgres, broadcast, logger);
-        await verifier.evict(keyHash);
-        await verifier.close();
-        broadcast.close();
-      });
-      out(`revoked ${opts['key-id']}`);
+      const keyId = opts['key-id'];
+      if (!keyId) throw new UsageError('--key-id is required');
+      return async ({ operator, out }) => {
+        if (!(await operator.revokeKey(projectId, keyId))) throw new Error(`no API key ${keyId} in project ${projectId}`);
+        out(`revoked ${keyId}`);
+      };
     },
   },
   migrate: {
     usage: 'migrate',
     summary: 'apply pending PostgreSQL and ClickHouse migrations and exit (the API also does this at boot)',
-    async run(_args, { config, logger, out }) {
-      await withStores(config, logger, async () => undefined);
-      out('migrations applied');
+    prepare(args) {
+      parseOptions(args, {});
+      // Opening the stores applied them; a running API applied them when it started.
+      return async ({ operator, out }) => out(operator.via === 'stores' ? 'migrations applied' : 'migrations applied (by the running API, at its start)');
     },
   },
 };
 
 function usage(): string {
-  return ['usage: npm run admin -- <command> [options]', '', 'commands:', ...Object.values(commands).map((c) => `  ${c.usage.padEnd(40)} ${c.summary}`)].join('\n');
+  return ['usage: npm run admin -- <command> [options]', '', 'commands:', ...Object.values(commands).map((c) => `  ${c.usage}\n      ${c.summary}`)].join('\n');
+}
+
+/** How long a command waits for an API that is still starting (it holds DATA_DIR before it serves). */
+const START_WAIT_MS = 120_000;
+
+/** Through the running API when it holds DATA_DIR (embedded stores), else on the stores. */
+async function openOperator(config: Config, logger: Logger, note: (line: string) => void): Promise<Operator> {
+  const socketPath = adminSocketPath(config.dataDir);
+  const deadline = Date.now() + START_WAIT_MS;
+  for (let waiting = false; ; waiting = true) {
+    const holder = DataDirLock.holder(dataDirLockFile(config.dataDir));
+    // The stores' modules (engines included) load only when they are used: through the socket, a
+    // command starts in a fraction of the time.
+    if (holder === undefined) return (await import('./admin/operator.ts')).storesOperator(config, logger);
+    try {
+      const operator = await socketOperator(socketPath);
+      note(`the API (process ${holder}) holds ${config.dataDir}: working through its admin socket`);
+      return operator;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // Not listening yet: the API is starting (or another command holds the stores for a moment).
+      if ((code !== 'ENOENT' && code !== 'ECONNREFUSED') || Date.now() > deadline) {
+        throw new Error(`process ${holder} holds ${config.dataDir}, and nothing answers on its admin socket ${socketPath}: ${(err as Error).message}`);
+      }
+      if (!waiting) note(`process ${holder} holds ${config.dataDir}: waiting for its admin socket…`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -136,12 +192,22 @@ async function main(argv: string[]): Promise<number> {
   }
   // Logs go to stderr so that stdout carries only the command's output (a key, a table).
   const logger = createLogger({ logLevel: config.logLevel === 'info' ? 'warn' : config.logLevel }, process.stderr as never);
+  const note = (line: string) => process.stderr.write(`${line}\n`);
+  let operator: Operator | undefined;
   try {
-    await command.run(args, { config, logger, out: (line) => process.stdout.write(`${line}\n`) });
+    const work = command.prepare(args);
+    operator = await openOperator(config, logger, note);
+    await work({ operator, out: (line) => process.stdout.write(`${line}\n`), note });
     return 0;
   } catch (err) {
-    process.stderr.write(`${err instanceof UsageError ? `${err.message}\n${command.usage}` : `failed: ${(err as Error).message}`}\n`);
-    return err instanceof UsageError ? 2 : 1;
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n${command.usage}\n`);
+      return 2;
+    }
+    process.stderr.write(`failed: ${err instanceof HttpError ? err.detail : (err as Error).message}\n`);
+    return err instanceof HttpError && err.status === 400 ? 2 : 1;
+  } finally {
+    await operator?.close();
   }
 }
 

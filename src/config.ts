@@ -27,6 +27,17 @@ export interface Config {
   /** Whether the API process also runs job processors (with Redis, `npm run worker` can take them all) */
   readonly jobsInApi: boolean;
   readonly authRequired: boolean;
+  /**
+   * A project (and optionally its first admin key) the API makes sure of at every start, from
+   * TRACELOOM_INIT_*: the first admin without an identity provider, with the API running.
+   */
+  readonly init: {
+    readonly projectId: string;
+    /** undefined: the project's name is left as it is (its id for a new project) */
+    readonly projectName: string | undefined;
+    /** An operator-chosen `tl_` key, stored hashed with the admin role (never logged) */
+    readonly apiKey: string | undefined;
+  } | undefined;
   /** When set, GET /metrics asks for `Authorization: Bearer <token>` */
   readonly metricsToken: string | undefined;
   readonly idp: {
@@ -156,6 +167,27 @@ function identifier(env: Env, name: string, def: string | undefined): string | u
   return raw;
 }
 
+/** TRACELOOM_INIT_*: the project id is needed by the other two; the key has the generated keys' form. */
+function initProject(env: Env): Config['init'] {
+  const projectId = str(env, 'TRACELOOM_INIT_PROJECT_ID');
+  const projectName = str(env, 'TRACELOOM_INIT_PROJECT_NAME');
+  const apiKey = str(env, 'TRACELOOM_INIT_API_KEY');
+  if (!projectId) {
+    if (projectName) throw new ConfigError('TRACELOOM_INIT_PROJECT_ID', 'must be set when TRACELOOM_INIT_PROJECT_NAME is set');
+    if (apiKey) throw new ConfigError('TRACELOOM_INIT_PROJECT_ID', 'must be set when TRACELOOM_INIT_API_KEY is set');
+    return undefined;
+  }
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(projectId)) {
+    throw new ConfigError('TRACELOOM_INIT_PROJECT_ID', 'must be 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit');
+  }
+  if (projectName !== undefined && projectName.length > 200) throw new ConfigError('TRACELOOM_INIT_PROJECT_NAME', 'must be at most 200 characters');
+  // The value is never echoed: it is a secret.
+  if (apiKey !== undefined && !/^tl_[0-9A-Za-z]{40}$/.test(apiKey)) {
+    throw new ConfigError('TRACELOOM_INIT_API_KEY', 'must be "tl_" followed by 40 letters and digits (e.g. tl_$(head -c 1000 /dev/urandom | tr -dc A-Za-z0-9 | head -c 40))');
+  }
+  return { projectId, projectName, apiKey };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = str(env, 'NODE_ENV') ?? 'development';
   const logLevel = (str(env, 'LOG_LEVEL') ?? 'info') as Config['logLevel'];
@@ -185,6 +217,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     nodeEnv,
     host,
+    init: initProject(env),
     port: int(env, 'PORT', 8080, 0, 65535),
     dataDir,
     chdbDir: path.resolve(str(env, 'CHDB_DIR') ?? path.join(dataDir, 'clickhouse')),

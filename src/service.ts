@@ -11,6 +11,7 @@ import { createJobRunner, startJobs, type JobRunner } from '../jobs/index.ts';
 import { createIdentity, type Identity } from './auth/identity.ts';
 import { createBroadcast } from './stores/broadcast.ts';
 import { createDomain, type Domain } from './domain.ts';
+import { listenAdminSocket, type AdminSocket } from './http/admin-socket.ts';
 
 export interface Service {
   readonly url: string;
@@ -110,6 +111,14 @@ export async function startService(
     await stores.close();
     throw err;
   }
+  // With embedded stores no other process can open them: `npm run admin` reaches this one instead.
+  let adminSocket: AdminSocket | undefined;
+  if (stores.holdsDataDir) {
+    adminSocket = await listenAdminSocket(app.koa.callback(), config.dataDir, logger).catch((err: Error) => {
+      logger.warn({ err: { message: err.message } }, 'admin socket not served: npm run admin needs the API stopped');
+      return undefined;
+    });
+  }
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
@@ -121,6 +130,7 @@ export async function startService(
       logger.info('shutting down: no new connections, draining requests');
       const drained = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      const adminClosed = adminSocket?.close();
       // Flush the writers now, so requests waiting for their rows to be stored complete without
       // waiting on a flush timer.
       const flushed = domain.flush();
@@ -134,6 +144,7 @@ export async function startService(
         await drained;
       }
       clearTimeout(timer);
+      await adminClosed;
       await flushed;
       // Jobs stop first (a running trace assembly finishes its writes), then the writers close:
       // everything acknowledged is stored before the stores close.

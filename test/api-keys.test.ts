@@ -1,12 +1,13 @@
 // API key lifecycle, roles and scopes, revocation across nodes, and no secret in any log line.
-import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../src/auth/api-keys.ts';
 import { createLogger } from '../src/logger.ts';
-import { dropTestDatabases, mode, tempDir, testEnv } from './helpers/env.ts';
+import { dropTestDatabases, mode } from './helpers/env.ts';
 import { TestIdp } from './helpers/idp.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
+import { agentRun, exporting } from './helpers/otel.ts';
+import { until } from './helpers/wait.ts';
 
 const idp = new TestIdp();
 let svc: TestService;
@@ -200,6 +201,111 @@ describe(`API keys (${mode} mode)`, () => {
   });
 });
 
+describe(`bearer API keys and key roles (${mode} mode)`, () => {
+  it('`Authorization: Bearer tl_…` is the API key; other bearer tokens stay JWTs', async () => {
+    const c = await createKey({ name: 'bearer' });
+    const ctx = await getJson(`${svc.url}/api/me/context`, { headers: bearer(c.body.key) });
+    expect(ctx.status).toBe(200);
+    expect(ctx.body).toMatchObject({ auth_method: 'api_key', user_id: `api_key:${c.body.key_id}`, project_id: 'acme', role: 'member' });
+    expect((await getJson(`${svc.url}/api/projects/acme/prompts`, { headers: bearer(c.body.key) })).status).toBe(200);
+    // The scheme is case-insensitive, as for JWTs; a JWT still authenticates as one
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: { Authorization: `bearer ${c.body.key}` } })).body.auth_method).toBe('api_key');
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(admin) })).body).toMatchObject({ auth_method: 'jwt', user_id: 'admin-1' });
+    // X-API-Key comes first when both are sent
+    const other = await createKey({ name: 'other', role: 'viewer' });
+    const both = await getJson(`${svc.url}/api/me/context`, { headers: { ...keyHeader(other.body.key), ...bearer(c.body.key) } });
+    expect(both.body.user_id).toBe(`api_key:${other.body.key_id}`);
+    // API keys stay out of the JWT-only routes whichever header carries them
+    expect((await getJson(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { headers: bearer(c.body.key) })).status).toBe(403);
+  });
+
+  it('the same 401 for an unknown, malformed, revoked or expired bearer key', async () => {
+    const revoked = await createKey({ name: 'to revoke' });
+    const expired = await createKey({ name: 'to expire' });
+    await svc.stores.postgres.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE key_id = $1", [expired.body.key_id]);
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(revoked.body.key) })).status).toBe(200); // cached now
+    expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${revoked.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(204);
+    for (const key of [`tl_${'B'.repeat(40)}`, 'tl_short', revoked.body.key, expired.body.key]) {
+      const r = await getJson(`${svc.url}/api/me/context`, { headers: bearer(key) });
+      expect(r.status, key.slice(0, 8)).toBe(401);
+      expect(r.body).toEqual(UNAUTHORIZED);
+      expect(r.headers.get('www-authenticate')).toBe('Bearer');
+    }
+  });
+
+  it('a real OTLP exporter configured with `Authorization: Bearer tl_…` sends traces; a revoked key is refused', async () => {
+    const c = await createKey({ name: 'collector', scope: 'ingest' });
+    const exp = exporting(svc.url, { protocol: 'proto', gzip: true, headers: { Authorization: `Bearer ${c.body.key}` } });
+    const run = agentRun(exp.tracer, { base: Date.now() - 60_000 });
+    run.endRoot();
+    await exp.flush();
+    await exp.shutdown();
+    const e = await until(async () => {
+      const r = await getJson(`${svc.url}/api/projects/acme/executions/${run.traceId}`, { headers: bearer(admin) });
+      return r.status === 200 ? r.body : undefined;
+    }, 'the execution of the exported trace');
+    expect(e).toMatchObject({ trace_id: run.traceId, source: 'otlp', span_count: 4 });
+
+    expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(204);
+    const refused = exporting(svc.url, { protocol: 'json', gzip: false, headers: { Authorization: `Bearer ${c.body.key}` } });
+    agentRun(refused.tracer).endRoot();
+    const err = await refused.flush().then(() => undefined, (e: unknown) => e);
+    // one error per refused export, each carrying the HTTP status and the API's body
+    const errors = [err].flat() as Array<{ code?: number; data?: string }>;
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) expect(e).toMatchObject({ code: 401, data: JSON.stringify(UNAUTHORIZED) });
+    await refused.shutdown().catch(() => undefined);
+  });
+
+  it('a key has a role: an admin key sets the retention, a viewer key only reads; an ingest key cannot be a viewer', async () => {
+    const adminKey = await createKey({ name: 'ops', role: 'admin' });
+    expect(adminKey.status).toBe(201);
+    expect(adminKey.body).toMatchObject({ role: 'admin', scope: 'full' });
+    const viewerKey = await createKey({ name: 'dashboards', role: 'viewer' });
+    const memberKey = await createKey({ name: 'default role' });
+    expect(memberKey.body.role).toBe('member');
+    const put = (key: string) =>
+      getJson(`${svc.url}/api/projects/acme/retention`, { method: 'PUT', headers: { ...json, ...bearer(key) }, body: JSON.stringify({ days: 30 }) });
+    expect((await put(adminKey.body.key)).status).toBe(200);
+    expect((await put(memberKey.body.key)).status).toBe(403);
+    expect((await put(viewerKey.body.key)).status).toBe(403);
+    expect((await getJson(`${svc.url}/api/projects/acme/prompts`, { headers: bearer(viewerKey.body.key) })).status).toBe(200);
+    const write = await getJson(`${svc.url}/api/projects/acme/prompts`, {
+      method: 'POST',
+      headers: { ...json, ...bearer(viewerKey.body.key) },
+      body: JSON.stringify({ prompt_id: 'by-viewer', type: 'text', template: 'x' }),
+    });
+    expect(write.status).toBe(403);
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(viewerKey.body.key) })).body.role).toBe('viewer');
+    const listed = await getJson(`${svc.url}/api/projects/acme/api-keys`, { headers: bearer(admin) });
+    expect(listed.body.items.find((k: { key_id: string }) => k.key_id === adminKey.body.key_id).role).toBe('admin');
+
+    const bad = await createKey({ name: 'x', scope: 'ingest', role: 'viewer' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toBe('role: an ingest key sends data, so its role is member or admin');
+    expect((await createKey({ name: 'x', role: 'owner' })).body.detail).toContain('role:');
+  });
+
+  it('GET /api/projects lists the projects the caller may act in, with its role; GET /api/projects/{id} one of them', async () => {
+    const key = (await createKey({ name: 'lister', role: 'viewer' })).body.key;
+    const byKey = await getJson(`${svc.url}/api/projects`, { headers: bearer(key) });
+    expect(byKey.status).toBe(200);
+    expect(byKey.body.items).toEqual([{ project_id: 'acme', name: 'acme', created_at: expect.stringMatching(/Z$/), role: 'viewer' }]);
+    const multi = await idp.token({ sub: 'multi', project_id: ['acme', 'umbrella'], role: 'member' });
+    const byJwt = await getJson(`${svc.url}/api/projects`, { headers: bearer(multi) });
+    expect(byJwt.body.items.map((p: { project_id: string; role: string }) => [p.project_id, p.role])).toEqual([['acme', 'member'], ['umbrella', 'member']]);
+    expect((await getJson(`${svc.url}/api/projects/umbrella`, { headers: bearer(multi) })).body).toMatchObject({ project_id: 'umbrella', role: 'member' });
+    expect((await getJson(`${svc.url}/api/projects/umbrella`, { headers: bearer(key) })).status).toBe(403);
+    const ingest = (await createKey({ name: 'ingest lister', scope: 'ingest' })).body.key;
+    expect((await getJson(`${svc.url}/api/projects`, { headers: bearer(ingest) })).status).toBe(403);
+    expect((await getJson(`${svc.url}/api/projects`)).status).toBe(401);
+    // creating a project is the operator's (the admin socket): an admin JWT gets 403
+    const create = await getJson(`${svc.url}/api/projects`, { method: 'POST', headers: { ...json, ...bearer(admin) }, body: '{"project_id":"new-one"}' });
+    expect(create.status).toBe(403);
+    expect(create.body).toEqual(FORBIDDEN);
+  });
+});
+
 describe('AUTH_REQUIRED=false', () => {
   it('creates the default project and the dev user (admin) at boot', async () => {
     const dev = await startTestService({ AUTH_REQUIRED: 'false' });
@@ -216,41 +322,5 @@ describe('AUTH_REQUIRED=false', () => {
     } finally {
       await dev.close();
     }
-  });
-});
-
-describe('npm run admin', () => {
-  it('create-key creates the project and prints a working key once; list-keys and revoke-key', async () => {
-    const t = await testEnv({ AUTH_REQUIRED: 'true' });
-    // The CLI is another process: it gets its own chDB directory (chDB is one engine per directory);
-    // PostgreSQL (DATA_DIR, or the server) is the one the service then uses.
-    const cliChdb = tempDir('traceloom-chdb-cli-');
-    const admin = (...args: string[]) =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'src/admin.ts', ...args], { env: { ...process.env, ...t.env, CHDB_DIR: cliChdb }, encoding: 'utf8', timeout: 60_000 });
-    const created = admin('create-key', '--project', 'selfhost', '--name', 'bootstrap', '--scope', 'ingest', '--expires-in-days', '7');
-    expect(created.status, created.stderr).toBe(0);
-    const key = created.stdout.trim();
-    expect(key).toMatch(/^tl_[0-9A-Za-z]{40}$/);
-    const listed = admin('list-keys', '--project', 'selfhost');
-    expect(listed.stdout).toContain(key.slice(0, 11));
-    expect(listed.stdout).toContain('ingest\tactive');
-    expect(listed.stdout).not.toContain(key);
-    const keyId = listed.stdout.split('\t')[0]!;
-
-    const bad = admin('create-key', '--project', 'selfhost');
-    expect(bad.status).toBe(2);
-    expect(bad.stderr).toContain('--name is required');
-
-    const service = await startTestService({}, { env: t });
-    try {
-      const r = await getJson(`${service.url}/api/me/context`, { headers: keyHeader(key) });
-      expect(r.status).toBe(200);
-      expect(r.body).toMatchObject({ project_id: 'selfhost', scope: 'ingest' });
-    } finally {
-      await service.close();
-    }
-    const revoked = admin('revoke-key', '--project', 'selfhost', '--key-id', keyId);
-    expect(revoked.status, revoked.stderr).toBe(0);
-    expect(admin('list-keys', '--project', 'selfhost').stdout).toContain('\trevoked\t');
   });
 });

@@ -65,7 +65,7 @@ describe(`project model prices (${mode} mode)`, () => {
       created_by: 'alice',
     });
     expect(r.body.price_id).toMatch(/^project:[0-9a-f-]{36}$/);
-    expect(r.body.effective_from).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(r.body.effective_from).toBeNull(); // undated: the model's base price
     // Exact decimal strings in storage, never floats
     const [stored] = await svc.stores.postgres.query<{ i: string; o: string }>(
       `SELECT input_per_mtok::text AS i, output_per_mtok::text AS o FROM model_prices WHERE project_id = 'shop' AND model = 'house-llm'`,
@@ -232,6 +232,39 @@ describe(`project model prices (${mode} mode)`, () => {
     expect(v2b.body.in_force).toBe(true);
     expect((await call('GET', `${P}/models?source=project&q=hist-model`)).body.total).toBe(3);
     expect(await cost('2024-07-01T00:00:00.000Z')).toMatchObject({ cost_usd: 3, price_id: v2b.body.price_id });
+  });
+
+  it('an undated price is the base price: it prices a call that started before the PUT, and every call no dated row covers', async () => {
+    // The call starts, then the price is set, then the call is recorded (as a trace finishing later would be).
+    const startedBefore = new Date(Date.now() - 2_000).toISOString();
+    const base = await put('base-model', { input_per_mtok: 3, output_per_mtok: 0 });
+    expect(base.status).toBe(200);
+    expect(base.body).toMatchObject({ effective_from: null, in_force: true });
+    const cost = async (started_at: string | number) => (await record({ model: 'base-model', tokens_in: 1_000_000, started_at })).body;
+    expect(await cost(startedBefore)).toMatchObject({ cost_usd: 3, price_id: base.body.price_id, cost_source: 'computed' });
+    expect(await cost('2001-01-01T00:00:00.000Z')).toMatchObject({ cost_usd: 3, price_id: base.body.price_id }); // the past
+    expect(await cost(Date.now() + 86_400_000)).toMatchObject({ cost_usd: 3, price_id: base.body.price_id }); // the future
+
+    // A dated row overrides the base from its date on; before it, the base still applies
+    const dated = await put('base-model', { input_per_mtok: 5, output_per_mtok: 0, effective_from: '2025-01-01T00:00:00Z' });
+    expect(dated.body.in_force).toBe(true);
+    expect(await cost('2024-12-31T23:59:59.999Z')).toMatchObject({ cost_usd: 3, price_id: base.body.price_id });
+    expect(await cost('2025-01-01T00:00:00.000Z')).toMatchObject({ cost_usd: 5, price_id: dated.body.price_id });
+    expect(await cost(startedBefore)).toMatchObject({ cost_usd: 5, price_id: dated.body.price_id });
+
+    // A new undated PUT replaces the base (a new price_id); the dated row stays
+    const base2 = await put('base-model', { input_per_mtok: 4, output_per_mtok: 0 });
+    expect(base2.body.price_id).not.toBe(base.body.price_id);
+    expect(base2.body).toMatchObject({ effective_from: null, in_force: false }); // the dated row is in force now
+    expect(await cost('2024-06-01T00:00:00.000Z')).toMatchObject({ cost_usd: 4, price_id: base2.body.price_id });
+    const table = await call('GET', `${P}/models?source=project&q=base-model`);
+    expect(table.body.items.map((i: { input_per_mtok: number; effective_from: string | null; in_force: boolean }) => [i.input_per_mtok, i.effective_from, i.in_force])).toEqual([
+      [5, '2025-01-01T00:00:00.000Z', true],
+      [4, null, false],
+    ]);
+    const [row] = await svc.stores.postgres.query<{ n: number }>(`SELECT count(*)::int AS n FROM model_prices WHERE project_id = 'shop' AND model = 'base-model'`);
+    expect(row?.n).toBe(2);
+    expect((await call('DELETE', `${P}/models/base-model`)).status).toBe(204);
   });
 
   it('a price change is visible to the very next execution (the cache is dropped on PUT and DELETE)', async () => {

@@ -3,7 +3,7 @@
 // constant-time compare), with `prefix` (tl_ + 8) for display. The key is shown once, at creation.
 import crypto from 'node:crypto';
 import type { Queryable } from '../stores/postgres.ts';
-import type { KeyScope } from './principal.ts';
+import type { KeyScope, Role } from './principal.ts';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_PATTERN = /^tl_[0-9A-Za-z]{40}$/;
@@ -30,6 +30,7 @@ export interface ApiKeyRow {
   name: string;
   prefix: string;
   scope: KeyScope;
+  role: Role;
   created_at: Date;
   expires_at: Date;
   revoked_at: Date | null;
@@ -44,25 +45,32 @@ export function keyStatus(row: Pick<ApiKeyRow, 'expires_at' | 'revoked_at'>, now
   return 'active';
 }
 
-const COLUMNS = 'key_id, project_id, name, prefix, scope, created_at, expires_at, revoked_at, last_used_at';
+const COLUMNS = 'key_id, project_id, name, prefix, scope, role, created_at, expires_at, revoked_at, last_used_at';
 
 export interface NewApiKey {
   projectId: string;
   name: string;
   expiresInDays: number;
   scope: KeyScope;
+  role: Role;
   createdBy: string | null;
 }
 
-export async function createApiKey(db: Queryable, input: NewApiKey): Promise<{ row: ApiKeyRow; key: string }> {
-  const key = generateApiKey();
+/** Stores a key: a new random one, or `key` when given (the operator-chosen bootstrap key, bootstrap.ts). */
+export async function createApiKey(db: Queryable, input: NewApiKey, key = generateApiKey()): Promise<{ row: ApiKeyRow; key: string }> {
   const [row] = await db.query<ApiKeyRow & Record<string, unknown>>(
-    `INSERT INTO api_keys (project_id, name, key_hash, prefix, scope, created_by, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(days => $7::int))
+    `INSERT INTO api_keys (project_id, name, key_hash, prefix, scope, role, created_by, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, now() + make_interval(days => $8::int))
      RETURNING ${COLUMNS}`,
-    [input.projectId, input.name, hashApiKey(key), key.slice(0, 11), input.scope, input.createdBy, input.expiresInDays],
+    [input.projectId, input.name, hashApiKey(key), key.slice(0, 11), input.scope, input.role, input.createdBy, input.expiresInDays],
   );
   return { row: row as ApiKeyRow, key };
+}
+
+/** The stored row of a key secret (by its hash), whichever project it belongs to. */
+export async function getApiKeyBySecret(db: Queryable, key: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.query<ApiKeyRow & Record<string, unknown>>(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [hashApiKey(key)]);
+  return row;
 }
 
 export async function listApiKeys(db: Queryable, projectId: string): Promise<ApiKeyRow[]> {
@@ -91,13 +99,14 @@ export interface VerifiedKeyRow {
   key_id: string;
   project_id: string;
   scope: KeyScope;
+  role: Role;
   expires_at: Date;
   revoked_at: Date | null;
 }
 
 export async function findKeyByHash(db: Queryable, keyHash: string): Promise<VerifiedKeyRow | undefined> {
   const [row] = await db.query<VerifiedKeyRow & Record<string, unknown>>(
-    'SELECT key_id, project_id, scope, expires_at, revoked_at FROM api_keys WHERE key_hash = $1',
+    'SELECT key_id, project_id, scope, role, expires_at, revoked_at FROM api_keys WHERE key_hash = $1',
     [keyHash],
   );
   return row;
@@ -115,6 +124,7 @@ export function presentKey(row: ApiKeyRow) {
     name: row.name,
     prefix: row.prefix,
     scope: row.scope,
+    role: row.role,
     project_id: row.project_id,
     created_at: row.created_at.toISOString(),
     expires_at: row.expires_at.toISOString(),

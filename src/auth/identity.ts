@@ -1,6 +1,7 @@
-// Resolution of the caller (api.md part 1): X-API-Key, then Authorization: Bearer, then the
-// default project only when AUTH_REQUIRED=false. A credential that is present but invalid is a
-// 401 in every mode: it never silently falls through to the default project.
+// Resolution of the caller (api.md part 1): X-API-Key, then Authorization: Bearer (an API key when
+// the token is `tl_…`, a JWT otherwise), then the default project only when AUTH_REQUIRED=false.
+// A credential that is present but invalid is a 401 in every mode: it never silently falls
+// through to the default project.
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
@@ -8,8 +9,10 @@ import type { Broadcast } from '../stores/broadcast.ts';
 import { unauthorized } from '../errors.ts';
 import { createJwtVerifier, type JwtVerifier } from './jwt.ts';
 import { createKeyVerifier, type KeyVerifier } from './key-verifier.ts';
+import { createApiKeyService, type ApiKeyService } from './key-service.ts';
 import type { Principal, Role } from './principal.ts';
 import { ensureMemberships } from './projects.ts';
+import { applyInitConfig } from './bootstrap.ts';
 
 export const DEFAULT_PROJECT_ID = 'default';
 export const DEV_USER_ID = 'dev';
@@ -24,6 +27,8 @@ export interface Identity {
   /** The caller of a request; throws 401 (or 503 when the identity provider or PostgreSQL is down). */
   authenticate(credentials: Credentials): Promise<Principal>;
   readonly keys: KeyVerifier;
+  /** API-key management, for the routes and the admin CLI alike. */
+  readonly apiKeys: ApiKeyService;
   readonly jwt: JwtVerifier | undefined;
   close(): Promise<void>;
 }
@@ -39,6 +44,7 @@ export async function createIdentity(config: Config, stores: Stores, broadcast: 
     projects: new Map([[DEFAULT_PROJECT_ID, 'admin']]),
   };
   if (!config.authRequired) await ensureMemberships(stores.postgres, DEV_USER_ID, devPrincipal.projects);
+  await applyInitConfig(config.init, stores.postgres, logger);
 
   // Tokens repeat on every request: write users/projects/memberships once per (sub, projects, role) a minute.
   const provisioned = new Map<string, number>();
@@ -60,8 +66,12 @@ export async function createIdentity(config: Config, stores: Stores, broadcast: 
 
   return {
     keys,
+    apiKeys: createApiKeyService(stores.postgres, keys),
     jwt,
     async authenticate({ apiKey, authorization }: Credentials): Promise<Principal> {
+      const bearer = apiKey === undefined && authorization !== undefined ? /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] : undefined;
+      // `Bearer tl_…` is an API key (collectors and SDKs that only speak bearer auth); a JWT never starts so.
+      if (bearer?.startsWith('tl_')) apiKey = bearer;
       if (apiKey !== undefined) {
         const v = await keys.verify(apiKey.trim());
         if (!v.ok) return reject('api_key', v.reason, v.keyId);
@@ -70,17 +80,16 @@ export async function createIdentity(config: Config, stores: Stores, broadcast: 
           userId: `api_key:${v.row.key_id}`,
           authMethod: 'api_key',
           projectId: project,
-          role: 'member', // an API key acts as a member of its one project
-          projects: new Map([[project, 'member']]),
+          role: v.row.role, // an API key acts with its role in its one project
+          projects: new Map([[project, v.row.role]]),
           keyId: v.row.key_id,
           keyScope: v.row.scope,
         };
       }
       if (authorization !== undefined) {
-        const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-        if (!m) return reject('jwt', 'authorization header is not "Bearer <token>"');
+        if (bearer === undefined) return reject('jwt', 'authorization header is not "Bearer <token>"');
         if (!jwt) return reject('jwt', 'no identity provider configured (IDP_JWKS_URL)');
-        const v = await jwt.verify(m[1]!);
+        const v = await jwt.verify(bearer);
         if (!v.ok) return reject('jwt', v.reason);
         const t = v.token;
         await provision(t.sub, t.projects);

@@ -1,5 +1,6 @@
 // Who is calling, and what they may do. Roles (api.md part 1): viewer reads; member also writes
-// prompts, executions and spans; admin also manages API keys and the budget.
+// prompts, executions and spans; admin also manages API keys and the budget. The operator (a
+// request on the local admin socket) is admin of every project and alone may create projects.
 
 export type Role = 'admin' | 'member' | 'viewer';
 export type Need = 'read' | 'write' | 'admin';
@@ -8,9 +9,9 @@ export type KeyScope = 'full' | 'ingest';
 export const ROLES: readonly Role[] = ['admin', 'member', 'viewer'];
 
 export interface Principal {
-  /** JWT `sub`, `dev` without authentication, or `api_key:<key_id>`. */
+  /** JWT `sub`, `dev` without authentication, `api_key:<key_id>`, or `operator`. */
   userId: string;
-  authMethod: 'api_key' | 'jwt' | 'none';
+  authMethod: 'api_key' | 'jwt' | 'none' | 'operator';
   /** The project the caller acts in by default (null when a token names none). */
   projectId: string | null;
   /** Role in the default project. */
@@ -31,5 +32,12 @@ export function allows(role: Role, need: Need): boolean {
 export function highestRole(roles: readonly Role[]): Role | undefined {
   return roles.reduce<Role | undefined>((best, r) => (best === undefined || RANK[r] > RANK[best] ? r : best), undefined);
 }
+
+/** The caller's role in a project: the operator is admin of every project. */
+export function roleIn(p: Principal, projectId: string): Role | undefined {
+  return p.authMethod === 'operator' ? 'admin' : p.projects.get(projectId);
+}
+
+export const OPERATOR: Principal = { userId: 'operator', authMethod: 'operator', projectId: null, role: 'admin', projects: new Map() };
 
 export const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

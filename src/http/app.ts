@@ -109,7 +109,7 @@ export function createApp(deps: AppDeps): TraceloomApp {
   for (const route of routes) {
     router.register(route.path, [route.method], [
       authenticate(route, deps.identity),
-      authorize(route),
+      authorize(route, stores.postgres),
       input(route, validator, config.limits.maxJsonBytes),
       (ctx) => route.handler(ctx as never),
     ]);

@@ -98,7 +98,7 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
       schemas: Object.fromEntries(schemas.map((s) => [s.$id, toComponent(s)])),
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A project API key (tl_...)' },
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "A JWT from the deployment's identity provider" },
+        bearer: { type: 'http', scheme: 'bearer', description: "A JWT from the deployment's identity provider, or a project API key (`Bearer tl_...`)" },
       },
     },
     security: [{ apiKey: [] }, { bearer: [] }],

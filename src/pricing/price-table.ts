@@ -10,7 +10,7 @@ import { cataloguePrice } from './catalogue.ts';
 import type { PriceRow } from './cost.ts';
 import { numberToDecimal } from './decimal.ts';
 import type { PriceResolver } from './prices.ts';
-import { deleteProjectPrices, inForceFrom, pageProjectPrices, upsertProjectPrice, type ProjectPriceRow } from './project-prices.ts';
+import { deleteProjectPrices, pageProjectPrices, priceInForce, upsertProjectPrice, type ProjectPriceRow } from './project-prices.ts';
 import { slowRegexReason, unsafeRegexReason } from './regex-guard.ts';
 
 export interface ModelPriceInput {
@@ -66,7 +66,7 @@ function presentProjectRow(r: ProjectPriceRow, inForce: boolean): ModelPrice {
     output_per_mtok: Number(r.output_per_mtok),
     cached_input_per_mtok: num(r.cached_input_per_mtok),
     cache_write_per_mtok: num(r.cache_write_per_mtok),
-    effective_from: new Date(r.effective_from).toISOString(),
+    effective_from: r.effective_from === null ? null : new Date(r.effective_from).toISOString(),
     in_force: inForce,
     created_at: new Date(r.created_at).toISOString(),
     created_by: r.created_by,
@@ -149,8 +149,9 @@ export function createModelPriceService(postgres: Queryable, resolver: PriceReso
         const slow = await slowRegexReason(input.match);
         if (slow) throw badRequest(`match: ${slow}`);
       }
-      // The API node's clock, not the database's: "now" must be the clock that stamps started_at.
-      const effectiveFrom = input.effective_from !== undefined ? parseTime(input.effective_from, 'effective_from') : new Date();
+      // Undated: the key's base price, for every call of the model, past and future, until a dated
+      // row supersedes it from its date (docs/executions.md, "Effective dates").
+      const effectiveFrom = input.effective_from !== undefined ? parseTime(input.effective_from, 'effective_from') : null;
       const row = await upsertProjectPrice(postgres, projectId, {
         priceId: crypto.randomUUID(),
         model,
@@ -164,8 +165,7 @@ export function createModelPriceService(postgres: Queryable, resolver: PriceReso
         createdBy: userId,
       });
       await resolver.invalidate(projectId);
-      const inForce = await inForceFrom(postgres, projectId, model, new Date());
-      return presentProjectRow(row, inForce !== null && inForce.getTime() === new Date(row.effective_from).getTime());
+      return presentProjectRow(row, await priceInForce(postgres, projectId, model, row.price_id, new Date()));
     },
 
     async remove(projectId: string, model: string): Promise<void> {

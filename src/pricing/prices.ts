@@ -35,7 +35,7 @@ interface CompiledRow {
   regex: RegExp | null;
 }
 
-/** One model key of a project: its history, newest effective_from first. */
+/** One model key of a project: its history, newest effective_from first, the base row (-Infinity) last. */
 interface KeyHistory {
   model: string;
   rows: CompiledRow[];
@@ -80,9 +80,11 @@ function compile(rows: ProjectPriceRow[]): ProjectTable {
     } catch {
       regex = null; // validated on PUT; a row that no longer compiles still matches its own name
     }
-    key.rows.push({ price: toPriceRow(r), effectiveMs: new Date(r.effective_from).getTime(), provider: r.provider?.toLowerCase() ?? null, regex });
+    // The base row (undated) is in force at every time no dated row of its key covers.
+    const effectiveMs = r.effective_from === null ? -Infinity : new Date(r.effective_from).getTime();
+    key.rows.push({ price: toPriceRow(r), effectiveMs, provider: r.provider?.toLowerCase() ?? null, regex });
   }
-  for (const key of byModel.values()) key.rows.sort((a, b) => b.effectiveMs - a.effectiveMs);
+  for (const key of byModel.values()) key.rows.sort((a, b) => (a.effectiveMs === b.effectiveMs ? 0 : a.effectiveMs < b.effectiveMs ? 1 : -1));
   return { keys: [...byModel.values()], memo: new Map(), loadedAt: Date.now() };
 }
 
@@ -105,7 +107,7 @@ function candidates(table: ProjectTable, provider: string, model: string): Candi
 
 /**
  * The project price for a call at `atMs`, or undefined. Per key, the row in force is the latest
- * with effective_from ≤ the call's time; it applies when it matches. Among applicable keys: the
+ * with effective_from ≤ the call's time, else the key's base row; it applies when it matches. Among applicable keys: the
  * exact model name before a regex, a row naming the provider before one that does not, then the
  * latest effective_from, then the key name (so the choice never depends on load order).
  */

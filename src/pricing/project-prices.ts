@@ -12,7 +12,8 @@ export interface ProjectPriceRow {
   output_per_mtok: string;
   cached_input_per_mtok: string | null;
   cache_write_per_mtok: string | null;
-  effective_from: Date;
+  /** null: the key's base price (undated), in force wherever no dated row of the key is. */
+  effective_from: Date | null;
   created_at: Date;
   created_by: string | null;
 }
@@ -26,11 +27,21 @@ export interface NewProjectPrice {
   outputPerMtok: string;
   cachedInputPerMtok: string | null;
   cacheWritePerMtok: string | null;
-  effectiveFrom: Date;
+  /** null: the base price (replaces the key's base row, if any). */
+  effectiveFrom: Date | null;
   createdBy: string;
 }
 
 type R<T> = T & Record<string, unknown>;
+
+/**
+ * Whether a row is the one of its model in force at the time bound to `at`: the latest dated row at
+ * or before it, or the base row (effective_from null) when the model has no such dated row.
+ */
+const inForceAt = (at: string) => {
+  const latest = `max(effective_from) FILTER (WHERE effective_from <= ${at}) OVER (PARTITION BY model)`;
+  return `CASE WHEN effective_from IS NULL THEN ${latest} IS NULL ELSE effective_from = ${latest} END`;
+};
 
 const COLUMNS = `price_id::text AS price_id, model, provider, match, input_per_mtok::text AS input_per_mtok,
   output_per_mtok::text AS output_per_mtok, cached_input_per_mtok::text AS cached_input_per_mtok,
@@ -38,16 +49,21 @@ const COLUMNS = `price_id::text AS price_id, model, provider, match, input_per_m
 
 /** Every row of a project: what the resolver's in-memory table is built from. */
 export async function projectPrices(db: Queryable, projectId: string): Promise<ProjectPriceRow[]> {
-  return db.query<R<ProjectPriceRow>>(`SELECT ${COLUMNS} FROM model_prices WHERE project_id = $1 ORDER BY model, effective_from DESC`, [projectId]);
+  return db.query<R<ProjectPriceRow>>(`SELECT ${COLUMNS} FROM model_prices WHERE project_id = $1 ORDER BY model, effective_from DESC NULLS LAST`, [projectId]);
 }
 
-/** Inserts a row, or replaces the row of the same (model, effective_from) (a new price_id: a new price). */
+/**
+ * Inserts a row, or replaces the row of the same (model, effective_from), the base row when
+ * effective_from is null (a new price_id: a new price).
+ */
 export async function upsertProjectPrice(db: Queryable, projectId: string, p: NewProjectPrice): Promise<ProjectPriceRow> {
+  // The base row's unique index is partial (effective_from IS NULL), so it is named as such.
+  const conflict = p.effectiveFrom === null ? '(project_id, model) WHERE effective_from IS NULL' : '(project_id, model, effective_from)';
   const [row] = await db.query<R<ProjectPriceRow>>(
     `INSERT INTO model_prices (price_id, project_id, model, provider, match, input_per_mtok, output_per_mtok,
        cached_input_per_mtok, cache_write_per_mtok, effective_from, created_by)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-     ON CONFLICT (project_id, model, effective_from) DO UPDATE SET
+     ON CONFLICT ${conflict} DO UPDATE SET
        price_id = excluded.price_id, provider = excluded.provider, match = excluded.match,
        input_per_mtok = excluded.input_per_mtok, output_per_mtok = excluded.output_per_mtok,
        cached_input_per_mtok = excluded.cached_input_per_mtok, cache_write_per_mtok = excluded.cache_write_per_mtok,
@@ -73,8 +89,8 @@ export interface ProjectPricePage {
 }
 
 /**
- * One page of a project's rows for the price table, by model then newest first. `in_force` is
- * decided over each model's whole history (before the filters), at `now`.
+ * One page of a project's rows for the price table, by model then newest first (the base row
+ * last). `in_force` is decided over each model's whole history (before the filters), at `now`.
  */
 export async function pageProjectPrices(
   db: Queryable,
@@ -88,23 +104,24 @@ export async function pageProjectPrices(
   if (f.limit === 0 || f.offset >= total) return { total, rows: [] };
   const rows = await db.query<R<ProjectPriceRow & { in_force: boolean }>>(
     `SELECT * FROM (
-       SELECT ${COLUMNS},
-         effective_from = max(effective_from) FILTER (WHERE effective_from <= $4) OVER (PARTITION BY model) AS in_force
+       SELECT ${COLUMNS}, ${inForceAt('$4')} AS in_force
        FROM model_prices WHERE project_id = $1
      ) t
      WHERE ${where}
-     ORDER BY model, effective_from DESC
+     ORDER BY model, effective_from DESC NULLS LAST
      LIMIT $5 OFFSET $6`,
     [...params, f.now, f.limit, f.offset],
   );
   return { total, rows: rows.map((r) => ({ ...r, in_force: r.in_force === true })) };
 }
 
-/** The effective_from of the row of `model` in force at `now` (null when none is yet). */
-export async function inForceFrom(db: Queryable, projectId: string, model: string, now: Date): Promise<Date | null> {
-  const [row] = await db.query<{ at: Date | null }>(
-    `SELECT max(effective_from) AS at FROM model_prices WHERE project_id = $1 AND model = $2 AND effective_from <= $3`,
-    [projectId, model, now],
+/** Whether the row `priceId` of `model` prices a call made at `now`. */
+export async function priceInForce(db: Queryable, projectId: string, model: string, priceId: string, now: Date): Promise<boolean> {
+  const [row] = await db.query<{ in_force: boolean | null }>(
+    `SELECT in_force FROM (
+       SELECT price_id, ${inForceAt('$3')} AS in_force FROM model_prices WHERE project_id = $1 AND model = $2
+     ) t WHERE price_id = $4`,
+    [projectId, model, now, priceId],
   );
-  return row?.at ?? null;
+  return row?.in_force === true;
 }

@@ -11,6 +11,9 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The lock file of a DATA_DIR: it holds the pid of the process that owns the embedded stores. */
+export const dataDirLockFile = (dataDir: string) => path.join(dataDir, '.lock');
+
 export class DataDirLock {
   private constructor(private readonly file: string) {}
 
@@ -22,8 +25,8 @@ export class DataDirLock {
         return new DataDirLock(file);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        const holder = Number(fs.readFileSync(file, 'utf8').trim());
-        if (holder && holder !== process.pid && alive(holder)) {
+        const holder = DataDirLock.holder(file);
+        if (holder !== undefined) {
           throw new Error(`DATA_DIR ${path.dirname(file)} is in use by process ${holder}: embedded stores belong to one process`);
         }
         // A stale lock from a process that died (or our own, left by an unclean close): take it over.
@@ -31,6 +34,17 @@ export class DataDirLock {
       }
     }
     throw new Error(`could not lock DATA_DIR ${path.dirname(file)}`);
+  }
+
+  /** The live process (other than this one) that holds the lock file, if any. */
+  static holder(file: string): number | undefined {
+    let holder: number;
+    try {
+      holder = Number(fs.readFileSync(file, 'utf8').trim());
+    } catch {
+      return undefined;
+    }
+    return holder && holder !== process.pid && alive(holder) ? holder : undefined;
   }
 
   release(): void {

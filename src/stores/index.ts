@@ -1,12 +1,11 @@
 // The one place that knows whether Traceloom runs on embedded stores or on servers.
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { createClickHouse, type ClickHouseStore } from './clickhouse.ts';
 import { createPostgres, type PostgresStore } from './postgres.ts';
 import { createRedis, type RedisStore } from './redis.ts';
-import { DataDirLock } from './data-dir-lock.ts';
+import { DataDirLock, dataDirLockFile } from './data-dir-lock.ts';
 
 export type { ClickHouseStore, PostgresStore, RedisStore };
 
@@ -23,6 +22,8 @@ export interface Stores {
   readonly clickhouse: ClickHouseStore;
   readonly postgres: PostgresStore;
   readonly redis: RedisStore | undefined;
+  /** Whether this process holds DATA_DIR (an embedded store is open): then it serves the admin socket. */
+  readonly holdsDataDir: boolean;
   health(timeoutMs?: number): Promise<StoreHealth>;
   close(): Promise<void>;
 }
@@ -43,7 +44,7 @@ async function within(check: () => Promise<boolean>, timeoutMs: number): Promise
 export async function createStores(config: Config, logger: Logger): Promise<Stores> {
   const embedded = !config.clickhouse.url || !config.databaseUrl;
   // chDB and PGlite each own their directory: a second process on the same DATA_DIR would corrupt it.
-  const lock = embedded ? DataDirLock.acquire(path.join(config.dataDir, '.lock')) : undefined;
+  const lock = embedded ? DataDirLock.acquire(dataDirLockFile(config.dataDir)) : undefined;
   if (embedded) fs.mkdirSync(config.dataDir, { recursive: true });
   let clickhouse: ClickHouseStore | undefined;
   let postgres: PostgresStore | undefined;
@@ -63,6 +64,7 @@ export async function createStores(config: Config, logger: Logger): Promise<Stor
     clickhouse: ch,
     postgres: pg,
     redis,
+    holdsDataDir: lock !== undefined,
     async health(timeoutMs = 2_000): Promise<StoreHealth> {
       const [c, p, r] = await Promise.all([
         within(() => ch.ping(), timeoutMs),

@@ -4,6 +4,7 @@ import type { Identity } from '../../auth/identity.ts';
 import type { Stores } from '../../stores/index.ts';
 import { apiKeyRoutes } from './api-keys.ts';
 import { contextRoutes } from './context.ts';
+import { projectRoutes } from './projects.ts';
 import { promptRoutes } from './prompts.ts';
 import { executionRoutes } from './executions.ts';
 import { spendRoutes } from './spend.ts';
@@ -29,7 +30,8 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...healthRoutes(deps.stores),
     ...openapiRoutes(deps.openapi),
     ...contextRoutes(deps.stores),
-    ...apiKeyRoutes(deps.stores, deps.identity),
+    ...projectRoutes(deps.stores),
+    ...apiKeyRoutes(deps.identity.apiKeys),
     ...promptRoutes(deps.domain.prompts),
     ...executionRoutes(deps.domain),
     ...spendRoutes(deps.domain),

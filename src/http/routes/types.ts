@@ -43,6 +43,8 @@ export interface RouteDef {
   ingest?: boolean;
   /** Only a JWT may call it (key management): an API key gets 403. */
   jwtOnly?: boolean;
+  /** Only the operator may call it (a request on the local admin socket): everyone else gets 403. */
+  operatorOnly?: boolean;
   /** Schema id of the JSON request body in schema/api. */
   body?: string;
   /** A body the handler reads itself (not JSON-validated by the chain): content type → schema id (or none), for the OpenAPI document. */
