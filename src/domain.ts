@@ -26,6 +26,7 @@ import { isConnectivityError, StoreUnavailableError } from './stores/errors.ts';
 /** api.md part 2: prompt ids are chosen by users in this form. */
 const PROMPT_ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 import { parseVersionRef } from './prompts/service.ts';
+import type { Template } from './prompts/template.ts';
 import { createSpend, type Spend } from './spend/index.ts';
 
 export interface Domain {
@@ -96,6 +97,14 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
       } catch (err) {
         if (err instanceof StoreUnavailableError || isConnectivityError(err)) throw err; // retried with the trace
         if (!(err instanceof HttpError)) logger.warn({ prompt_id: promptId, err: { message: (err as Error).message } }, 'prompt reference not resolved');
+        return undefined;
+      }
+    },
+    async promptTemplate(projectId, promptId, version) {
+      try {
+        return (await prompts.version(projectId, promptId, parseVersionRef(version))).template as Template;
+      } catch (err) {
+        if (err instanceof StoreUnavailableError || isConnectivityError(err)) throw err; // retried with the trace
         return undefined;
       }
     },

@@ -84,6 +84,7 @@ function memoOf(r: SpanRow, m: MappedSpan): StoredSpan {
     trace_id: r.trace_id, span_id: r.span_id, parent_span_id: r.parent_span_id, start_time_ns: r.start_time_ns, end_time_ns: r.end_time_ns,
     received_at: r.received_at, name: r.name, status_code: r.status_code, status_message: r.status_message, service_name: r.service_name,
     span_class: r.span_class, operation: r.operation, provider: r.provider, model: r.model, agent_id: r.agent_id, session_id: r.session_id,
+    user_id: r.user_id, tags: r.tags, metadata: r.metadata,
     has_usage: r.has_usage, tokens_in: String(r.tokens_in), tokens_out: String(r.tokens_out), tokens_cached_in: String(r.tokens_cached_in),
     tokens_cache_write_in: String(r.tokens_cache_write_in), tokens_reasoning: String(r.tokens_reasoning), cost_provided: r.cost_provided,
     tool_name: r.tool_name, tool_call_id: r.tool_call_id, error_message: r.error_message, prompt_usages: r.prompt_usages,

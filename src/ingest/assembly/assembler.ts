@@ -14,6 +14,7 @@ import type { JobProcessor, JobRunner } from '../../../jobs/runner.ts';
 import { toClickHouseTime } from '../../time.ts';
 import type { Lease, PendingTraces, TraceRef } from './pending.ts';
 import { summarizeTrace, type StoredSpan, type SummarizeDeps } from './summarize.ts';
+import type { Template } from '../../prompts/template.ts';
 
 export const ASSEMBLY_JOB = 'trace-assembly';
 
@@ -44,7 +45,7 @@ interface Current {
 const MAX_BATCHES_PER_RUN = 10;
 
 const SPAN_COLUMNS = `trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, received_at, name, status_code, status_message,
-  service_name, span_class, operation, provider, model, agent_id, session_id, has_usage, tokens_in, tokens_out, tokens_cached_in,
+  service_name, span_class, operation, provider, model, agent_id, session_id, user_id, tags, metadata, has_usage, tokens_in, tokens_out, tokens_cached_in,
   tokens_cache_write_in, tokens_reasoning, toString(cost_provided) AS cost_provided, tool_name, tool_call_id, error_message,
   prompt_usages, if(span_class IN ('inference', 'tool'), messages, '') AS messages`;
 
@@ -153,6 +154,7 @@ export function createAssembler(deps: AssemblerDeps) {
   /** Prompt lookups shared by a batch of traces (they mostly name the same prompts). */
   function batchSummarizeDeps(): SummarizeDeps {
     const resolved = new Map<string, Promise<number | undefined>>();
+    const templates = new Map<string, Promise<Template | undefined>>();
     return {
       prices: deps.prices,
       resolvePrompt(p, promptId, ref) {
@@ -160,6 +162,12 @@ export function createAssembler(deps: AssemblerDeps) {
         let v = resolved.get(key);
         if (!v) resolved.set(key, (v = deps.resolvePrompt(p, promptId, ref)));
         return v;
+      },
+      promptTemplate(p, promptId, version) {
+        const key = `${promptId}\u0000${version}`;
+        let t = templates.get(key);
+        if (!t) templates.set(key, (t = deps.promptTemplate?.(p, promptId, version) ?? Promise.resolve(undefined)));
+        return t;
       },
     };
   }
