@@ -3,6 +3,8 @@
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import type { StoredSpan } from '../ingest/assembly/summarize.ts';
 import type { SpanRow } from '../ingest/span-rows.ts';
+import type { DecodedEvent } from '../ingest/otlp/span.ts';
+import { readLogEvents } from '../ingest/assembly/log-messages.ts';
 
 export type FullSpan = StoredSpan & Pick<SpanRow, 'kind' | 'attributes' | 'resource' | 'events' | 'links' | 'scope_name' | 'truncated'>;
 
@@ -19,6 +21,11 @@ export function createSpanQueries(ch: ClickHouseStore) {
         { p: projectId, t: traceId },
         'executions.spans',
       );
+    },
+
+    /** The trace's GenAI events sent as logs, by span (merged into the spans' messages by the reader). */
+    async logEventsOf(projectId: string, traceId: string): Promise<Map<string, DecodedEvent[]>> {
+      return (await readLogEvents(ch, projectId, [traceId])).get(traceId) ?? new Map();
     },
   };
 }

@@ -40,6 +40,10 @@ export interface SpanExplanation {
   usage: MappedSpan['usage'] | null;
   provided_cost_usd: number | null;
   agent_id: string | null;
+  user_id: string | null;
+  session_id: string | null;
+  tags: string[];
+  metadata: Record<string, string>;
   prompts: MappedSpan['promptUsages'];
   messages: { input: number; output: number };
   mapped: Record<string, string>;
@@ -69,6 +73,10 @@ function explainSpan(span: DecodedSpan, m: MappedSpan): SpanExplanation {
     usage: m.usage ?? null,
     provided_cost_usd: m.providedCostUsd !== undefined ? Number(m.providedCostUsd) : null,
     agent_id: m.agentId || null,
+    user_id: m.userId || null,
+    session_id: m.sessionId || null,
+    tags: m.tags,
+    metadata: m.metadata,
     prompts: m.promptUsages,
     messages: { input: m.inputMessages.length, output: m.outputMessages.length },
     mapped: m.explain.mapped,
