@@ -122,12 +122,18 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   );
   const loader = createSpanLoader({
     log,
-    insertSpans: (payloads, token) =>
-      stores.clickhouse.insertRowBinary('spans', payloads, {
-        insert_deduplication_token: token,
-        // Spans of one batch may fall in many months (partitions); refusing them would fail the batch for nothing.
-        max_partitions_per_insert_block: '1000',
-      }),
+    insertSpans: async (payloads, token, columns) =>
+      stores.clickhouse.insertRowBinary(
+        'spans',
+        payloads,
+        {
+          insert_deduplication_token: token,
+          // Spans of one batch may fall in many months (partitions); refusing them would fail the batch for nothing.
+          max_partitions_per_insert_block: '1000',
+        },
+        // A record without a count was written before migration 004 appended user_id, tags, metadata.
+        columns ?? (await stores.clickhouse.encoderOf('spans')).columns.indexOf('user_id'),
+      ),
     knownTraces: (projectId, ids) => assembler.knownTraces(projectId, ids),
     assembleFresh: (projectId, traces, token) => assembler.assembleFresh(projectId, traces, token),
     pending,

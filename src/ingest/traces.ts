@@ -142,7 +142,7 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         throw new HttpError(413, `The request carries ${spans.length} spans rows (${sink.pos} bytes); one request may carry at most ${deps.maxQueueRows} rows and ${deps.maxQueueBytes} bytes`);
       }
       try {
-        await deps.log.append({ p: projectId, n: spans.length, t: [...traces.keys()] }, Buffer.from(sink.view()), memo);
+        await deps.log.append({ p: projectId, n: spans.length, t: [...traces.keys()], c: encoder.columns.length }, Buffer.from(sink.view()), memo);
       } catch (err) {
         if (err instanceof LogFullError) {
           deps.metrics.ingestRefused.inc({ reason: 'queue_full' });
