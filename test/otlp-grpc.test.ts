@@ -132,6 +132,13 @@ describe('OTLP/gRPC', () => {
     }
     const denied = await rawExport('trace.v1.TraceService', traceRequest(['0102030405060708']), { 'x-api-key': key, 'x-project-id': 'grpc-b' });
     expect(denied.err?.code).toBe(Code.PERMISSION_DENIED);
+    // The HTTP logs and metrics endpoints ask the same: 401 without a key, 403 for another project, 200 with the ingest key.
+    for (const signal of ['logs', 'metrics']) {
+      const post = (headers: Record<string, string>) => fetch(`${svc.url}/api/v1/${signal}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: '{}' });
+      expect((await post({})).status, signal).toBe(401);
+      expect((await post({ 'X-API-Key': key, 'X-Project-Id': 'grpc-b' })).status, signal).toBe(403);
+      expect((await post({ 'X-API-Key': key })).status, signal).toBe(200);
+    }
   });
 
   it('same limits and validation: too large is RESOURCE_EXHAUSTED, bad bytes and id-less spans INVALID_ARGUMENT', async () => {
