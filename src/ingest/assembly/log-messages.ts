@@ -71,7 +71,8 @@ export function withLogMessages<S extends WithMessages>(span: S, events: readonl
     input: has(own.input) ? own.input : fromLogs.input,
     output: has(own.output) ? own.output : fromLogs.output,
   };
-  return { ...span, messages: JSON.stringify(merged) };
+  // Objects a request kept beside the text (StoredSpan.parsed_messages) would now be stale.
+  return { ...span, messages: JSON.stringify(merged), ...('parsed_messages' in span ? { parsed_messages: merged } : {}) };
 }
 
 /** Every span of a trace with its log events merged in. */
