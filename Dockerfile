@@ -10,5 +10,5 @@ COPY src ./src
 COPY jobs ./jobs
 COPY schema ./schema
 USER node
-EXPOSE 8080
+EXPOSE 8080 4317
 CMD ["npm", "start"]

@@ -27,7 +27,7 @@ const time = async (n: number, fn: (i: number) => Promise<unknown>) => (await ti
 export async function benchAuth(): Promise<AuthFigure[]> {
   const idp = await new TestIdp().start();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-auth-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', AUTH_REQUIRED: 'true', LOG_LEVEL: 'silent', ...idp.env() });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', OTLP_GRPC_PORT: '0', AUTH_REQUIRED: 'true', LOG_LEVEL: 'silent', ...idp.env() });
   const svc = await startService(config, { logger: createLogger({ logLevel: 'silent' }) });
   const figures: AuthFigure[] = [];
   try {

@@ -47,7 +47,7 @@ export async function generateExecutions(ch: ClickHouseStore, rows: number): Pro
 export async function benchExecutions(rows: number): Promise<Figure[]> {
   const figures: Figure[] = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-exec-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', OTLP_GRPC_PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' });
   const svc = await startService(config, { logger: createLogger({ logLevel: 'silent' }) });
   const ch = svc.stores.clickhouse;
   try {

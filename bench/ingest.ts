@@ -68,7 +68,7 @@ export async function benchIngest(): Promise<Figure[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-ingest-'));
   // INGEST_* and TRACE_* from the environment tune the writer and assembly under test.
   const tuning = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(INGEST|TRACE)_/.test(k)));
-  const config = loadConfig({ ...tuning, DATA_DIR: dir, PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' });
+  const config = loadConfig({ ...tuning, DATA_DIR: dir, PORT: '0', OTLP_GRPC_PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' });
   const svc = await startService(config, { logger: createLogger({ logLevel: 'warn' }) });
   const ch = svc.stores.clickhouse;
   const { log } = svc.domain.traces;

@@ -37,7 +37,7 @@ export async function benchPrompts(env: Record<string, string> = {}): Promise<Ro
 
 async function run(env: Record<string, string>): Promise<Row[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-prompts-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', OTLP_GRPC_PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'silent', ...env });
   const logger = createLogger({ logLevel: 'silent' });
   const svc = await startService(config, { logger });
   const rows: Row[] = [];

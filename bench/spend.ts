@@ -18,7 +18,7 @@ const us = (n: number) => Math.round(n * 1000);
 export async function benchSpend(): Promise<void> {
   const rows = Number(process.env.BENCH_EXECUTIONS ?? 10_000_000);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-spend-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' });
+  const config = loadConfig({ DATA_DIR: dir, PORT: '0', OTLP_GRPC_PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' });
   const svc = await startService(config, { logger: createLogger({ logLevel: 'silent' }) });
   const figures: Array<[string, string]> = [];
   try {

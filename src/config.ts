@@ -6,6 +6,8 @@ export interface Config {
   readonly nodeEnv: string;
   readonly host: string;
   readonly port: number;
+  /** OTLP/gRPC (TraceService, LogsService, MetricsService) on HOST at this port; 0: off */
+  readonly otlpGrpcPort: number;
   readonly dataDir: string;
   /** Where embedded chDB keeps its data (default DATA_DIR/clickhouse). chDB binds one directory per process. */
   readonly chdbDir: string;
@@ -219,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
     host,
     init: initProject(env),
     port: int(env, 'PORT', 8080, 0, 65535),
+    otlpGrpcPort: int(env, 'OTLP_GRPC_PORT', 4317, 0, 65535),
     dataDir,
     chdbDir: path.resolve(str(env, 'CHDB_DIR') ?? path.join(dataDir, 'clickhouse')),
     logLevel,

@@ -18,6 +18,7 @@ import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import { createLocalPendingTraces, createRedisPendingTraces, type PendingTraces } from './ingest/assembly/pending.ts';
 import { ASSEMBLY_JOB, createAssembler, type Assembler } from './ingest/assembly/assembler.ts';
 import { createTraceIngest, type TraceIngest } from './ingest/traces.ts';
+import { createLogIngest, type LogIngest } from './ingest/logs.ts';
 import { createSpanQueries, type SpanQueries } from './executions/spans.ts';
 import { createTraceViews, type TraceViews } from './executions/trace-views.ts';
 import { HttpError } from './errors.ts';
@@ -26,6 +27,7 @@ import { isConnectivityError, StoreUnavailableError } from './stores/errors.ts';
 /** api.md part 2: prompt ids are chosen by users in this form. */
 const PROMPT_ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 import { parseVersionRef } from './prompts/service.ts';
+import type { Template } from './prompts/template.ts';
 import { createSpend, type Spend } from './spend/index.ts';
 
 export interface Domain {
@@ -36,6 +38,8 @@ export interface Domain {
   prices: { resolver: PriceResolver; models: ModelPriceService };
   /** OTLP spans: ingest, assembly into executions, reads for hierarchy and timeline. */
   traces: { ingest: TraceIngest; assembler: Assembler; spans: SpanQueries; log: IngestLog; loader: SpanLoader; pending: PendingTraces };
+  /** OTLP logs: GenAI events joined to their spans (stored in span_log_events, merged where spans are read). */
+  logs: { ingest: LogIngest; writer: BatchWriter };
   /** Stats, template analytics, budgets (alerts, checks) and retention: src/spend, docs/spend.md. */
   spend: Spend;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
@@ -67,7 +71,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
       logger,
     );
   const metrics = createMetrics();
-  const spend = createSpend(config, stores, logger, jobs);
+  const spend = createSpend(config, stores, logger, jobs, metrics);
   // Block mode: an exceeded budget makes rendering answer 402.
   const prompts = createPromptService(stores.postgres, createPromptCache(broadcast), { beforeRender: (projectId) => spend.budgets.enforce(projectId) });
   const writer = writerOf('executions');
@@ -99,6 +103,14 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
         return undefined;
       }
     },
+    async promptTemplate(projectId, promptId, version) {
+      try {
+        return (await prompts.version(projectId, promptId, parseVersionRef(version))).template as Template;
+      } catch (err) {
+        if (err instanceof StoreUnavailableError || isConnectivityError(err)) throw err; // retried with the trace
+        return undefined;
+      }
+    },
   });
   const spans = createSpanQueries(stores.clickhouse);
   let recovering: Promise<unknown> | undefined;
@@ -110,12 +122,18 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   );
   const loader = createSpanLoader({
     log,
-    insertSpans: (payloads, token) =>
-      stores.clickhouse.insertRowBinary('spans', payloads, {
-        insert_deduplication_token: token,
-        // Spans of one batch may fall in many months (partitions); refusing them would fail the batch for nothing.
-        max_partitions_per_insert_block: '1000',
-      }),
+    insertSpans: async (payloads, token, columns) =>
+      stores.clickhouse.insertRowBinary(
+        'spans',
+        payloads,
+        {
+          insert_deduplication_token: token,
+          // Spans of one batch may fall in many months (partitions); refusing them would fail the batch for nothing.
+          max_partitions_per_insert_block: '1000',
+        },
+        // A record without a count was written before migration 004 appended user_id, tags, metadata.
+        columns ?? (await stores.clickhouse.encoderOf('spans')).columns.indexOf('user_id'),
+      ),
     knownTraces: (projectId, ids) => assembler.knownTraces(projectId, ids),
     assembleFresh: (projectId, traces, token) => assembler.assembleFresh(projectId, traces, token),
     pending,
@@ -137,6 +155,8 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     metrics,
     logger,
   });
+  const logsWriter = writerOf('span_log_events');
+  const logs = createLogIngest({ writer: logsWriter, pending, wake: (dueAt) => assembler.wake(dueAt), debounceMs: config.traces.debounceMs, metrics, logger });
   metrics.setSources({
     ingestQueue: () => ({ rows: log.pendingRows, bytes: log.pendingBytes, records: log.queued, segments: log.segments, oldestWaitingMs: log.oldestUnloadedMs() }),
     assemblyNextDue: () => pending.nextDue(),
@@ -151,6 +171,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     executions: { queries, recorder, writer, views },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
     traces: { ingest, assembler, spans, log, loader, pending },
+    logs: { ingest: logs, writer: logsWriter },
     spend,
     processors: () => [assembler.processor, ...spend.processors()],
     async startIngest() {
@@ -179,12 +200,12 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     // Spans first: their assembly writes executions.
     flush: async () => {
       if (ingestStarted) await loader.flush();
-      await writer.flush();
+      await Promise.all([writer.flush(), logsWriter.flush()]);
     },
     close: async () => {
       await recovering;
       if (ingestStarted) await loader.stop();
-      await writer.close();
+      await Promise.all([writer.close(), logsWriter.close()]);
     },
   };
 }

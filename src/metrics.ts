@@ -51,6 +51,32 @@ export function createMetrics() {
     registers: [registry],
   });
   const loadFailures = new Counter({ name: 'traceloom_ingest_load_failures_total', help: 'Ingest log batches that failed to load (retried)', registers: [registry] });
+  const logRecords = new Counter({
+    name: 'traceloom_ingest_log_records_total',
+    help: 'OTLP log records received: GenAI events joined to their spans (mapped) or accepted and not kept (ignored)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const metricPointsIgnored = new Counter({ name: 'traceloom_ingest_metric_points_ignored_total', help: 'OTLP metric data points received and not stored (answered as a success)', registers: [registry] });
+  const grpcRequests = new Counter({
+    name: 'traceloom_grpc_requests_total',
+    help: 'OTLP/gRPC export calls answered, by method and gRPC status code name',
+    labelNames: ['method', 'code'] as const,
+    registers: [registry],
+  });
+  const budgetEvaluations = new Counter({
+    name: 'traceloom_budget_evaluations_total',
+    help: 'Budget evaluations of a project (month-to-date spend against its budget), by resulting status (ok, alert, exceeded) or failed',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const budgetAlerts = new Counter({ name: 'traceloom_budget_alerts_fired_total', help: 'Budget alerts fired (once per project, month and kind)', labelNames: ['kind'] as const, registers: [registry] });
+  const alertDeliveries = new Counter({
+    name: 'traceloom_budget_alert_deliveries_total',
+    help: 'Budget alert webhook delivery attempts, by outcome (delivered, failed: retried with backoff)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
 
   let sources: GaugeSources | undefined;
   new Gauge({
@@ -117,6 +143,12 @@ export function createMetrics() {
     rowsWritten,
     executionsAssembled,
     loadFailures,
+    logRecords,
+    metricPointsIgnored,
+    grpcRequests,
+    budgetEvaluations,
+    budgetAlerts,
+    alertDeliveries,
     /** Where the gauges read their values (set once the domain exists). */
     setSources(s: GaugeSources): void {
       sources = s;

@@ -12,10 +12,13 @@ import { createIdentity, type Identity } from './auth/identity.ts';
 import { createBroadcast } from './stores/broadcast.ts';
 import { createDomain, type Domain } from './domain.ts';
 import { listenAdminSocket, type AdminSocket } from './http/admin-socket.ts';
+import { startOtlpGrpc, type OtlpGrpcServer } from './grpc/otlp-server.ts';
 
 export interface Service {
   readonly url: string;
   readonly port: number;
+  /** The OTLP/gRPC port, or undefined when OTLP_GRPC_PORT=0. */
+  readonly grpcPort: number | undefined;
   readonly stores: Stores;
   readonly jobs: JobRunner;
   readonly app: TraceloomApp;
@@ -95,6 +98,7 @@ export async function startService(
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
+  let grpc: OtlpGrpcServer | undefined;
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -103,7 +107,9 @@ export async function startService(
         resolve();
       });
     });
+    if (config.otlpGrpcPort !== 0) grpc = await startOtlpGrpc({ config, identity, domain, logger });
   } catch (err) {
+    if (server.listening) await new Promise((resolve) => server.close(resolve));
     await domain.close();
     await jobs.close();
     await identity.close();
@@ -128,7 +134,10 @@ export async function startService(
   const close = () =>
     (closing ??= (async () => {
       logger.info('shutting down: no new connections, draining requests');
-      const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+      const drained = Promise.all([
+        new Promise<void>((resolve) => server.close(() => resolve())),
+        grpc?.close(config.timeouts.shutdownMs),
+      ]).then(() => undefined);
       server.closeIdleConnections();
       const adminClosed = adminSocket?.close();
       // Flush the writers now, so requests waiting for their rows to be stored complete without
@@ -156,5 +165,5 @@ export async function startService(
       logger.info('shutdown complete');
     })());
 
-  return { url, port, stores, jobs, app, logger, identity, domain, close };
+  return { url, port, grpcPort: grpc?.port, stores, jobs, app, logger, identity, domain, close };
 }

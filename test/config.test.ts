@@ -6,6 +6,7 @@ describe('config', () => {
   it('has the defaults of api.md part 7 with nothing set', () => {
     const c = loadConfig({});
     expect(c.port).toBe(8080);
+    expect(c.otlpGrpcPort).toBe(4317);
     expect(c.host).toBe('127.0.0.1');
     expect(c.dataDir).toBe(path.resolve('./data'));
     expect(c.clickhouse.url).toBeUndefined();
@@ -31,6 +32,7 @@ describe('config', () => {
       IDP_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json',
     });
     expect(c.port).toBe(9000);
+    expect(loadConfig({ OTLP_GRPC_PORT: '0' }).otlpGrpcPort).toBe(0);
     expect(c.databaseUrl).toBe('postgres://u:p@db:5432/traceloom');
     expect(c.redisUrl).toBe('redis://cache:6379');
     expect(c.clickhouse).toMatchObject({ url: 'http://ch:8123', cluster: 'main', database: 'traceloom' });
@@ -41,6 +43,7 @@ describe('config', () => {
   const bad: Array<[Record<string, string>, string, RegExp]> = [
     [{ PORT: 'eighty' }, 'PORT', /integer/],
     [{ PORT: '70000' }, 'PORT', /between 0 and 65535/],
+    [{ OTLP_GRPC_PORT: '-1' }, 'OTLP_GRPC_PORT', /integer/],
     [{ AUTH_REQUIRED: 'maybe' }, 'AUTH_REQUIRED', /true or false/],
     [{ DATABASE_URL: 'mysql://x/y' }, 'DATABASE_URL', /postgres/],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL', /URL/],

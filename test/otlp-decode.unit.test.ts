@@ -13,7 +13,7 @@ import { HttpError } from '../src/errors.ts';
 import { decodeJsonTraces } from '../src/ingest/otlp/decode-json.ts';
 import { decodeProtobufTraces } from '../src/ingest/otlp/decode-protobuf.ts';
 import { inflateBody } from '../src/ingest/otlp/inflate.ts';
-import { encodeExportTraceServiceResponse, exportTraceServiceResponseJson } from '../src/ingest/otlp/response.ts';
+import { encodeExportResponse, exportTraceServiceResponseJson } from '../src/ingest/otlp/response.ts';
 import { DEFAULT_DECODE_LIMITS, type DecodeResult } from '../src/ingest/otlp/span.ts';
 
 const TRACE_ID = '5b8efff798038103d269b633813fc60c';
@@ -337,9 +337,9 @@ describe('limits', () => {
 
 describe('ExportTraceServiceResponse', () => {
   it('is empty on full success and carries partial_success otherwise (checked with the exporter\'s own parser)', () => {
-    expect(encodeExportTraceServiceResponse(0, '')).toHaveLength(0);
-    expect(ProtobufTraceSerializer.deserializeResponse(encodeExportTraceServiceResponse(3, 'span 2: trace_id'))).toEqual({ partialSuccess: { rejectedSpans: 3, errorMessage: 'span 2: trace_id' } });
-    expect(ProtobufTraceSerializer.deserializeResponse(encodeExportTraceServiceResponse(0, 'warning'))).toMatchObject({ partialSuccess: { errorMessage: 'warning' } });
+    expect(encodeExportResponse(0, '')).toHaveLength(0);
+    expect(ProtobufTraceSerializer.deserializeResponse(encodeExportResponse(3, 'span 2: trace_id'))).toEqual({ partialSuccess: { rejectedSpans: 3, errorMessage: 'span 2: trace_id' } });
+    expect(ProtobufTraceSerializer.deserializeResponse(encodeExportResponse(0, 'warning'))).toMatchObject({ partialSuccess: { errorMessage: 'warning' } });
     expect(exportTraceServiceResponseJson(0, '')).toEqual({});
     expect(exportTraceServiceResponseJson(2, 'x')).toEqual({ partialSuccess: { rejectedSpans: '2', errorMessage: 'x' } });
   });

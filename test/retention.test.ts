@@ -46,7 +46,7 @@ afterAll(async () => {
 
 describe(`retention (${mode} mode)`, () => {
   it('validates the setting and reads it back', async () => {
-    expect((await json('GET', '/retention')).body).toEqual({ days: null, updated_at: null, applies_to: ['executions', 'template_usages', 'spans'] });
+    expect((await json('GET', '/retention')).body).toEqual({ days: null, updated_at: null, applies_to: ['executions', 'template_usages', 'spans', 'span_log_events'] });
     for (const days of [0, 3651, 1.5, '30', -1]) expect((await json('PUT', '/retention', { days })).status).toBe(400);
     expect((await json('PUT', '/retention', {})).status).toBe(400);
   });
@@ -94,7 +94,7 @@ describe(`retention (${mode} mode)`, () => {
       { p: target, t: old.toISOString().replace('T', ' ').replace('Z', '') },
     );
     expect(await count('executions', target)).toBe(1);
-    expect(await svc.domain.spend.retention.apply()).toEqual(['executions', 'template_usages', 'spans']);
+    expect(await svc.domain.spend.retention.apply()).toEqual(['executions', 'template_usages', 'spans', 'span_log_events']);
     await until(async () => (await count('executions', target)) === 0, 'old row of a project with retention dropped');
     expect(await count('executions', 'other')).toBe(1); // no setting: kept
     await pg.query(`DELETE FROM project_retention WHERE project_id = ANY($1::text[])`, [ids]);

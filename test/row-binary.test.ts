@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from './helpers/env.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
-import { ByteSink, encoderFor } from '../src/stores/row-binary.ts';
+import { ByteSink, encoderFor, rowEncoder, type ColumnDef } from '../src/stores/row-binary.ts';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -34,6 +34,34 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
     expect(back[0]).toEqual({ id: 1, s_len: '5', lc: 'x', u8: 255, u16: 65535, u64: '18446744073709551615', i8: -128, i32: -2147483648, i64: '-9223372036854775808', d: '2026-11-23', t3: '2026-11-23 07:00:00.123', t9: '2026-01-09 23:09:08.001000123', dec: '999999999.999999999', dec38: '-12345678901234567890.123456789', n: null, a: ['é€😀', ''], au: [0, 4294967295], ai: [-1, 7], m: { k: 'v', 'ünï': 'cödé' }, mat: '0' });
     expect(back[1]).toMatchObject({ s_len: '70000', u64: String(2 ** 53 - 1), i64: String(-(2 ** 40)), d: '1970-01-01', t3: '1970-01-01 00:00:00.000', dec: '0.000000001', n: '0.5', a: [], m: {}, mat: String(2 ** 53) });
     expect(back[2]).toMatchObject({ s_len: '0', u64: '0', i64: '0', n: null, a: [], m: {} });
+  });
+
+  it('spans encoded before a migration appended columns (an ingest log replayed after an upgrade) load with the columns they hold', async () => {
+    const ch = svc.stores.clickhouse;
+    const defs = await ch.query<ColumnDef>(
+      "SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = 'spans' AND default_kind NOT IN ('MATERIALIZED', 'ALIAS', 'EPHEMERAL') ORDER BY position",
+    );
+    const before004 = defs.findIndex((d) => d.name === 'user_id');
+    expect(before004).toBeGreaterThan(0);
+    const legacy = rowEncoder(defs.slice(0, before004)); // what the encoder of the 002 schema wrote
+    const row = (spanId: string) => ({ project_id: 'default', trace_id: 'e'.repeat(32), span_id: spanId, name: 'legacy', start_time_ns: '1700000000000000000', end_time_ns: '1700000001000000000', received_at: '2026-11-23 07:00:00.000', span_class: 'other' });
+    const sink = new ByteSink(1024);
+    legacy.encode(sink, row('00000000000000a1'));
+    // A record of the ingest log without a column count (written by the version before this one).
+    await svc.domain.traces.log.append({ p: 'default', n: 1, t: ['e'.repeat(32)] }, Buffer.from(sink.view()));
+    const current = await ch.encoderOf('spans');
+    const sink2 = new ByteSink(1024);
+    current.encode(sink2, { ...row('00000000000000a2'), user_id: 'u-now', tags: ['t'], metadata: { k: 'v' } });
+    await svc.domain.traces.log.append({ p: 'default', n: 1, t: ['e'.repeat(32)], c: current.columns.length }, Buffer.from(sink2.view()));
+    await svc.domain.traces.loader.flush();
+    const back = await ch.query<{ span_id: string; name: string; user_id: string; tags: string[]; metadata: Record<string, string> }>(
+      "SELECT span_id, name, user_id, tags, metadata FROM spans WHERE project_id = 'default' AND trace_id = {t:String} ORDER BY span_id",
+      { t: 'e'.repeat(32) },
+    );
+    expect(back).toEqual([
+      { span_id: '00000000000000a1', name: 'legacy', user_id: '', tags: [], metadata: {} },
+      { span_id: '00000000000000a2', name: 'legacy', user_id: 'u-now', tags: ['t'], metadata: { k: 'v' } },
+    ]);
   });
 
   it('an encoder is refused at start for a type it does not know, never on a row', () => {

@@ -1,6 +1,7 @@
 // Who is calling, and what they may do. Roles (api.md part 1): viewer reads; member also writes
 // prompts, executions and spans; admin also manages API keys and the budget. The operator (a
 // request on the local admin socket) is admin of every project and alone may create projects.
+import { badRequest, forbidden } from '../errors.ts';
 
 export type Role = 'admin' | 'member' | 'viewer';
 export type Need = 'read' | 'write' | 'admin';
@@ -41,3 +42,16 @@ export function roleIn(p: Principal, projectId: string): Role | undefined {
 export const OPERATOR: Principal = { userId: 'operator', authMethod: 'operator', projectId: null, role: 'admin', projects: new Map() };
 
 export const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/**
+ * The project an ingest request (OTLP over HTTP or gRPC) writes to: the one `asked` names
+ * (X-Project-Id / x-project-id), else the caller's own; 400 when none can be chosen, 403 when the
+ * caller may not write there. An ingest-scope key may ingest: it is what an agent ships with.
+ */
+export function ingestProjectOf(p: Principal, asked: string | undefined): string {
+  const projectId = asked || p.projectId;
+  if (!projectId) throw badRequest('X-Project-Id: the credential names several projects or none; say which project the data belongs to');
+  const role = roleIn(p, projectId);
+  if (!role || !allows(role, 'write')) throw forbidden();
+  return projectId;
+}

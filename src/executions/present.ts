@@ -30,6 +30,7 @@ export interface DetailRow extends ListRow {
   price_id: string;
   usage_warnings: string[];
   session_id: string;
+  user_id: string;
   tags: string[];
   metadata: Record<string, string>;
   tu_prompt_id: string[];
@@ -77,6 +78,7 @@ export function presentDetail(r: DetailRow) {
     price_id: r.price_id || null,
     usage_warnings: r.usage_warnings,
     session_id: r.session_id || null,
+    user_id: r.user_id || null,
     tags: r.tags,
     metadata: r.metadata,
     template_usages: r.tu_prompt_id.map((prompt_id, i) => ({

@@ -17,6 +17,10 @@ export interface ListQuery {
   end?: string;
   prompt_id?: string;
   status?: 'ok' | 'error';
+  user_id?: string[];
+  session_id?: string[];
+  /** any of these tags (repeat the parameter; commas are part of a tag) */
+  tag?: string[];
   limit: number;
   offset: number;
   cursor?: string;
@@ -111,12 +115,17 @@ export function createExecutionQueries(ch: ClickHouseStore, opts: { maxRawRead?:
   function where(projectId: string, q: ListQuery): { sql: string; params: Record<string, unknown> } {
     const parts = ['project_id = {project_id:String}'];
     const params: Record<string, unknown> = { project_id: projectId };
-    for (const field of ['provider', 'model', 'agent_id'] as const) {
+    for (const field of ['provider', 'model', 'agent_id', 'user_id', 'session_id'] as const) {
       const values = anyOf(q[field]);
       if (values) {
         parts.push(`${field} IN {${field}:Array(String)}`);
         params[field] = values;
       }
+    }
+    const tags = (q.tag ?? []).map((t) => t.trim()).filter(Boolean);
+    if (tags.length) {
+      parts.push('hasAny(tags, {tags:Array(String)})');
+      params.tags = tags;
     }
     if (q.has_templates !== undefined) parts.push(q.has_templates ? 'notEmpty(`tu.prompt_id`)' : 'empty(`tu.prompt_id`)');
     if (q.min_cost !== undefined) {
@@ -256,7 +265,7 @@ export function createExecutionQueries(ch: ClickHouseStore, opts: { maxRawRead?:
       if (!loc) return undefined;
       const [row] = await ch.query<DetailRow>(
         `SELECT ${LIST_COLUMNS}, ended_at, received_at, error_message, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
-           toString(cost_computed_usd) AS cost_computed_text, price_id, usage_warnings, session_id, tags, metadata,
+           toString(cost_computed_usd) AS cost_computed_text, price_id, usage_warnings, session_id, user_id, tags, metadata,
            \`tu.prompt_id\` AS tu_prompt_id, \`tu.version\` AS tu_version, \`tu.version_ref\` AS tu_version_ref, \`tu.role\` AS tu_role,
            \`tu.source\` AS tu_source, \`tu.message_index\` AS tu_message_index, template_inputs
            ${includeMessages ? ', conversation_history' : ''}

@@ -32,6 +32,7 @@ export interface ExecutionInput {
   error_message?: string;
   cost_usd?: number;
   session_id?: string;
+  user_id?: string;
   tags?: string[];
   metadata?: Record<string, string>;
   conversation_history?: Array<{ role: string; content?: string | null; [k: string]: unknown }>;
@@ -124,6 +125,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
       price_id: price?.price_id ?? '',
       usage_warnings: warnings,
       session_id: input.session_id ?? '',
+      user_id: input.user_id ?? '',
       tags: input.tags ?? [],
       metadata: input.metadata ?? {},
       span_count: 0,

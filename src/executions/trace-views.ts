@@ -10,6 +10,13 @@ import { spanTree, syntheticRoot, type TreeSpan } from './hierarchy.ts';
 import { timelineFromMessages } from './timeline.ts';
 import type { ExecutionQueries } from './queries.ts';
 import type { FullSpan, SpanQueries } from './spans.ts';
+import { mergeLogEvents } from '../ingest/assembly/log-messages.ts';
+
+/** A traced execution's spans, with the GenAI events sent as logs merged into their messages. */
+async function spansOf(spans: SpanQueries, projectId: string, traceId: string): Promise<FullSpan[]> {
+  const [list, events] = await Promise.all([spans.ofTrace(projectId, traceId), spans.logEventsOf(projectId, traceId)]);
+  return mergeLogEvents(list, events);
+}
 
 function json(s: string, fallback: unknown): unknown {
   if (!s) return fallback;
@@ -66,7 +73,7 @@ export function createTraceViews(deps: { queries: ExecutionQueries; spans: SpanQ
     async hierarchy(projectId: string, traceId: string) {
       const e = await deps.queries.get(projectId, traceId, false);
       if (!e) return undefined;
-      const spans = e.source === 'otlp' ? await deps.spans.ofTrace(projectId, traceId) : [];
+      const spans = e.source === 'otlp' ? await spansOf(deps.spans, projectId, traceId) : [];
       // A direct record, or a traced one whose raw spans retention has removed: one synthetic root.
       if (spans.length === 0) return { trace_id: e.trace_id, spans: [syntheticRoot(e)] };
       const counted = countedSpans(spans);
@@ -77,7 +84,7 @@ export function createTraceViews(deps: { queries: ExecutionQueries; spans: SpanQ
     async timeline(projectId: string, traceId: string, compactTools: boolean) {
       const e = await deps.queries.get(projectId, traceId, true);
       if (!e) return undefined;
-      const spans = e.source === 'otlp' ? await deps.spans.ofTrace(projectId, traceId) : [];
+      const spans = e.source === 'otlp' ? await spansOf(deps.spans, projectId, traceId) : [];
       if (spans.length === 0) return { trace_id: e.trace_id, events: timelineFromMessages((e.conversation_history ?? []) as never, compactTools) };
       const calls: LlmCall[] = [];
       const tools: ToolSpan[] = [];

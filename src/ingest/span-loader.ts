@@ -20,6 +20,8 @@ export interface IngestRecordHeader {
   n: number;
   /** Trace ids of the record's spans. */
   t: string[];
+  /** Columns of `spans` the payload was encoded with (absent in records written before it was kept). */
+  c?: number;
 }
 
 /** What the request kept in memory beside its record: its spans, for assembly without a read-back. */
@@ -29,8 +31,11 @@ export type IngestLog = WriteAheadLog<IngestRecordHeader, IngestMemo>;
 
 export interface SpanLoaderDeps {
   log: IngestLog;
-  /** Inserts the payloads' RowBinary rows into `spans` (one insert; the token makes a retry of the same batch a no-op). */
-  insertSpans(payloads: Buffer[], dedupToken: string): Promise<void>;
+  /**
+   * Inserts the payloads' RowBinary rows into `spans` (one insert; the token makes a retry of the
+   * same batch a no-op), encoded with `columns` columns (undefined: a record from before the count was kept).
+   */
+  insertSpans(payloads: Buffer[], dedupToken: string, columns: number | undefined): Promise<void>;
   /** Of these traces, the ones with spans or an execution already stored. */
   knownTraces(projectId: string, traceIds: string[]): Promise<Set<string>>;
   /** Writes the executions of traces whose every span is at hand; returns the traces it did not write (to be read back). */
@@ -113,10 +118,15 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
       fresh.set(projectId, candidates.filter((id) => !known.has(id)));
     }
 
-    await deps.insertSpans(
-      records.map((r) => r.payload!),
-      token,
-    );
+    // Records encoded before a migration appended columns to `spans` (replayed after an upgrade)
+    // are inserted with the columns they hold: one insert per run of records alike, normally one.
+    for (let i = 0; i < records.length; ) {
+      let j = i + 1;
+      while (j < records.length && records[j]!.header.c === records[i]!.header.c) j++;
+      const part = i === 0 && j === records.length ? token : `${token}-${i}`;
+      await deps.insertSpans(records.slice(i, j).map((r) => r.payload!), part, records[i]!.header.c);
+      i = j;
+    }
 
     const readBack: TraceRef[] = [];
     for (const [projectId, traces] of byProject) {

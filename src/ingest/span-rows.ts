@@ -31,6 +31,9 @@ export interface SpanRow {
   model: string;
   agent_id: string;
   session_id: string;
+  user_id: string;
+  tags: string[];
+  metadata: Record<string, string>;
   has_usage: number;
   tokens_in: number;
   tokens_out: number;
@@ -125,6 +128,9 @@ export function spanRow(projectId: string, span: DecodedSpan, mapped: MappedSpan
     model: mapped.model,
     agent_id: mapped.agentId,
     session_id: mapped.sessionId,
+    user_id: mapped.userId,
+    tags: mapped.tags,
+    metadata: mapped.metadata,
     has_usage: u ? 1 : 0,
     tokens_in: tokenCount(u?.tokensIn, notes, 'tokens_in'),
     tokens_out: tokenCount(u?.tokensOut, notes, 'tokens_out'),

@@ -40,6 +40,10 @@ export interface SpanExplanation {
   usage: MappedSpan['usage'] | null;
   provided_cost_usd: number | null;
   agent_id: string | null;
+  user_id: string | null;
+  session_id: string | null;
+  tags: string[];
+  metadata: Record<string, string>;
   prompts: MappedSpan['promptUsages'];
   messages: { input: number; output: number };
   mapped: Record<string, string>;
@@ -69,6 +73,10 @@ function explainSpan(span: DecodedSpan, m: MappedSpan): SpanExplanation {
     usage: m.usage ?? null,
     provided_cost_usd: m.providedCostUsd !== undefined ? Number(m.providedCostUsd) : null,
     agent_id: m.agentId || null,
+    user_id: m.userId || null,
+    session_id: m.sessionId || null,
+    tags: m.tags,
+    metadata: m.metadata,
     prompts: m.promptUsages,
     messages: { input: m.inputMessages.length, output: m.outputMessages.length },
     mapped: m.explain.mapped,
@@ -84,6 +92,7 @@ function memoOf(r: SpanRow, m: MappedSpan): StoredSpan {
     trace_id: r.trace_id, span_id: r.span_id, parent_span_id: r.parent_span_id, start_time_ns: r.start_time_ns, end_time_ns: r.end_time_ns,
     received_at: r.received_at, name: r.name, status_code: r.status_code, status_message: r.status_message, service_name: r.service_name,
     span_class: r.span_class, operation: r.operation, provider: r.provider, model: r.model, agent_id: r.agent_id, session_id: r.session_id,
+    user_id: r.user_id, tags: r.tags, metadata: r.metadata,
     has_usage: r.has_usage, tokens_in: String(r.tokens_in), tokens_out: String(r.tokens_out), tokens_cached_in: String(r.tokens_cached_in),
     tokens_cache_write_in: String(r.tokens_cache_write_in), tokens_reasoning: String(r.tokens_reasoning), cost_provided: r.cost_provided,
     tool_name: r.tool_name, tool_call_id: r.tool_call_id, error_message: r.error_message, prompt_usages: r.prompt_usages,
@@ -133,7 +142,7 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         throw new HttpError(413, `The request carries ${spans.length} spans rows (${sink.pos} bytes); one request may carry at most ${deps.maxQueueRows} rows and ${deps.maxQueueBytes} bytes`);
       }
       try {
-        await deps.log.append({ p: projectId, n: spans.length, t: [...traces.keys()] }, Buffer.from(sink.view()), memo);
+        await deps.log.append({ p: projectId, n: spans.length, t: [...traces.keys()], c: encoder.columns.length }, Buffer.from(sink.view()), memo);
       } catch (err) {
         if (err instanceof LogFullError) {
           deps.metrics.ingestRefused.inc({ reason: 'queue_full' });

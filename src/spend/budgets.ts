@@ -8,6 +8,7 @@ import { badRequest, paymentRequired } from '../errors.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
 import type { JobRunner } from '../../jobs/runner.ts';
+import type { Metrics } from '../metrics.ts';
 import type { AlertRow, BudgetRow, BudgetStore, EnforcementMode } from './budget-store.ts';
 import type { BudgetState, BudgetStateStore, BudgetStatus } from './budget-state.ts';
 import { nanos, percent, usd } from './money.ts';
@@ -31,7 +32,11 @@ export interface Clock {
   now(): Date;
 }
 
+/** What budgets count (src/metrics.ts): evaluations by status, alerts fired, webhook deliveries. */
+export type BudgetMetrics = Pick<Metrics, 'budgetEvaluations' | 'budgetAlerts' | 'alertDeliveries'>;
+
 interface Deps {
+  metrics: BudgetMetrics;
   store: BudgetStore;
   state: BudgetStateStore;
   ch: ClickHouseStore;
@@ -83,7 +88,7 @@ const presentAlert = (a: AlertRow) => ({
 });
 
 export function createBudgets(d: Deps) {
-  const { store, state, ch, jobs, config, clock, logger } = d;
+  const { store, state, ch, jobs, config, clock, logger, metrics } = d;
   const coldChecks = new Map<string, Promise<BudgetState>>();
 
   async function monthSpend(projectId: string, now: Date): Promise<bigint> {
@@ -105,6 +110,7 @@ export function createBudgets(d: Deps) {
       thresholdPct: b.alert_threshold_pct,
     });
     if (id === undefined) return; // already fired this month (here, on another worker, or before a restart)
+    metrics.budgetAlerts.inc({ kind });
     logger.info({ project_id: b.project_id, month, kind }, 'budget alert fired');
     if (!b.webhook_url) return;
     // Best effort: the alert row is committed; if the queue is unavailable the periodic
@@ -118,6 +124,17 @@ export function createBudgets(d: Deps) {
 
   /** Month-to-date spend against the budget: fires due alerts, publishes the state for checks. */
   async function evaluate(projectId: string): Promise<{ state: BudgetState; budget: BudgetRow | undefined }> {
+    try {
+      const r = await evaluateOnce(projectId);
+      metrics.budgetEvaluations.inc({ status: r.state.status });
+      return r;
+    } catch (err) {
+      metrics.budgetEvaluations.inc({ status: 'failed' });
+      throw err;
+    }
+  }
+
+  async function evaluateOnce(projectId: string): Promise<{ state: BudgetState; budget: BudgetRow | undefined }> {
     const readAt = Date.now(); // wall clock: orders evaluations (the injectable clock says which month)
     const now = clock.now();
     const month = monthOf(now);
@@ -273,6 +290,7 @@ export function createBudgets(d: Deps) {
         { 'X-Traceloom-Timestamp': timestamp, 'X-Traceloom-Signature': signature(a.webhook_secret, timestamp, body), 'X-Traceloom-Event': `budget.${a.kind}`, 'X-Traceloom-Event-Id': `evt_budget_${a.alert_id}` },
         { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate },
       );
+      metrics.alertDeliveries.inc({ outcome: r.ok ? 'delivered' : 'failed' });
       await store.recordAttempt(alertId, a.webhook_url, r);
       if (!r.ok) throw new Error(`webhook delivery of alert ${alertId} failed: ${r.error}`);
     },

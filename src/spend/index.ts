@@ -8,12 +8,12 @@ import { createStats } from './stats.ts';
 import { createAnalytics } from './analytics.ts';
 import { createBudgetStore } from './budget-store.ts';
 import { createBudgetStateStore } from './budget-state.ts';
-import { createBudgets, EVALUATE_JOB, WEBHOOK_JOB, type Clock } from './budgets.ts';
+import { createBudgets, EVALUATE_JOB, WEBHOOK_JOB, type BudgetMetrics, type Clock } from './budgets.ts';
 import { createRetention, RETENTION_JOB } from './retention.ts';
 
 export type { Clock };
 
-export function createSpend(config: Config, stores: Stores, logger: Logger, jobs: Pick<JobRunner, 'enqueue'>) {
+export function createSpend(config: Config, stores: Stores, logger: Logger, jobs: Pick<JobRunner, 'enqueue'>, metrics: BudgetMetrics) {
   const log = logger.child({ area: 'spend' });
   // Replaceable (tests move it to the next month); everything in spend reads time through it.
   const clock: Clock = { now: () => new Date() };
@@ -26,6 +26,7 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
     config: config.spend,
     clock,
     logger: log,
+    metrics,
   });
   const retention = createRetention(stores.clickhouse, stores.postgres, log);
 

@@ -23,6 +23,7 @@ export const RAW_TABLES = [
   { table: 'executions', column: 'started_at' },
   { table: 'template_usages', column: 'started_at' },
   { table: 'spans', column: 'start_time' },
+  { table: 'span_log_events', column: 'received_at' },
 ] as const;
 
 export interface RetentionSetting {

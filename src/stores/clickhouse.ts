@@ -31,8 +31,12 @@ export interface ClickHouseStore {
   insert(table: string, rows: readonly object[], settings?: ClickHouseSettings): Promise<void>;
   /** The encoder of a table's insertable columns (read once from system.columns). */
   encoderOf(table: string): Promise<RowEncoder>;
-  /** Rows already encoded by `encoderOf(table)`, as one insert. */
-  insertRowBinary(table: string, payloads: readonly Buffer[], settings?: ClickHouseSettings): Promise<void>;
+  /**
+   * Rows already encoded by `encoderOf(table)`, as one insert. `columns`: rows encoded with only the
+   * table's first `columns` columns (by an encoder of an earlier schema: migrations only append
+   * columns), the others taking their defaults.
+   */
+  insertRowBinary(table: string, payloads: readonly Buffer[], settings?: ClickHouseSettings, columns?: number): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -117,8 +121,10 @@ export function createClickHouse(config: Config): ClickHouseStore {
   }
 
   /** One INSERT of RowBinary bytes: a scratch file read by file() on the embedded engine, the request body on a server. */
-  async function sendRowBinary(table: string, payloads: readonly Buffer[], settings: ClickHouseSettings | undefined): Promise<void> {
-    const { defs } = await tableColumns(table);
+  async function sendRowBinary(table: string, payloads: readonly Buffer[], settings: ClickHouseSettings | undefined, columns?: number): Promise<void> {
+    const tableDefs = (await tableColumns(table)).defs;
+    if (columns !== undefined && (columns < 1 || columns > tableDefs.length)) throw new Error(`rows of ${table} encoded with ${columns} columns; the table has ${tableDefs.length}`);
+    const defs = columns === undefined ? tableDefs : tableDefs.slice(0, columns);
     const list = defs.map((d) => `\`${d.name}\``).join(', ');
     // The embedded engine keeps settings in its session from one statement to the next: an
     // insert without a token must say so, or it inherits the previous batch's token and is
@@ -153,9 +159,9 @@ export function createClickHouse(config: Config): ClickHouseStore {
         throw asStoreError('clickhouse', err);
       }
     },
-    async insertRowBinary(table: string, payloads: readonly Buffer[], settings?: ClickHouseSettings): Promise<void> {
+    async insertRowBinary(table: string, payloads: readonly Buffer[], settings?: ClickHouseSettings, columns?: number): Promise<void> {
       try {
-        await sendRowBinary(table, payloads, settings);
+        await sendRowBinary(table, payloads, settings, columns);
       } catch (err) {
         throw asStoreError('clickhouse', err);
       }

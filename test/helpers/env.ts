@@ -68,6 +68,9 @@ export async function testEnv(overrides: Record<string, string | undefined> = {}
     DATA_DIR: dataDir,
     CHDB_DIR: fileChdbDir(),
     PORT: '0',
+    // Off unless a test asks for it (with a free port it picked): services of parallel test files
+    // would otherwise all bind 4317.
+    OTLP_GRPC_PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     AUTH_REQUIRED: 'false',

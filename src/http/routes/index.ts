@@ -9,6 +9,7 @@ import { promptRoutes } from './prompts.ts';
 import { executionRoutes } from './executions.ts';
 import { spendRoutes } from './spend.ts';
 import { traceRoutes } from './traces.ts';
+import { otlpSignalRoutes } from './otlp-signals.ts';
 import type { Config } from '../../config.ts';
 import { modelPriceRoutes } from './model-prices.ts';
 import type { Domain } from '../../domain.ts';
@@ -36,6 +37,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...executionRoutes(deps.domain),
     ...spendRoutes(deps.domain),
     ...traceRoutes(deps.config, deps.domain.traces.ingest),
+    ...otlpSignalRoutes(deps.config, deps.domain.logs.ingest, deps.domain.metrics),
     ...modelPriceRoutes(deps.domain.prices.models),
     ...metricsRoutes(deps.config, deps.domain.metrics),
   ];

@@ -8,25 +8,8 @@ import type { Config } from '../../config.ts';
 import type { TraceIngest } from '../../ingest/traces.ts';
 import { decodeProtobufTraces } from '../../ingest/otlp/decode-protobuf.ts';
 import { decodeJsonTraces } from '../../ingest/otlp/decode-json.ts';
-import { encodeExportTraceServiceResponse } from '../../ingest/otlp/response.ts';
-import { inflateBody } from '../../ingest/otlp/inflate.ts';
-import { allows } from '../../auth/principal.ts';
-import { badRequest, forbidden, unsupportedMediaType } from '../errors.ts';
-import { readRaw } from '../body.ts';
-import type { RouteContext, RouteDef } from './types.ts';
-
-const PROTOBUF = ['application/x-protobuf', 'application/protobuf'];
-
-/** The project of an ingest request: the caller's, or the one X-Project-Id picks among several. */
-function ingestProject(ctx: RouteContext): string {
-  const p = ctx.state.principal!;
-  const asked = ctx.get('X-Project-Id');
-  const projectId = asked || p.projectId;
-  if (!projectId) throw badRequest('X-Project-Id: the credential names several projects or none; say which project the spans belong to');
-  const role = p.projects.get(projectId);
-  if (!role || !allows(role, 'write')) throw forbidden();
-  return projectId;
-}
+import { answerOtlp, ingestProject, readOtlpBody } from './otlp-request.ts';
+import type { RouteDef } from './types.ts';
 
 export function traceRoutes(config: Config, ingest: TraceIngest): RouteDef[] {
   return [
@@ -49,33 +32,11 @@ export function traceRoutes(config: Config, ingest: TraceIngest): RouteDef[] {
       },
       async handler(ctx) {
         const projectId = ingestProject(ctx);
-        const type = (ctx.get('Content-Type').split(';')[0] ?? '').trim().toLowerCase();
-        const isProtobuf = PROTOBUF.includes(type);
-        const isJson = type === 'application/json' || type.endsWith('+json');
-        if (!isProtobuf && !isJson) throw unsupportedMediaType(ctx.get('Content-Type') || undefined, 'application/x-protobuf or application/json');
-        const raw = await readRaw(ctx, config.limits.maxBodyBytes);
-        const body = await inflateBody(raw, ctx.get('Content-Encoding') || undefined, config.limits.maxInflatedBytes);
-        let decoded;
-        if (isProtobuf) {
-          decoded = decodeProtobufTraces(body);
-        } else {
-          let doc: unknown;
-          try {
-            doc = JSON.parse(body.toString('utf8'));
-          } catch (err) {
-            throw badRequest(`Request body is not valid JSON: ${(err as Error).message}`);
-          }
-          decoded = decodeJsonTraces(doc);
-        }
+        const req = await readOtlpBody(ctx, config);
+        const decoded = req.isProtobuf ? decodeProtobufTraces(req.body) : decodeJsonTraces(req.json());
         const explain = (ctx.state.query as { explain: boolean }).explain;
         const result = await ingest.ingest(projectId, decoded, { explain });
-        ctx.status = 200;
-        if (isJson || explain || /application\/json/i.test(ctx.get('Accept'))) {
-          ctx.body = result;
-          return;
-        }
-        ctx.type = 'application/x-protobuf';
-        ctx.body = Buffer.from(encodeExportTraceServiceResponse(result.spans_rejected, result.errors.join('; ')));
+        answerOtlp(ctx, req, explain, result, result.spans_rejected, result.errors.join('; '));
       },
     },
   ];

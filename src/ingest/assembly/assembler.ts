@@ -14,6 +14,8 @@ import type { JobProcessor, JobRunner } from '../../../jobs/runner.ts';
 import { toClickHouseTime } from '../../time.ts';
 import type { Lease, PendingTraces, TraceRef } from './pending.ts';
 import { summarizeTrace, type StoredSpan, type SummarizeDeps } from './summarize.ts';
+import type { Template } from '../../prompts/template.ts';
+import { mergeLogEvents, readLogEvents } from './log-messages.ts';
 
 export const ASSEMBLY_JOB = 'trace-assembly';
 
@@ -44,7 +46,7 @@ interface Current {
 const MAX_BATCHES_PER_RUN = 10;
 
 const SPAN_COLUMNS = `trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, received_at, name, status_code, status_message,
-  service_name, span_class, operation, provider, model, agent_id, session_id, has_usage, tokens_in, tokens_out, tokens_cached_in,
+  service_name, span_class, operation, provider, model, agent_id, session_id, user_id, tags, metadata, has_usage, tokens_in, tokens_out, tokens_cached_in,
   tokens_cache_write_in, tokens_reasoning, toString(cost_provided) AS cost_provided, tool_name, tool_call_id, error_message,
   prompt_usages, if(span_class IN ('inference', 'tool'), messages, '') AS messages`;
 
@@ -86,6 +88,9 @@ export function createAssembler(deps: AssemblerDeps) {
       if (!list) byTrace.set(r.trace_id, (list = []));
       list.push(r);
     }
+    // GenAI events sent as logs fill what their spans do not carry (log-messages.ts).
+    const events = await readLogEvents(deps.clickhouse, projectId, [...byTrace.keys()]);
+    for (const [traceId, spans] of events.size > 0 ? byTrace : []) byTrace.set(traceId, mergeLogEvents(spans, events.get(traceId)));
     return byTrace;
   }
 
@@ -153,6 +158,7 @@ export function createAssembler(deps: AssemblerDeps) {
   /** Prompt lookups shared by a batch of traces (they mostly name the same prompts). */
   function batchSummarizeDeps(): SummarizeDeps {
     const resolved = new Map<string, Promise<number | undefined>>();
+    const templates = new Map<string, Promise<Template | undefined>>();
     return {
       prices: deps.prices,
       resolvePrompt(p, promptId, ref) {
@@ -161,15 +167,23 @@ export function createAssembler(deps: AssemblerDeps) {
         if (!v) resolved.set(key, (v = deps.resolvePrompt(p, promptId, ref)));
         return v;
       },
+      promptTemplate(p, promptId, version) {
+        const key = `${promptId}\u0000${version}`;
+        let t = templates.get(key);
+        if (!t) templates.set(key, (t = deps.promptTemplate?.(p, promptId, version) ?? Promise.resolve(undefined)));
+        return t;
+      },
     };
   }
 
-  /** Of these traces, the ones with spans or an execution stored (light key reads, no FINAL). */
+  /** Of these traces, the ones with spans, an execution or GenAI log events stored (light key reads, no FINAL): those are read back. */
   async function knownTraces(projectId: string, traceIds: string[]): Promise<Set<string>> {
     const rows = await deps.clickhouse.query<{ trace_id: string }>(
       `SELECT DISTINCT trace_id FROM spans WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}
        UNION DISTINCT
-       SELECT trace_id FROM execution_traces WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}`,
+       SELECT trace_id FROM execution_traces WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}
+       UNION DISTINCT
+       SELECT DISTINCT trace_id FROM span_log_events WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}`,
       { p: projectId, ids: traceIds },
       'assembly.known',
     );
@@ -308,10 +322,17 @@ export function createAssembler(deps: AssemblerDeps) {
   async function recover(sinceMs: number, limit = 100_000): Promise<number> {
     const since = toClickHouseTime(new Date(sinceMs));
     const [candidates, assembled] = await Promise.all([
+      // Traces that received generative-AI spans, or GenAI log events for their spans, since then.
       deps.clickhouse.query<{ project_id: string; trace_id: string; last: string }>(
-        `SELECT project_id, trace_id, max(received_at) AS last FROM spans
-         WHERE received_at >= toDateTime64({since:String}, 3, 'UTC')
-         GROUP BY project_id, trace_id HAVING countIf(span_class = 'inference') > 0 ORDER BY last DESC LIMIT {limit:UInt32}`,
+        `SELECT project_id, trace_id, max(last) AS last FROM (
+           SELECT project_id, trace_id, max(received_at) AS last FROM spans
+           WHERE received_at >= toDateTime64({since:String}, 3, 'UTC')
+           GROUP BY project_id, trace_id HAVING countIf(span_class = 'inference') > 0
+           UNION ALL
+           SELECT project_id, trace_id, max(received_at) AS last FROM span_log_events
+           WHERE received_at >= toDateTime64({since:String}, 3, 'UTC')
+           GROUP BY project_id, trace_id)
+         GROUP BY project_id, trace_id ORDER BY last DESC LIMIT {limit:UInt32}`,
         { since, limit },
         'assembly.recover.spans',
       ),

@@ -11,9 +11,12 @@ import { fromScaled, NANOS, toScaled } from '../../pricing/decimal.ts';
 import { toClickHouseTime } from '../../time.ts';
 import { canonicalJson } from '../../prompts/template.ts';
 import { mergeConversation, plainConversation, type LlmCall, type ToolSpan } from '../../executions/conversation.ts';
+import type { Template } from '../../prompts/template.ts';
+import { executionAttributes } from './execution-attributes.ts';
+import { locateTemplate } from './template-location.ts';
 
 type ReadBackColumns = 'trace_id' | 'span_id' | 'parent_span_id' | 'start_time_ns' | 'end_time_ns' | 'received_at' | 'name' | 'status_code'
-  | 'status_message' | 'service_name' | 'span_class' | 'operation' | 'provider' | 'model' | 'agent_id' | 'session_id' | 'tool_name'
+  | 'status_message' | 'service_name' | 'span_class' | 'operation' | 'provider' | 'model' | 'agent_id' | 'session_id' | 'user_id' | 'tags' | 'metadata' | 'tool_name'
   | 'tool_call_id' | 'error_message' | 'prompt_usages' | 'messages';
 
 /** The columns of `spans` that assembly reads (one row per span, duplicates removed): 64-bit counts and decimals come back as text. */
@@ -40,6 +43,8 @@ export interface SummarizeDeps {
   prices: PriceResolver;
   /** The concrete version of a prompt reference, or undefined when the prompt or version does not exist. */
   resolvePrompt(projectId: string, promptId: string, versionRef: string): Promise<number | undefined>;
+  /** The template of a prompt version, to find where the usage sits in the conversation (message_index); undefined when unknown. */
+  promptTemplate?(projectId: string, promptId: string, version: number): Promise<Template | undefined>;
 }
 
 export interface ParsedMessages {
@@ -189,9 +194,15 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     tools.push({ spanId: s.span_id, callId: s.tool_call_id, name: s.tool_name, startNs: big(s.start_time_ns), endNs: big(s.end_time_ns), isError: s.status_code === 'ERROR', arguments: m.tool_arguments, result: m.tool_result });
   }
   const conversation = plainConversation(mergeConversation(calls, tools));
+  const locations = await Promise.all(
+    usages.map(async (u) => {
+      const template = await deps.promptTemplate?.(projectId, u.prompt_id, u.version);
+      return template === undefined ? undefined : locateTemplate(template, u.inputs, conversation);
+    }),
+  );
 
   const errorSpan = spans.find((s) => s.status_code === 'ERROR');
-  const sessionId = spans.find((s) => s.session_id)?.session_id ?? '';
+  const attributes = executionAttributes(spans);
   const row = {
     project_id: projectId,
     started_at: toClickHouseTime(startedAt),
@@ -214,16 +225,17 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     cost_computed_usd: anyComputed && (costSource === 'computed' || allComputed) ? fromScaled(computedNanos, NANOS) : null,
     price_id: main?.priceId ?? '',
     usage_warnings: warnings,
-    session_id: sessionId,
-    tags: [] as string[],
-    metadata: {} as Record<string, string>,
+    session_id: attributes.session_id,
+    user_id: attributes.user_id,
+    tags: attributes.tags,
+    metadata: attributes.metadata,
     span_count: spans.length,
     'tu.prompt_id': usages.map((u) => u.prompt_id),
     'tu.version': usages.map((u) => u.version),
     'tu.version_ref': usages.map((u) => u.version_ref),
-    'tu.role': usages.map(() => ''),
+    'tu.role': locations.map((l) => l?.role ?? ''),
     'tu.source': usages.map(() => 'otlp'),
-    'tu.message_index': usages.map(() => -1),
+    'tu.message_index': locations.map((l) => l?.messageIndex ?? -1),
     template_inputs: JSON.stringify(usages.map((u) => u.inputs)),
     conversation_history: JSON.stringify(conversation),
   };

@@ -12,6 +12,7 @@ import { mapPromptUsages } from './prompts.ts';
 import { G } from './keys.ts';
 import { mapProvider } from './provider.ts';
 import { readUsage } from './usage.ts';
+import { mapTraceAttributes } from './trace-attributes.ts';
 
 export { normaliseProvider, providerFromHost, providerFromModel } from './provider.ts';
 export { normalizeMessages } from './normalize.ts';
@@ -52,6 +53,7 @@ function mapUnsafe(span: DecodedSpan): MappedSpan {
   const tool = mapTool(ctx, spanClass);
   const hasEvents = Array.isArray(span.events) && span.events.length > 0;
   const messages = g & G.MESSAGES || hasEvents ? mapMessages(ctx, scan, spanClass) : undefined;
+  const attrs = g & G.TRACE ? mapTraceAttributes(ctx, scan.metadataKeys ?? []) : { userId: '', tags: [], metadata: {} };
 
   const mapped: MappedSpan = {
     spanClass,
@@ -60,6 +62,7 @@ function mapUnsafe(span: DecodedSpan): MappedSpan {
     model,
     agentId: g & G.AGENT ? mapAgent(ctx) : '',
     sessionId: g & G.SESSION ? mapSession(ctx) : '',
+    ...attrs,
     toolName: tool.toolName,
     toolCallId: tool.toolCallId,
     promptUsages: g & G.PROMPT ? mapPromptUsages(ctx, scan) : [],
@@ -90,6 +93,9 @@ export function mapSpan(span: DecodedSpan): MappedSpan {
       model: '',
       agentId: '',
       sessionId: '',
+      userId: '',
+      tags: [],
+      metadata: {},
       toolName: '',
       toolCallId: '',
       promptUsages: [],

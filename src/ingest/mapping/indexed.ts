@@ -5,7 +5,7 @@
 // Map, so a key like `llm.input_messages.999999.message.role` costs one entry, not an array.
 import type { AttrValue, NormalizedMessage } from '../otlp/span.ts';
 import { LIMITS, type SpanCtx } from './context.ts';
-import { G, KEY_GROUPS } from './keys.ts';
+import { G, KEY_GROUPS, METADATA_PREFIXES } from './keys.ts';
 import { normalizeMessage } from './normalize.ts';
 
 /** index → (the rest of the key after "N.") → value */
@@ -21,6 +21,8 @@ export interface KeyScan {
   tlIn?: Indexed;
   tlOut?: Indexed;
   promptVars?: Record<string, AttrValue>;
+  /** keys of the metadata families (`langfuse.trace.metadata.*`, `traceloop.association.properties.*`, `ai.telemetry.metadata.*`) */
+  metadataKeys?: string[];
 }
 
 const OI_IN = 'llm.input_messages.';
@@ -28,6 +30,7 @@ const OI_OUT = 'llm.output_messages.';
 const TL_IN = 'gen_ai.prompt.';
 const TL_OUT = 'gen_ai.completion.';
 const PROMPT_VAR = 'gen_ai.prompt.variable.';
+const [LF_META, TL_META, AI_META] = METADATA_PREFIXES as [string, string, string];
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
@@ -60,7 +63,10 @@ export function scanKeys(ctx: SpanCtx): KeyScan {
       continue;
     }
     const c = key.charCodeAt(0);
-    if (c === 108 /* l */) {
+    const metaPrefix = c === 108 /* l */ ? LF_META : c === 116 /* t */ ? TL_META : c === 97 /* a */ ? AI_META : undefined;
+    if (metaPrefix !== undefined && key.length > metaPrefix.length && key.startsWith(metaPrefix)) {
+      (scan.metadataKeys ??= []).push(key);
+    } else if (c === 108 /* l */) {
       if (key.startsWith(OI_IN)) {
         if (!addIndexed((scan.oiIn ??= new Map()), key, OI_IN.length, a[key]!)) ctx.ignore(key, 'not an indexed message key');
       } else if (key.startsWith(OI_OUT)) {
@@ -78,6 +84,7 @@ export function scanKeys(ctx: SpanCtx): KeyScan {
   }
   if (scan.oiIn || scan.oiOut || scan.tlIn || scan.tlOut) scan.groups |= G.MESSAGES;
   if (scan.promptVars) scan.groups |= G.PROMPT;
+  if (scan.metadataKeys) scan.groups |= G.TRACE;
   return scan;
 }
 

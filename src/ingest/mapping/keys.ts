@@ -13,6 +13,8 @@ export const G = {
   SESSION: 64,
   PROMPT: 128,
   MESSAGES: 256,
+  /** user, tags, metadata (trace-attributes.ts) */
+  TRACE: 512,
 } as const;
 
 export const CLASS_KEYS = [
@@ -86,6 +88,12 @@ export const SESSION_KEYS = [
   'gcp.vertex.agent.session_id',
 ];
 
+export const USER_KEYS = ['user.id', 'langfuse.user.id', 'ai.telemetry.metadata.userId', 'traceloop.association.properties.user_id', 'enduser.id'];
+export const TAG_KEYS = ['tag.tags', 'langfuse.trace.tags', 'ai.telemetry.metadata.tags'];
+export const METADATA_OBJECT_KEYS = ['metadata', 'langfuse.trace.metadata'];
+/** Families of `<prefix><key>` metadata, gathered by the attribute scan (indexed.ts). */
+export const METADATA_PREFIXES = ['langfuse.trace.metadata.', 'traceloop.association.properties.', 'ai.telemetry.metadata.'];
+
 export const TOOL_NAME_KEYS = ['gen_ai.tool.name', 'tool.name', 'ai.toolCall.name', 'spring.ai.tool.definition.name'];
 export const TOOL_ID_KEYS = ['gen_ai.tool.call.id', 'ai.toolCall.id', 'tool_call.id', 'tool.id'];
 export const TOOL_ARG_KEYS = ['gen_ai.tool.call.arguments', 'ai.toolCall.args', 'ai.toolCall.input', 'spring.ai.tool.call.arguments', 'tool_arguments', 'gcp.vertex.agent.tool_call_args', 'input.value'];
@@ -140,5 +148,6 @@ export const KEY_GROUPS: ReadonlyMap<string, number> = (() => {
   add(SESSION_KEYS, G.SESSION);
   add(PROMPT_KEYS, G.PROMPT);
   add(MESSAGE_KEYS, G.MESSAGES);
+  add([...USER_KEYS, ...TAG_KEYS, ...METADATA_OBJECT_KEYS], G.TRACE);
   return m;
 })();

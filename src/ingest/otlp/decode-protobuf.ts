@@ -2,51 +2,28 @@
 // Only the fields we keep are decoded; everything else is skipped by wire type. Every declared
 // length is checked against its enclosing message before anything is read or allocated, so a
 // hostile body costs at most one pass over its own bytes. Field numbers: reference part 4.
-import { badRequest, HttpError } from '../../errors.ts';
-import { DEFAULT_DECODE_LIMITS, type AttrValue, type Attributes, type DecodedEvent, type DecodedLink, type DecodedSpan, type DecodeLimits, type DecodeResult, type RejectedSpan } from './span.ts';
-import { addNote, charsNote, countNote, cutChars, depthNote, echoId, idProblem, knownOr0, setAttr } from './validate.ts';
-import { Malformed, utf8, WireReader } from './proto-wire.ts';
+import { DEFAULT_DECODE_LIMITS, type Attributes, type DecodedEvent, type DecodedLink, type DecodedSpan, type DecodeLimits, type DecodeResult, type RejectedSpan } from './span.ts';
+import { addNote, countNote, echoId, idProblem, knownOr0 } from './validate.ts';
+import { AttributeReader, decodeOrRefuse, T_LEN1, T_LEN2, T_LEN3, T_LEN4 } from './proto-attributes.ts';
 
 export function decodeProtobufTraces(body: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): DecodeResult {
   // A Buffer view (no copy) makes protobufjs pick its BufferReader and lets us use native hex/utf8.
   const buf = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const decoder = new TraceRequestDecoder(buf, limits);
-  try {
-    decoder.request();
-  } catch (err) {
-    if (err instanceof HttpError) throw err;
-    // protobufjs throws RangeError("index out of range ...") when a read runs off the buffer.
-    const message = err instanceof Error ? err.message : String(err);
-    const what = message.startsWith('index out of range') ? `truncated (${message})` : err instanceof RangeError ? `values nested too deeply (${message})` : message;
-    throw badRequest(`Request body is not a valid OTLP ExportTraceServiceRequest: ${what}`);
-  }
+  decodeOrRefuse('ExportTraceServiceRequest', () => decoder.request());
   return { spans: decoder.spans, rejected: decoder.rejected };
 }
 
-// Tags (field << 3 | wire type) of the fields we read.
-const T_LEN1 = 0x0a; // field 1, length-delimited
-const T_LEN2 = 0x12;
-const T_LEN3 = 0x1a;
-const T_LEN4 = 0x22;
-
-class TraceRequestDecoder extends WireReader {
+class TraceRequestDecoder extends AttributeReader {
   readonly spans: DecodedSpan[] = [];
   readonly rejected: RejectedSpan[] = [];
   private index = 0;
-  // Where the value being decoded sits, for the notes (built only when something is cut).
-  private notes: string[] = [];
-  private ctx = 'attributes';
-  private ctxIndex = -1;
-  private attrKey = '';
   // Status is read into these to avoid returning a small object.
   private statusCode = 0;
   private statusMessage = '';
 
-  constructor(
-    buf: Buffer,
-    private readonly limits: DecodeLimits,
-  ) {
-    super(buf);
+  constructor(buf: Buffer, limits: DecodeLimits) {
+    super(buf, limits);
   }
 
   request(): void {
@@ -57,24 +34,6 @@ class TraceRequestDecoder extends WireReader {
       if (tag === T_LEN1) this.resourceSpans(this.sub(end));
       else this.skip(tag, end);
     }
-  }
-
-  /** A string value, cut to maxValueChars. Byte length ≥ character count, so short ones skip the check. */
-  private cutString(end: number): string {
-    const stop = this.sub(end);
-    const start = this.r.pos;
-    this.r.pos = stop;
-    if (start === stop) return '';
-    const s = utf8(this.buf, start, stop);
-    const max = this.limits.maxValueChars;
-    if (stop - start <= max || s.length <= max) return s;
-    addNote(this.notes, charsNote(this.where(), s.length, max));
-    return cutChars(s, max);
-  }
-
-  private where(): string {
-    const base = this.ctxIndex >= 0 ? `${this.ctx}[${this.ctxIndex}].attributes` : this.ctx;
-    return this.attrKey === '' ? base : `${base}.${this.attrKey}`;
   }
 
   private resourceSpans(end: number): void {
@@ -94,20 +53,6 @@ class TraceRequestDecoder extends WireReader {
     const max = this.limits.maxAttributes;
     if (attrsSent > max) addNote(resourceNotes, countNote('resource.attributes', attrsSent, max));
     if (resourceNotes.length > 0) for (let i = first; i < this.spans.length; i++) this.spans[i]!.truncated.push(...resourceNotes);
-  }
-
-  /** Resource: attributes (1). Returns how many were sent; keeps up to maxAttributes across merges. */
-  private resource(end: number, target: Attributes, notes: string[], alreadySent: number): number {
-    const r = this.r;
-    this.notes = notes;
-    let sent = 0;
-    while (r.pos < end) {
-      const tag = r.uint32();
-      if (tag === T_LEN1) this.attribute(end, target, alreadySent + sent++, 'resource.attributes', -1);
-      else this.skip(tag, end);
-    }
-    this.done(end);
-    return sent;
   }
 
   private scopeSpans(end: number, resource: Attributes): void {
@@ -246,100 +191,4 @@ class TraceRequestDecoder extends WireReader {
     this.done(end);
   }
 
-  /** The n-th KeyValue of a repeated attributes field; past maxAttributes it is skipped unread. */
-  private attribute(end: number, target: Attributes, n: number, ctx: string, ctxIndex: number): void {
-    const stop = this.sub(end);
-    if (n >= this.limits.maxAttributes) {
-      this.r.pos = stop;
-      return;
-    }
-    this.ctx = ctx;
-    this.ctxIndex = ctxIndex;
-    this.keyValue(stop, target, 0);
-  }
-
-  /** KeyValue: key (1), value (2). The value is decoded after the loop so its notes can name the key. */
-  private keyValue(end: number, target: Attributes | { [key: string]: AttrValue }, depth: number): void {
-    const r = this.r;
-    let key = '';
-    let valueStart = -1;
-    let valueEnd = -1;
-    while (r.pos < end) {
-      const tag = r.uint32();
-      if (tag === T_LEN1) key = this.string(end);
-      else if (tag === T_LEN2) {
-        valueEnd = this.sub(end);
-        valueStart = r.pos;
-        r.pos = valueEnd;
-      } else this.skip(tag, end);
-    }
-    this.done(end);
-    let value: AttrValue = null;
-    if (valueStart >= 0) {
-      if (depth === 0) this.attrKey = key;
-      r.pos = valueStart;
-      value = this.anyValue(valueEnd, depth);
-      r.pos = end;
-    }
-    setAttr(target, key, value);
-  }
-
-  /** AnyValue (a oneof; the last field present wins). An empty AnyValue is null. */
-  private anyValue(end: number, depth: number): AttrValue {
-    const r = this.r;
-    let v: AttrValue = null;
-    while (r.pos < end) {
-      const tag = r.uint32();
-      switch (tag) {
-        case 0x0a: v = this.cutString(end); break; // 1 string_value
-        case 0x10: v = r.bool(); break; // 2 bool_value
-        case 0x18: v = this.int64(end); break; // 3 int_value
-        case 0x21: v = r.double(); break; // 4 double_value
-        case 0x2a: v = this.container(this.sub(end), depth, false); break; // 5 array_value
-        case 0x32: v = this.container(this.sub(end), depth, true); break; // 6 kvlist_value
-        case 0x3a: { // 7 bytes_value, kept as base64
-          const stop = this.sub(end);
-          const start = r.pos;
-          r.pos = stop;
-          v = this.buf.toString('base64', start, stop);
-          if (v.length > this.limits.maxValueChars) {
-            addNote(this.notes, charsNote(this.where(), v.length, this.limits.maxValueChars));
-            v = v.slice(0, this.limits.maxValueChars);
-          }
-          break;
-        }
-        default: this.skip(tag, end);
-      }
-    }
-    this.done(end);
-    return v;
-  }
-
-  /** ArrayValue / KeyValueList: values (1). Beyond maxDepth the whole container is skipped, not read. */
-  private container(end: number, depth: number, isKvlist: boolean): AttrValue {
-    const r = this.r;
-    if (depth >= this.limits.maxDepth) {
-      addNote(this.notes, depthNote(this.where(), this.limits.maxDepth));
-      r.pos = end;
-      return null;
-    }
-    if (isKvlist) {
-      const obj: { [key: string]: AttrValue } = {};
-      while (r.pos < end) {
-        const tag = r.uint32();
-        if (tag === T_LEN1) this.keyValue(this.sub(end), obj, depth + 1);
-        else this.skip(tag, end);
-      }
-      this.done(end);
-      return obj;
-    }
-    const arr: AttrValue[] = [];
-    while (r.pos < end) {
-      const tag = r.uint32();
-      if (tag === T_LEN1) arr.push(this.anyValue(this.sub(end), depth + 1));
-      else this.skip(tag, end);
-    }
-    this.done(end);
-    return arr;
-  }
 }

@@ -1,8 +1,10 @@
 // ExportTraceServiceResponse, protobuf and OTLP/JSON. Full success is an empty message (zero bytes,
 // `{}`): `partial_success` is set only when spans were rejected or there is a warning to pass on.
+// ExportLogsServiceResponse and ExportMetricsServiceResponse have the same wire shape (partial
+// success 1 { rejected_log_records / rejected_data_points 1, error_message 2 }): one encoder.
 import protobuf from 'protobufjs/minimal.js';
 
-export function encodeExportTraceServiceResponse(rejectedSpans: number, errorMessage: string): Uint8Array {
+export function encodeExportResponse(rejectedSpans: number, errorMessage: string): Uint8Array {
   if (!(rejectedSpans > 0) && errorMessage === '') return new Uint8Array(0);
   const w = protobuf.Writer.create();
   w.uint32(0x0a).fork(); // 1 partial_success (ExportTracePartialSuccess)

@@ -112,6 +112,10 @@ export interface MappedSpan {
   /** The agent named on this span itself ('' when none; assembly falls back to ancestors, then service.name) */
   agentId: string;
   sessionId: string;
+  /** The user the span ran for, its tags and metadata, from any convention (mapping/trace-attributes.ts) */
+  userId: string;
+  tags: string[];
+  metadata: Record<string, string>;
   toolName: string;
   toolCallId: string;
   /** tool spans: arguments and result when the span carries them */
