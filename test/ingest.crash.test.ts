@@ -109,8 +109,12 @@ describe(`ingest survives kill -9 (${mode} mode)`, () => {
       }
       // Spans stored once, as readers see them: each acknowledged trace shows its two spans.
       for (const id of [...acked].slice(0, 20)) {
-        const h = await getJson(`${svc.url}/api/projects/${P}/executions/${id}/hierarchy`);
-        expect(h.status).toBe(200);
+        // Right after recovery a read-back may be writing a trace's row: the detail is polled, and
+        // a trace that stays unreadable fails the test.
+        const h = await until(async () => {
+          const r = await getJson(`${svc.url}/api/projects/${P}/executions/${id}/hierarchy`);
+          return r.status === 200 ? r : undefined;
+        }, `the hierarchy of acknowledged trace ${id}`, 30_000);
         const count = (nodes: Array<{ children?: unknown[] }>): number => nodes.reduce((n, s) => n + 1 + count((s.children ?? []) as never), 0);
         expect(count(h.body.spans)).toBe(2);
       }
