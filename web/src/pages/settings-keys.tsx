@@ -24,7 +24,7 @@ export function ApiKeys({ p, me }: { p: string; me: MeContext }) {
   });
   return (
     <Card title="API keys">
-      {me.auth_method === 'api_key' && <p class="muted small">Creating and revoking keys may need a signed-in identity-provider token: the API says so below if it refuses.</p>}
+      {me.auth_method === 'api_key' && <p class="muted small">Creating and revoking keys needs a signed-in identity-provider token (JWT), or the admin CLI (npm run admin -- create-key).</p>}
       <Form class="inline" onSubmit={() => create.run()}>
         <input name="key_name" placeholder="name, e.g. billing-agent" required maxLength={100} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
         <label>

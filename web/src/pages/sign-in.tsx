@@ -63,7 +63,7 @@ export function SignIn({ error, signedIn, onSignedIn }: { error?: ApiError; sign
         <details>
           <summary>No key yet?</summary>
           <p>An operator creates the first key of a project on the server:</p>
-          <pre>npm run admin -- create-key --project my-project --name console</pre>
+          <pre>npm run -s admin -- create-key --project my-project --name console --role admin</pre>
           <p>
             For local development, start the API with <code>AUTH_REQUIRED=false</code>: the console then opens without a credential.
           </p>
