@@ -104,10 +104,11 @@ describe('OTLP/gRPC', () => {
     expect(metrics).toMatch(/traceloom_grpc_requests_total\{method="TraceService\/Export",code="OK"[^}]*\} 4/);
   });
 
-  it('the gRPC logs exporter\'s GenAI events join their span', async () => {
+  it('the gRPC logs exporter\'s GenAI events join their span (its key sent as a bearer token)', async () => {
     const t = grpcTracing({ 'x-api-key': key });
     const span = t.tracer.startSpan('chat', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini' } });
-    const logs = logging(target(), { protocol: 'grpc', headers: { 'x-api-key': key } });
+    // `authorization: Bearer tl_…` is the API key too (collectors that only speak bearer auth).
+    const logs = logging(target(), { protocol: 'grpc', headers: { authorization: `Bearer ${key}` } });
     logs.event('gen_ai.user.message', { content: 'over gRPC?' }, span.spanContext());
     logs.event('gen_ai.choice', { index: 0, message: { content: 'yes' } }, span.spanContext());
     await logs.flush();

@@ -11,6 +11,7 @@ import { getJson, startTestService, type TestService } from './helpers/service.t
 import { until } from './helpers/wait.ts';
 import { exporting } from './helpers/otel.ts';
 import { logging } from './helpers/otel-signals.ts';
+import { toClickHouseTime } from '../src/time.ts';
 
 let svc: TestService;
 const P = 'default';
@@ -126,6 +127,29 @@ describe('GenAI events as logs join their spans', () => {
       return r.status === 200 && r.body.events.length >= 2 ? r.body.events : undefined;
     }, 'merged timeline');
     expect(events.map((e: any) => e.content)).toEqual(['from the span', 'answer from a log']);
+  });
+});
+
+describe('after a restart', () => {
+  it('a trace whose events were stored after its execution, and not yet assembled again, is found and corrected', async () => {
+    const chat = chatSpan('proto');
+    await chat.send();
+    const traceId = chat.ctx.traceId;
+    await until(async () => (await getJson(api(`/executions/${traceId}`))).status === 200, 'execution');
+    // Stored, then the process died before the trace was marked: the mark (in memory) is lost.
+    await new Promise((r) => setTimeout(r, 20)); // a later received_at than the execution's
+    await svc.stores.clickhouse.insert('span_log_events', [
+      {
+        project_id: P, trace_id: traceId, span_id: chat.ctx.spanId, time_ns: String(Date.now() * 1e6), received_at: toClickHouseTime(new Date()),
+        seq: 0, event_name: 'gen_ai.user.message', record_hash: 'h1', attributes: JSON.stringify({ content: 'found again' }),
+      },
+    ]);
+    expect(await svc.domain.traces.assembler.recover(Date.now() - 3_600_000)).toBeGreaterThanOrEqual(1);
+    const e = await until(async () => {
+      const r = await getJson(api(`/executions/${traceId}?include_messages=true`));
+      return r.body.conversation_history?.length === 1 ? r.body : undefined;
+    }, 'the recovered trace assembled with its events');
+    expect(e.conversation_history).toEqual([{ role: 'user', content: 'found again' }]);
   });
 });
 
