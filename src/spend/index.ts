@@ -10,6 +10,8 @@ import { createBudgetStore } from './budget-store.ts';
 import { createBudgetStateStore } from './budget-state.ts';
 import { createBudgets, EVALUATE_JOB, WEBHOOK_JOB, type BudgetMetrics, type Clock } from './budgets.ts';
 import { createRetention, RETENTION_JOB } from './retention.ts';
+import { createBreakdowns } from './breakdowns.ts';
+import { createSpendRollupRepository } from './spend-rollup-repository.ts';
 
 export type { Clock };
 
@@ -34,6 +36,7 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
     clock,
     stats: createStats(stores.clickhouse, stores.postgres, now),
     analytics: createAnalytics(stores.clickhouse, now),
+    breakdowns: createBreakdowns(createSpendRollupRepository(stores.clickhouse), now),
     budgets,
     retention,
 

@@ -4,14 +4,23 @@ import type { Domain } from '../../domain.ts';
 import type { BudgetInput } from '../../spend/budgets.ts';
 import type { AnalyticsQuery } from '../../spend/analytics.ts';
 import type { WindowQuery } from '../../spend/stats.ts';
+import type { BreakdownQuery } from '../../spend/breakdowns.ts';
 import type { RouteDef } from './types.ts';
 
 const P = '/api/projects/:project_id';
 const tag = 'spend';
 
 export function spendRoutes(domain: Domain): RouteDef[] {
-  const { stats, analytics, budgets, retention } = domain.spend;
+  const { stats, analytics, budgets, retention, breakdowns } = domain.spend;
   return [
+    {
+      method: 'GET', path: `${P}/spend`, operationId: 'getSpendBreakdown', tag, access: 'authenticated', need: 'read', query: 'SpendBreakdownQuery',
+      summary: 'Spend grouped by time, provider, model, agent, user, session, tag, prompt or metadata.<key>, each also a filter; costliest first, the rest in `other`',
+      responses: { 200: { description: 'The breakdown', schema: 'SpendBreakdown' } },
+      async handler(ctx) {
+        ctx.body = await breakdowns.breakdown(ctx.state.projectId!, ctx.state.query as BreakdownQuery);
+      },
+    },
     {
       method: 'GET', path: `${P}/stats`, operationId: 'getProjectStats', tag, access: 'authenticated', need: 'read', query: 'StatsQuery',
       summary: 'Spend of the project over whole UTC days (default: the last 30), from the daily rollups',
