@@ -29,6 +29,9 @@ const PROMPT_ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 import { parseVersionRef } from './prompts/service.ts';
 import type { Template } from './prompts/template.ts';
 import { createSpend, type Spend } from './spend/index.ts';
+import { createReprice, type Reprice } from './spend/reprice.ts';
+import { createRepriceLedger } from './spend/reprice-ledger.ts';
+import { createRepriceJobStore } from './spend/reprice-job-store.ts';
 
 export interface Domain {
   metrics: Metrics;
@@ -42,6 +45,8 @@ export interface Domain {
   logs: { ingest: LogIngest; writer: BatchWriter };
   /** Stats, template analytics, budgets (alerts, checks) and retention: src/spend, docs/spend.md. */
   spend: Spend;
+  /** Repricing executions after a price change (dry run, jobs with progress): src/spend/reprice.ts. */
+  reprice: Reprice;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
@@ -77,6 +82,14 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   const writer = writerOf('executions');
   const queries = createExecutionQueries(stores.clickhouse);
   const resolver = createPriceResolver(stores.postgres, broadcast);
+  const reprice = createReprice({
+    ledger: createRepriceLedger(stores.clickhouse),
+    store: createRepriceJobStore(stores.postgres),
+    prices: resolver,
+    jobs,
+    logger: logger.child({ area: 'reprice' }),
+    onSpendMoved: (projectId) => spend.spendMoved(projectId),
+  });
   const recorder = createExecutionRecorder({ writer, prompts, prices: resolver, queries, onSpendMoved: (projectId) => spend.spendMoved(projectId) });
 
   const pending = stores.redis
@@ -173,7 +186,8 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     traces: { ingest, assembler, spans, log, loader, pending },
     logs: { ingest: logs, writer: logsWriter },
     spend,
-    processors: () => [assembler.processor, ...spend.processors()],
+    reprice,
+    processors: () => [assembler.processor, ...spend.processors(), reprice.processor as JobProcessor],
     async startIngest() {
       // The column list of `spans` is read now: ingest encodes rows without asking the store.
       await stores.clickhouse.encoderOf('spans');
@@ -196,6 +210,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
         ) as Promise<unknown>;
       }
       await spend.schedule(runner);
+      await reprice.resume(runner);
     },
     // Spans first: their assembly writes executions.
     flush: async () => {

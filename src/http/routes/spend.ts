@@ -5,6 +5,7 @@ import type { BudgetInput } from '../../spend/budgets.ts';
 import type { AnalyticsQuery } from '../../spend/analytics.ts';
 import type { WindowQuery } from '../../spend/stats.ts';
 import type { BreakdownQuery } from '../../spend/breakdowns.ts';
+import type { RepriceInput } from '../../spend/reprice.ts';
 import type { RouteDef } from './types.ts';
 
 const P = '/api/projects/:project_id';
@@ -61,6 +62,32 @@ export function spendRoutes(domain: Domain): RouteDef[] {
       responses: { 200: { description: 'Whether calls are allowed', schema: 'BudgetCheck' } },
       async handler(ctx) {
         ctx.body = await budgets.check(ctx.state.projectId!);
+      },
+    },
+    {
+      method: 'POST', path: `${P}/reprice`, operationId: 'reprice', tag, access: 'authenticated', need: 'admin', body: 'RepriceRequest',
+      summary: 'Price executions again (admin): dry_run counts what would change; otherwise a job rewrites them as corrections',
+      responses: {
+        200: { description: 'Dry run: what would change', schema: 'RepriceDryRun' },
+        202: { description: 'The job, queued (progress at GET .../reprice/{id})', schema: 'RepriceJob' },
+        409: { description: 'A repricing job of the project is unfinished', schema: 'Error' },
+      },
+      async handler(ctx) {
+        const input = ctx.state.body as RepriceInput;
+        if (input.dry_run) {
+          ctx.body = await domain.reprice.dryRun(ctx.state.projectId!, input);
+          return;
+        }
+        ctx.status = 202;
+        ctx.body = await domain.reprice.start(ctx.state.projectId!, input, ctx.state.principal?.userId ?? 'unknown');
+      },
+    },
+    {
+      method: 'GET', path: `${P}/reprice/:reprice_id`, operationId: 'getRepriceJob', tag, access: 'authenticated', need: 'admin',
+      summary: 'Progress of a repricing job (admin)',
+      responses: { 200: { description: 'The job', schema: 'RepriceJob' }, 404: { description: 'No such job in this project', schema: 'Error' } },
+      async handler(ctx) {
+        ctx.body = await domain.reprice.get(ctx.state.projectId!, ctx.params.reprice_id!);
       },
     },
     {

@@ -1,0 +1,81 @@
+// The executions side of repricing: the live rows a reprice scope covers, read in keyset pages,
+// and the corrections it writes (cancel row + new version, as the ledger always does).
+import type { ClickHouseStore } from '../stores/clickhouse.ts';
+import { toClickHouseTime } from '../time.ts';
+import type { RepriceScope } from './reprice-job-store.ts';
+
+/** A live execution row; `cost_usd` and `cost_computed_usd` as exact text. Full rows carry every column. */
+export type LedgerRow = Record<string, unknown> & {
+  started_at: string;
+  trace_id: string;
+  version: string | number;
+  provider: string;
+  model: string;
+  tokens_in: string;
+  tokens_out: string;
+  tokens_cached_in: string;
+  tokens_cache_write_in: string;
+  tokens_reasoning: string;
+  cost_usd: string;
+  cost_source: string;
+  cost_computed_usd: string | null;
+  price_id: string;
+};
+
+const LIGHT = `started_at, trace_id, version, provider, model, tokens_in, tokens_out, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
+  toString(cost_usd) AS cost_usd, cost_source, toString(cost_computed_usd) AS cost_computed_usd, price_id`;
+const FULL = '* REPLACE (toString(cost_usd) AS cost_usd, toString(cost_computed_usd) AS cost_computed_usd)';
+
+/**
+ * Direct records whose cost the service computed (or could not: unpriced). A provided cost is
+ * what the caller paid, never repriced; OTLP executions are priced per inference span at assembly
+ * (docs/spend.md, "Repricing").
+ */
+function scopeWhere(projectId: string, s: RepriceScope) {
+  const parts = [
+    'project_id = {p:String}',
+    "started_at >= toDateTime64({from:String}, 3, 'UTC')",
+    "started_at < toDateTime64({to:String}, 3, 'UTC')",
+    "source = 'api'",
+    "cost_source != 'provided'",
+  ];
+  const params: Record<string, unknown> = { p: projectId, from: toClickHouseTime(s.from), to: toClickHouseTime(s.to) };
+  if (s.provider !== undefined) {
+    parts.push('provider = {provider:String}');
+    params.provider = s.provider;
+  }
+  if (s.model !== undefined) {
+    parts.push('model = {model:String}');
+    params.model = s.model;
+  }
+  return { sql: parts.join(' AND '), params };
+}
+
+export function createRepriceLedger(ch: ClickHouseStore) {
+  return {
+    /** Live executions in scope (sum of sign: each counted once). */
+    async count(projectId: string, s: RepriceScope): Promise<bigint> {
+      const w = scopeWhere(projectId, s);
+      const [r] = await ch.query<{ n: string }>(`SELECT toString(sum(sign)) AS n FROM executions WHERE ${w.sql}`, w.params, 'reprice.count');
+      return BigInt(r?.n ?? 0);
+    },
+    /** The next `n` live rows after `after` (started_at, trace_id), in key order. */
+    async page(projectId: string, s: RepriceScope, after: { startedAt: string; traceId: string } | undefined, n: number, full: boolean): Promise<LedgerRow[]> {
+      const w = scopeWhere(projectId, s);
+      const cursor = after ? " AND (started_at, trace_id) > (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})" : '';
+      return ch.query<LedgerRow>(
+        `SELECT ${full ? FULL : LIGHT} FROM executions FINAL WHERE ${w.sql}${cursor} AND sign = 1
+         ORDER BY started_at, trace_id LIMIT {n:UInt32}
+         SETTINGS do_not_merge_across_partitions_select_final = 1`,
+        { ...w.params, n, ...(after ? { c_started: after.startedAt, c_trace: after.traceId } : {}) },
+        full ? 'reprice.page' : 'reprice.page.light',
+      );
+    },
+    /** Corrections: each a cancel row and its new version, in one insert. */
+    async write(rows: object[]): Promise<void> {
+      if (rows.length) await ch.insert('executions', rows, { max_partitions_per_insert_block: '1000' });
+    },
+  };
+}
+
+export type RepriceLedger = ReturnType<typeof createRepriceLedger>;
