@@ -30,13 +30,18 @@ import { parseVersionRef } from './prompts/service.ts';
 import type { Template } from './prompts/template.ts';
 import { createSpend, type Spend } from './spend/index.ts';
 import { createReprice, type Reprice } from './spend/reprice.ts';
+import { createParquetExport, type ParquetExport } from './executions/parquet-export.ts';
+import { createScheduledExport, type ScheduledExport } from './executions/scheduled-export.ts';
+import { createExportStore } from './executions/export-store.ts';
+import { createSpendRollupRepository } from './spend/spend-rollup-repository.ts';
+import path from 'node:path';
 import { createRepriceLedger } from './spend/reprice-ledger.ts';
 import { createRepriceJobStore } from './spend/reprice-job-store.ts';
 
 export interface Domain {
   metrics: Metrics;
   prompts: PromptService;
-  executions: { queries: ExecutionQueries; recorder: ExecutionRecorder; writer: BatchWriter; views: TraceViews };
+  executions: { queries: ExecutionQueries; recorder: ExecutionRecorder; writer: BatchWriter; views: TraceViews; parquet: ParquetExport; scheduledExport: ScheduledExport };
   /** Price resolution (project prices, then the catalogue) and the project price table. */
   prices: { resolver: PriceResolver; models: ModelPriceService };
   /** OTLP spans: ingest, assembly into executions, reads for hierarchy and timeline. */
@@ -89,6 +94,18 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     jobs,
     logger: logger.child({ area: 'reprice' }),
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
+  });
+  const parquet = createParquetExport(stores.clickhouse, path.join(config.dataDir, 'export-scratch'));
+  const rollups = createSpendRollupRepository(stores.clickhouse);
+  const scheduledExport = createScheduledExport({
+    config: config.exports,
+    scratchDir: path.join(config.dataDir, 'export-scratch'),
+    store: createExportStore(stores.postgres),
+    parquet,
+    queries,
+    daysWithExecutions: (projectId, from, to) => rollups.daysWithExecutions(projectId, from, to),
+    now: () => spend.clock.now(),
+    logger: logger.child({ area: 'exports' }),
   });
   const recorder = createExecutionRecorder({ writer, prompts, prices: resolver, queries, onSpendMoved: (projectId) => spend.spendMoved(projectId) });
 
@@ -181,13 +198,13 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   return {
     metrics,
     prompts,
-    executions: { queries, recorder, writer, views },
+    executions: { queries, recorder, writer, views, parquet, scheduledExport },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
     traces: { ingest, assembler, spans, log, loader, pending },
     logs: { ingest: logs, writer: logsWriter },
     spend,
     reprice,
-    processors: () => [assembler.processor, ...spend.processors(), reprice.processor as JobProcessor],
+    processors: () => [assembler.processor, ...spend.processors(), reprice.processor as JobProcessor, scheduledExport.processor],
     async startIngest() {
       // The column list of `spans` is read now: ingest encodes rows without asking the store.
       await stores.clickhouse.encoderOf('spans');
@@ -211,6 +228,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
       }
       await spend.schedule(runner);
       await reprice.resume(runner);
+      await scheduledExport.schedule(runner);
     },
     // Spans first: their assembly writes executions.
     flush: async () => {

@@ -202,6 +202,9 @@ export function createExecutionQueries(ch: ClickHouseStore, opts: { maxRawRead?:
   }
 
   return {
+    /** The SQL filter of a listing (project predicate first, bound parameters): the Parquet export applies the same. */
+    filterOf: (projectId: string, q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>) => where(projectId, { ...q, limit: 0, offset: 0 }),
+
     /**
      * The content hash of a recorded trace, or undefined when the trace is new. Lookups that
      * arrive together are answered by one query per project (ingest sends many at once).

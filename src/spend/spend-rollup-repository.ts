@@ -115,6 +115,17 @@ export function createSpendRollupRepository(ch: ClickHouseStore) {
       const q = sql(r);
       return ch.query<BreakdownRow>(q.text, q.params, `spend.breakdown.${r.source}`);
     },
+    /** UTC days ('YYYY-MM-DD') of [from, to] holding live executions of the project. */
+    async daysWithExecutions(projectId: string, from: string, to: string): Promise<string[]> {
+      const rows = await ch.query<{ day: string }>(
+        `SELECT toString(toDate(hour, 'UTC')) AS day FROM spend_hourly
+         WHERE project_id = {p:String} AND hour >= toDateTime({from:String}, 'UTC') AND hour < toDateTime({to:String}, 'UTC') + INTERVAL 1 DAY
+         GROUP BY day HAVING sum(executions) != 0 ORDER BY day`,
+        { p: projectId, from, to },
+        'spend.days_with_executions',
+      );
+      return rows.map((r) => r.day);
+    },
   };
 }
 

@@ -1,4 +1,4 @@
--- Repricing jobs (POST .../reprice without dry_run): what was asked, and the progress the job
+-- Spend jobs. Repricing (POST .../reprice without dry_run): what was asked, and the progress the job
 -- reports. One unfinished job per project at a time (the partial unique index decides).
 CREATE TABLE IF NOT EXISTS reprice_jobs (
   reprice_id bigserial PRIMARY KEY,
@@ -20,3 +20,14 @@ CREATE TABLE IF NOT EXISTS reprice_jobs (
 );
 
 CREATE UNIQUE INDEX IF NOT EXISTS reprice_jobs_one_unfinished ON reprice_jobs (project_id) WHERE status IN ('queued', 'running');
+
+-- Scheduled Parquet exports (docs/executions.md, "Scheduled exports"): one row per project and UTC
+-- day written, with its manifest. The primary key makes each day's export happen once.
+CREATE TABLE IF NOT EXISTS execution_exports (
+  project_id text NOT NULL REFERENCES projects (project_id),
+  day date NOT NULL,
+  target text NOT NULL,
+  manifest jsonb NOT NULL,
+  exported_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (project_id, day)
+);
