@@ -6,6 +6,7 @@ import type { AnalyticsQuery } from '../../spend/analytics.ts';
 import type { WindowQuery } from '../../spend/stats.ts';
 import type { BreakdownQuery } from '../../spend/breakdowns.ts';
 import type { RepriceInput } from '../../spend/reprice.ts';
+import type { CheckQuery } from '../../spend/scoped-budgets.ts';
 import type { RouteDef } from './types.ts';
 
 const P = '/api/projects/:project_id';
@@ -57,11 +58,12 @@ export function spendRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: `${P}/budget/check`, operationId: 'checkBudget', tag, access: 'authenticated', need: 'read', ingest: true,
-      summary: 'Pre-flight check before an LLM call: answered from memory or Redis (ingest keys allowed)',
+      method: 'GET', path: `${P}/budget/check`, operationId: 'checkBudget', tag, access: 'authenticated', need: 'read', ingest: true, query: 'BudgetCheckQuery',
+      summary: 'Pre-flight check before an LLM call, for the project budget and every scoped budget that applies (agent_id, user_id, tag): answered from memory or Redis (ingest keys allowed)',
       responses: { 200: { description: 'Whether calls are allowed', schema: 'BudgetCheck' } },
       async handler(ctx) {
-        ctx.body = await budgets.check(ctx.state.projectId!);
+        const [project, scoped] = await Promise.all([budgets.check(ctx.state.projectId!), domain.spend.scopedBudgets.check(ctx.state.projectId!, ctx.state.query as CheckQuery)]);
+        ctx.body = { ...project, allowed: project.allowed && scoped.every((b) => b.allowed), budgets: scoped };
       },
     },
     {

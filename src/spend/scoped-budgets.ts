@@ -1,0 +1,327 @@
+// Budgets at every level (docs/spend.md, "Scoped budgets"): budgets scoped to the project, an
+// agent, a user or a tag, each with its period (UTC day, ISO week, UTC month), thresholds and
+// alert channel (signed webhook or Slack incoming webhook). Spend comes from the hourly rollups
+// (exact through corrections); each threshold fires once per budget and period (the unique key of
+// scoped_budget_alerts); `/budget/check?agent_id&user_id&tag` answers for every budget that
+// applies, from the state the evaluation publishes (memory, and Redis with several nodes).
+import { badRequest, conflict, notFound } from '../errors.ts';
+import type { JobProcessor, JobRunner } from '../../jobs/runner.ts';
+import type { Logger } from '../logger.ts';
+import type { RedisStore } from '../stores/redis.ts';
+import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
+import type { Config } from '../config.ts';
+import { nanos, percent, usd } from './money.ts';
+import type { SpendRollupRepository } from './spend-rollup-repository.ts';
+import type { Period, ScopedBudgetRow, ScopedBudgetStore, ScopeKind, WebhookFormat } from './scoped-budget-store.ts';
+import { checkWebhookUrl, deliver, newWebhookSecret, signature } from './webhooks.ts';
+import { monthBounds } from './window.ts';
+
+export const SCOPED_EVALUATE_JOB = 'scoped-budget-evaluate';
+export const SCOPED_WEBHOOK_JOB = 'scoped-budget-webhook';
+const DAY_MS = 86_400_000;
+const MAX_BUDGET_NANOS = 10n ** 18n; // $1e9
+/** After a period ends, its alerts are still evaluated this long (late data, a crossing evaluated after midnight). */
+const LATE_MS = 48 * 3_600_000;
+
+export interface ScopedBudgetInput {
+  scope: { kind: ScopeKind; value?: string };
+  period: Period;
+  amount_usd: number;
+  thresholds_pct?: number[];
+  enforcement_mode?: 'alert' | 'block';
+  webhook_url?: string | null;
+  webhook_format?: WebhookFormat;
+}
+
+export interface CheckQuery {
+  agent_id?: string;
+  user_id?: string;
+  tag?: string[];
+}
+
+interface PublishedBudget {
+  id: string;
+  kind: ScopeKind;
+  value: string;
+  period: Period;
+  /** ISO start of the period the figures belong to: a state of an earlier period reads as a clean new one */
+  periodStart: string;
+  amountNanos: string;
+  spentNanos: string;
+  thresholds: number[];
+  mode: 'alert' | 'block';
+}
+interface PublishedState {
+  readAt: number;
+  budgets: PublishedBudget[];
+}
+
+export interface ScopedBudgetDeps {
+  store: ScopedBudgetStore;
+  rollups: Pick<SpendRollupRepository, 'scopeSpend'>;
+  redis: RedisStore | undefined;
+  jobs: Pick<JobRunner, 'enqueue'>;
+  config: Config['spend'];
+  now: () => Date;
+  logger: Logger;
+}
+
+/** [start, next) of the period holding `d` (UTC; weeks start on Monday). */
+export function periodBounds(period: Period, d: Date): { start: Date; next: Date } {
+  if (period === 'month') return monthBounds(d);
+  const day = Math.floor(d.getTime() / DAY_MS) * DAY_MS;
+  if (period === 'day') return { start: new Date(day), next: new Date(day + DAY_MS) };
+  const monday = day - ((new Date(day).getUTCDay() + 6) % 7) * DAY_MS;
+  return { start: new Date(monday), next: new Date(monday + 7 * DAY_MS) };
+}
+
+const chTime = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
+const dayText = (d: Date) => d.toISOString().slice(0, 10);
+
+function parseInput(input: ScopedBudgetInput) {
+  const kind = input.scope.kind;
+  const value = (input.scope.value ?? '').trim();
+  if (kind === 'project' && value) throw badRequest('scope.value: a project budget has no value');
+  if (kind !== 'project' && !value) throw badRequest(`scope.value: is required for a${kind === 'agent' ? 'n' : ''} ${kind} budget`);
+  let amount: bigint;
+  try {
+    amount = toScaled(input.amount_usd, NANOS);
+  } catch {
+    throw badRequest('amount_usd: must be a number');
+  }
+  if (amount <= 0n || amount > MAX_BUDGET_NANOS) throw badRequest('amount_usd: must be greater than 0 and at most 1000000000');
+  const thresholds = [...new Set(input.thresholds_pct ?? [80, 100])].sort((a, b) => a - b);
+  if (thresholds.length === 0) throw badRequest('thresholds_pct: give at least one threshold');
+  const format = input.webhook_format ?? 'signed';
+  const webhookUrl = input.webhook_url ? checkWebhookUrl(input.webhook_url) : null;
+  if (format === 'slack' && !webhookUrl) throw badRequest('webhook_url: is required with webhook_format "slack"');
+  return { kind, value, period: input.period, amountText: fromScaled(amount, NANOS), thresholds, mode: input.enforcement_mode ?? 'alert', webhookUrl, format };
+}
+
+function statusOf(spent: bigint, amount: bigint, thresholds: number[]): 'ok' | 'alert' | 'exceeded' {
+  if (spent >= amount) return 'exceeded';
+  return thresholds.some((t) => spent * 100n >= amount * BigInt(t)) ? 'alert' : 'ok';
+}
+
+const scopeLabel = (b: { scope_kind: ScopeKind; scope_value: string }) => (b.scope_kind === 'project' ? 'the project' : `${b.scope_kind} "${b.scope_value}"`);
+
+export function createScopedBudgets(deps: ScopedBudgetDeps) {
+  const { store, config } = deps;
+  const local = new Map<string, { state: PublishedState; at: number }>();
+  const key = (projectId: string) => `${deps.redis?.prefix ?? 'traceloom'}:scoped-budget-state:${projectId}`;
+
+  async function published(projectId: string): Promise<PublishedState | undefined> {
+    const hit = local.get(projectId);
+    if (hit && (!deps.redis || performance.now() - hit.at < config.budgetCheckCacheMs)) return hit.state;
+    if (!deps.redis) return undefined;
+    try {
+      const raw = await deps.redis.client.get(key(projectId));
+      if (!raw) return hit?.state;
+      const state = JSON.parse(raw) as PublishedState;
+      local.set(projectId, { state, at: performance.now() });
+      return state;
+    } catch (err) {
+      deps.logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'scoped budget state unavailable in Redis; using the last known state');
+      return hit?.state;
+    }
+  }
+
+  async function publish(projectId: string, state: PublishedState): Promise<void> {
+    const prev = local.get(projectId)?.state;
+    if (!prev || prev.readAt <= state.readAt) local.set(projectId, { state, at: performance.now() });
+    if (!deps.redis) return;
+    try {
+      await deps.redis.client.set(key(projectId), JSON.stringify(state));
+    } catch (err) {
+      deps.logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'scoped budget state not published to Redis');
+    }
+  }
+
+  /** Spend of a budget over one period, exact. */
+  async function spentIn(b: ScopedBudgetRow, p: { start: Date; next: Date }): Promise<bigint> {
+    return nanos(await deps.rollups.scopeSpend(b.project_id, b.scope_kind, b.scope_value, chTime(p.start), chTime(p.next)));
+  }
+
+  /** Fires the thresholds a period crossed (each once: the unique key) and enqueues their delivery. */
+  async function fire(b: ScopedBudgetRow, p: { start: Date }, spent: bigint): Promise<void> {
+    const amount = nanos(b.amount_usd);
+    for (const t of b.thresholds_pct) {
+      if (spent * 100n < amount * BigInt(t)) continue;
+      const alertId = await store.fire(b.budget_id, dayText(p.start), t, String(percent(spent, amount)), fromScaled(spent, NANOS), b.amount_usd);
+      if (alertId && b.webhook_url) {
+        await deps.jobs.enqueue(SCOPED_WEBHOOK_JOB, { alertId }, { jobId: `scoped-alert-${alertId}` }).catch((err: Error) =>
+          deps.logger.warn({ alert_id: alertId, err: { message: err.message } }, 'alert delivery not enqueued; the periodic evaluation will'),
+        );
+      }
+    }
+  }
+
+  async function evaluate(projectId: string): Promise<PublishedState> {
+    const readAt = Date.now();
+    const now = deps.now();
+    const budgets: PublishedBudget[] = [];
+    for (const b of await store.list(projectId)) {
+      const current = periodBounds(b.period, now);
+      const spent = await spentIn(b, current);
+      await fire(b, current, spent);
+      if (now.getTime() - current.start.getTime() < LATE_MS) {
+        const previous = periodBounds(b.period, new Date(current.start.getTime() - 1));
+        await fire(b, previous, await spentIn(b, previous));
+      }
+      budgets.push({
+        id: b.budget_id, kind: b.scope_kind, value: b.scope_value, period: b.period, periodStart: current.start.toISOString(),
+        amountNanos: nanos(b.amount_usd).toString(), spentNanos: spent.toString(), thresholds: b.thresholds_pct, mode: b.enforcement_mode,
+      });
+    }
+    const state = { readAt, budgets };
+    await publish(projectId, state);
+    return state;
+  }
+
+  /** A budget with its current period's figures (read now, nothing fired: a pure read). */
+  async function present(b: ScopedBudgetRow, admin: boolean, withAlerts: boolean) {
+    const p = periodBounds(b.period, deps.now());
+    const spent = await spentIn(b, p);
+    const amount = nanos(b.amount_usd);
+    return {
+      id: b.budget_id,
+      scope: { kind: b.scope_kind, value: b.scope_kind === 'project' ? null : b.scope_value },
+      period: b.period,
+      amount_usd: usd(amount),
+      thresholds_pct: b.thresholds_pct,
+      enforcement_mode: b.enforcement_mode,
+      webhook_url: b.webhook_url === null ? null : admin ? b.webhook_url : `${new URL(b.webhook_url).origin}/…`,
+      webhook_format: b.webhook_format,
+      period_start: p.start.toISOString(),
+      reset_at: p.next.toISOString(),
+      spent_usd: usd(spent),
+      remaining_usd: usd(amount > spent ? amount - spent : 0n),
+      pct_used: percent(spent, amount),
+      status: statusOf(spent, amount, b.thresholds_pct),
+      blocked: b.enforcement_mode === 'block' && spent >= amount,
+      created_at: b.created_at.toISOString(),
+      updated_at: b.updated_at.toISOString(),
+      ...(withAlerts
+        ? {
+            alerts: (await store.alerts(b.budget_id)).map((a) => ({
+              period_start: a.period_start, threshold_pct: a.threshold_pct, pct_used: Number(a.pct), spent_usd: usd(nanos(a.spent_usd)),
+              created_at: a.created_at.toISOString(), delivery_attempts: a.delivery_attempts, last_status: a.last_status, last_error: a.last_error,
+              delivered_at: a.delivered_at?.toISOString() ?? null,
+            })),
+          }
+        : {}),
+    };
+  }
+
+  async function deliverAlert(alertId: string): Promise<void> {
+    const a = await store.alertForDelivery(alertId);
+    if (!a || a.delivered_at || !a.budget.webhook_url || a.delivery_attempts >= config.webhookAttempts) return;
+    const b = a.budget;
+    const eventId = `evt_budget_scope_${a.alert_id}`;
+    const spent = usd(nanos(a.spent_usd));
+    const amount = usd(nanos(a.amount_usd));
+    let body: string;
+    let headers: Record<string, string> = {};
+    if (b.webhook_format === 'slack') {
+      body = JSON.stringify({
+        text: `Traceloom budget alert: ${scopeLabel(b)} in project ${b.project_id} reached ${Number(a.pct)}% of its ${b.period === 'day' ? 'daily' : `${b.period}ly`} budget ($${spent} of $${amount}, period starting ${a.period_start}; threshold ${a.threshold_pct}%).`,
+      });
+    } else {
+      body = JSON.stringify({
+        id: eventId, type: 'budget.scope.threshold', project_id: b.project_id, budget_id: b.budget_id,
+        scope: { kind: b.scope_kind, value: b.scope_kind === 'project' ? null : b.scope_value }, period: b.period, period_start: a.period_start,
+        threshold_pct: a.threshold_pct, pct_used: Number(a.pct), spent_usd: spent, amount_usd: amount, enforcement_mode: b.enforcement_mode,
+        created_at: a.created_at.toISOString(),
+      });
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      headers = { 'X-Traceloom-Timestamp': timestamp, 'X-Traceloom-Signature': signature(b.webhook_secret, timestamp, body), 'X-Traceloom-Event': 'budget.scope.threshold', 'X-Traceloom-Event-Id': eventId };
+    }
+    const r = await deliver(b.webhook_url!, body, headers, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate });
+    await store.recordAttempt(alertId, r);
+    if (!r.ok) throw new Error(`webhook delivery of scoped alert ${alertId} failed: ${r.error}`);
+  }
+
+  return {
+    evaluate,
+    deliverAlert,
+
+    async create(projectId: string, input: ScopedBudgetInput) {
+      const w = parseInput(input);
+      const secret = newWebhookSecret();
+      const row = await store.create(projectId, { ...w, secret });
+      if (!row) throw conflict(`the project already has a ${w.period} budget for ${w.kind === 'project' ? 'the project' : `${w.kind} ${w.value}`}`);
+      await evaluate(projectId);
+      return { ...(await present(row, true, true)), ...(w.format === 'signed' ? { webhook_secret: secret } : {}) };
+    },
+    async list(projectId: string, admin: boolean) {
+      return { items: await Promise.all((await store.list(projectId)).map((b) => present(b, admin, false))) };
+    },
+    async get(projectId: string, id: string, admin: boolean) {
+      const b = await store.get(projectId, id);
+      if (!b) throw notFound('Budget');
+      return present(b, admin, true);
+    },
+    async remove(projectId: string, id: string): Promise<void> {
+      if (!(await store.remove(projectId, id))) throw notFound('Budget');
+      await evaluate(projectId);
+    },
+
+    /** Every scoped budget that applies to a call for this agent, user and tags: the project's, and the matching ones. */
+    async check(projectId: string, q: CheckQuery) {
+      const state = (await published(projectId)) ?? (await evaluate(projectId));
+      const now = deps.now();
+      const tags = new Set(q.tag ?? []);
+      return state.budgets
+        .filter((b) => b.kind === 'project' || (b.kind === 'agent' && b.value === q.agent_id) || (b.kind === 'user' && b.value === q.user_id) || (b.kind === 'tag' && tags.has(b.value)))
+        .map((b) => {
+          const p = periodBounds(b.period, now);
+          const spent = b.periodStart === p.start.toISOString() ? BigInt(b.spentNanos) : 0n; // a new period starts clean
+          const amount = BigInt(b.amountNanos);
+          return {
+            id: b.id, scope: { kind: b.kind, value: b.kind === 'project' ? null : b.value }, period: b.period,
+            allowed: !(b.mode === 'block' && spent >= amount), status: statusOf(spent, amount, b.thresholds), enforcement_mode: b.mode,
+            remaining_usd: usd(amount > spent ? amount - spent : 0n), reset_at: p.next.toISOString(),
+          };
+        });
+    },
+
+    processors(): JobProcessor[] {
+      return [
+        {
+          name: SCOPED_EVALUATE_JOB,
+          attempts: 3,
+          backoffMs: 1_000,
+          async process(data: { projectId?: string }) {
+            if (data?.projectId) {
+              await evaluate(data.projectId);
+              return;
+            }
+            for (const projectId of await store.projects()) {
+              try {
+                await evaluate(projectId);
+              } catch (err) {
+                deps.logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'scoped budget evaluation failed');
+              }
+            }
+            for (const alertId of await store.undelivered(config.webhookAttempts)) await deps.jobs.enqueue(SCOPED_WEBHOOK_JOB, { alertId }, { jobId: `scoped-alert-${alertId}` });
+          },
+        } as JobProcessor,
+        {
+          name: SCOPED_WEBHOOK_JOB,
+          attempts: config.webhookAttempts,
+          backoffMs: config.webhookBackoffMs,
+          concurrency: 4,
+          async process(data: { alertId: string }) {
+            await deliverAlert(String(data.alertId));
+          },
+        } as JobProcessor,
+      ];
+    },
+    async schedule(runner: JobRunner): Promise<void> {
+      await runner.every(SCOPED_EVALUATE_JOB, config.budgetEvalIntervalMs, {});
+      await runner.enqueue(SCOPED_EVALUATE_JOB, {}, { jobId: 'boot' });
+    },
+  };
+}
+
+export type ScopedBudgets = ReturnType<typeof createScopedBudgets>;
