@@ -45,7 +45,7 @@ interface Current {
 }
 const MAX_BATCHES_PER_RUN = 10;
 
-const SPAN_COLUMNS = `trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, received_at, name, status_code, status_message,
+export const SPAN_COLUMNS = `trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, received_at, name, status_code, status_message,
   service_name, span_class, operation, provider, model, agent_id, session_id, user_id, tags, metadata, has_usage, tokens_in, tokens_out, tokens_cached_in,
   tokens_cache_write_in, tokens_reasoning, toString(cost_provided) AS cost_provided, tool_name, tool_call_id, error_message,
   prompt_usages, if(span_class IN ('inference', 'tool'), messages, '') AS messages`;
