@@ -59,17 +59,32 @@ export function createRepriceLedger(ch: ClickHouseStore) {
       const [r] = await ch.query<{ n: string }>(`SELECT toString(sum(sign)) AS n FROM executions WHERE ${w.sql}`, w.params, 'reprice.count');
       return BigInt(r?.n ?? 0);
     },
-    /** The next `n` live rows after `after` (started_at, trace_id), in key order. */
-    async page(projectId: string, s: RepriceScope, after: { startedAt: string; traceId: string } | undefined, n: number, full: boolean): Promise<LedgerRow[]> {
+    /**
+     * The live rows among the next `n` raw rows after `after` (started_at, trace_id), in key order,
+     * and the key the page ended at (undefined at the end of the scope). The raw keys are read in
+     * order without FINAL (a LIMIT that stops early); the live rows are then collapsed (FINAL) within
+     * that key range only, so each page costs its own range, not the rest of the scope.
+     */
+    async page(projectId: string, s: RepriceScope, after: { startedAt: string; traceId: string } | undefined, n: number, full: boolean): Promise<{ rows: LedgerRow[]; end?: { startedAt: string; traceId: string } }> {
       const w = scopeWhere(projectId, s);
       const cursor = after ? " AND (started_at, trace_id) > (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})" : '';
-      return ch.query<LedgerRow>(
-        `SELECT ${full ? FULL : LIGHT} FROM executions FINAL WHERE ${w.sql}${cursor} AND sign = 1
-         ORDER BY started_at, trace_id LIMIT {n:UInt32}
+      const params = { ...w.params, n, ...(after ? { c_started: after.startedAt, c_trace: after.traceId } : {}) };
+      const keys = await ch.query<{ started_at: string; trace_id: string }>(
+        `SELECT started_at, trace_id FROM executions WHERE ${w.sql}${cursor} ORDER BY started_at, trace_id LIMIT {n:UInt32}`,
+        params,
+        'reprice.keys',
+      );
+      const last = keys[keys.length - 1];
+      if (!last) return { rows: [] };
+      const rows = await ch.query<LedgerRow>(
+        `SELECT ${full ? FULL : LIGHT} FROM executions FINAL
+         WHERE ${w.sql}${cursor} AND (started_at, trace_id) <= (toDateTime64({e_started:String}, 3, 'UTC'), {e_trace:String}) AND sign = 1
+         ORDER BY started_at, trace_id
          SETTINGS do_not_merge_across_partitions_select_final = 1`,
-        { ...w.params, n, ...(after ? { c_started: after.startedAt, c_trace: after.traceId } : {}) },
+        { ...params, e_started: last.started_at, e_trace: last.trace_id },
         full ? 'reprice.page' : 'reprice.page.light',
       );
+      return { rows, end: { startedAt: last.started_at, traceId: last.trace_id } };
     },
     /** Corrections: each a cancel row and its new version, in one insert. */
     async write(rows: object[]): Promise<void> {

@@ -114,7 +114,8 @@ export function createReprice(deps: RepriceDeps) {
   async function plan(projectId: string, scope: RepriceScope, onPage: (r: { scanned: number; changed: number; delta: bigint; before: bigint; rows: object[] }) => Promise<void>, full: boolean) {
     let after: { startedAt: string; traceId: string } | undefined;
     for (;;) {
-      const page = await deps.ledger.page(projectId, scope, after, PAGE, full);
+      const { rows: page, end } = await deps.ledger.page(projectId, scope, after, PAGE, full);
+      if (!end) return;
       let changed = 0;
       let delta = 0n;
       let before = 0n;
@@ -128,9 +129,7 @@ export function createReprice(deps: RepriceDeps) {
         rows.push(...r.rows);
       }
       await onPage({ scanned: page.length, changed, delta, before, rows });
-      const last = page[page.length - 1];
-      if (page.length < PAGE || !last) return;
-      after = { startedAt: last.started_at, traceId: last.trace_id };
+      after = end;
     }
   }
 
