@@ -208,6 +208,9 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     reprice,
     processors: () => [assembler.processor, ...spend.processors(), reprice.processor as JobProcessor, scheduledExport.processor],
     async startIngest() {
+      // Before this node ingests: executions stored before the spend rollups existed are copied in once.
+      const filled = await rollups.backfillIfEmpty();
+      if (filled.length) logger.info({ tables: filled }, 'spend rollups filled from the executions stored before them');
       // The column list of `spans` is read now: ingest encodes rows without asking the store.
       await stores.clickhouse.encoderOf('spans');
       ingestStarted = true;

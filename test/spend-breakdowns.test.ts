@@ -180,6 +180,21 @@ describe(`spend breakdowns (${mode} mode)`, () => {
     expect(stats.body.total_cost).toBe(1.585920891);
   });
 
+  it('rollups empty beside stored executions (rows written before migration 006) are filled at boot', async () => {
+    const before = await Promise.all(['group_by=user', 'group_by=tag', 'group_by=prompt,day'].map((q) => spend(q)));
+    for (const t of ['spend_hourly', 'spend_hourly_tags', 'spend_hourly_prompts']) await svc.stores.clickhouse.command(`TRUNCATE TABLE ${t}`);
+    expect((await spend('group_by=user')).body.rows).toEqual([]);
+    const env = svc.testEnv;
+    await svc.close();
+    svc = await startTestService({}, { env });
+    const after = await Promise.all(['group_by=user', 'group_by=tag', 'group_by=prompt,day'].map((q) => spend(q)));
+    expect(after.map((r) => r.body)).toEqual(before.map((r) => r.body));
+    // and once only: a second boot leaves them as they are
+    await svc.close();
+    svc = await startTestService({}, { env });
+    expect((await spend('group_by=user')).body).toEqual(before[0]!.body);
+  });
+
   it('refuses bad input with 400 naming it', async () => {
     const unknown = await spend('group_by=user,colour');
     expect(unknown.status).toBe(400);

@@ -5,6 +5,8 @@
 -- reach zero is dropped by the next merge. Kept beyond raw-data retention, like daily_spend.
 -- Tags and prompts are arrays on an execution: each has its own rollup where an execution counts
 -- once per distinct value ('' for none), so a breakdown by tag or prompt is exact per value.
+-- Executions stored before these views existed are copied in once at boot, before the node
+-- ingests (src/spend/spend-rollup-repository.ts, backfillIfEmpty): migrations hold DDL only.
 CREATE TABLE IF NOT EXISTS spend_hourly (
   project_id LowCardinality(String),
   hour DateTime('UTC'),
@@ -91,32 +93,4 @@ SELECT project_id, prompt_id, toStartOfHour(started_at, 'UTC') AS hour, provider
   sum(if(cost_source = 'unpriced', toInt64(sign), 0)) AS unpriced_executions
 FROM executions
 ARRAY JOIN if(empty(`tu.prompt_id`), [''], arrayDistinct(`tu.prompt_id`)) AS prompt_id
-GROUP BY project_id, prompt_id, hour, provider, model, agent_id, user_id, session_id;
-
--- Executions stored before this migration: copied once (migrations run before this node ingests;
--- the guard keeps a re-run of an interrupted migration from counting them twice).
-INSERT INTO spend_hourly
-SELECT project_id, toStartOfHour(started_at, 'UTC') AS hour, provider, model, agent_id, user_id, session_id,
-  sum(toDecimal128(cost_usd, 9) * sign), sum(toInt64(tokens_in) * sign), sum(toInt64(tokens_out) * sign), sum(toInt64(sign)),
-  sum(if(cost_source = 'unpriced', toInt64(sign), 0))
-FROM executions
-WHERE (SELECT count() FROM spend_hourly) = 0
-GROUP BY project_id, hour, provider, model, agent_id, user_id, session_id;
-
-INSERT INTO spend_hourly_tags
-SELECT project_id, tag, toStartOfHour(started_at, 'UTC') AS hour, provider, model, agent_id, user_id, session_id,
-  sum(toDecimal128(cost_usd, 9) * sign), sum(toInt64(tokens_in) * sign), sum(toInt64(tokens_out) * sign), sum(toInt64(sign)),
-  sum(if(cost_source = 'unpriced', toInt64(sign), 0))
-FROM executions
-ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag
-WHERE (SELECT count() FROM spend_hourly_tags) = 0
-GROUP BY project_id, tag, hour, provider, model, agent_id, user_id, session_id;
-
-INSERT INTO spend_hourly_prompts
-SELECT project_id, prompt_id, toStartOfHour(started_at, 'UTC') AS hour, provider, model, agent_id, user_id, session_id,
-  sum(toDecimal128(cost_usd, 9) * sign), sum(toInt64(tokens_in) * sign), sum(toInt64(tokens_out) * sign), sum(toInt64(sign)),
-  sum(if(cost_source = 'unpriced', toInt64(sign), 0))
-FROM executions
-ARRAY JOIN if(empty(`tu.prompt_id`), [''], arrayDistinct(`tu.prompt_id`)) AS prompt_id
-WHERE (SELECT count() FROM spend_hourly_prompts) = 0
 GROUP BY project_id, prompt_id, hour, provider, model, agent_id, user_id, session_id;
