@@ -23,20 +23,29 @@ const encodeKey = (key: string) =>
     .map((s) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`))
     .join('/');
 
-/** The headers of a signed PUT (exported for its test against the published v4 example). */
+/**
+ * The Authorization header of a request signed with AWS signature v4 (no query string): every
+ * header given is signed (names lower-case). Exported for its test against AWS's published example.
+ */
+export function signV4(r: { method: string; url: URL; headers: Record<string, string>; payloadSha256: string; accessKeyId: string; secretAccessKey: string; region: string; now: Date }): string {
+  const amzDate = r.now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const day = amzDate.slice(0, 8);
+  const headers = Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k.toLowerCase(), v.trim()]));
+  const names = Object.keys(headers).sort();
+  const canonical = [r.method, r.url.pathname, '', ...names.map((n) => `${n}:${headers[n]}`), '', names.join(';'), r.payloadSha256].join('\n');
+  const scope = `${day}/${r.region}/s3/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
+  const signingKey = hmac(hmac(hmac(hmac(`AWS4${r.secretAccessKey}`, day), r.region), 's3'), 'aws4_request');
+  const signature = crypto.createHmac('sha256', signingKey).update(toSign).digest('hex');
+  return `AWS4-HMAC-SHA256 Credential=${r.accessKeyId}/${scope},SignedHeaders=${names.join(';')},Signature=${signature}`;
+}
+
+/** The URL and headers of a signed path-style PUT of `key`. */
 export function signPut(t: S3Target, key: string, payloadSha256: string, contentType: string, now: Date): { url: URL; headers: Record<string, string> } {
   const url = new URL(`${t.endpoint.replace(/\/+$/, '')}/${t.bucket}/${encodeKey(key)}`);
   const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-  const day = amzDate.slice(0, 8);
   const headers: Record<string, string> = { 'content-type': contentType, host: url.host, 'x-amz-content-sha256': payloadSha256, 'x-amz-date': amzDate };
-  const names = Object.keys(headers).sort();
-  const canonical = ['PUT', url.pathname, '', ...names.map((n) => `${n}:${headers[n]}`), '', names.join(';'), payloadSha256].join('\n');
-  const scope = `${day}/${t.region}/s3/aws4_request`;
-  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256(canonical)].join('\n');
-  const signingKey = hmac(hmac(hmac(hmac(`AWS4${t.secretAccessKey}`, day), t.region), 's3'), 'aws4_request');
-  const signature = crypto.createHmac('sha256', signingKey).update(toSign).digest('hex');
-  headers.authorization = `AWS4-HMAC-SHA256 Credential=${t.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}`;
-  return { url, headers };
+  return { url, headers: { ...headers, authorization: signV4({ method: 'PUT', url, headers, payloadSha256, ...t, now }) } };
 }
 
 /** PUTs a local file as `key`; rejects unless the bucket answers 2xx. */
