@@ -1,12 +1,16 @@
 // Parquet exports: the on-demand format=parquet of the export endpoint and the scheduled daily
 // export to EXPORT_DIR, each read back by the engine (file(..., Parquet)) and compared with the
 // JSON Lines export of the same executions; the manifest names what was written; each day once.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromClickHouseTime } from '../src/time.ts';
 import { dropTestDatabases, mode, tempDir } from './helpers/env.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
+import { signV4 } from '../src/executions/s3-put.ts';
 
 let svc: TestService;
 const exportDir = tempDir('traceloom-exports-');
@@ -127,5 +131,45 @@ describe(`Parquet exports (${mode} mode)`, () => {
     expect(empty.files[0].rows).toBe(0);
     expect(await readParquet(path.join(dir, '2025-06-16.parquet'))).toEqual([]);
     expect((await readParquet(path.join(dir, '2025-06-15.parquet'))).map((r) => r.item.trace_id)).toEqual(['today']);
+  });
+
+  it('the daily export PUTs the file and its manifest to an S3-compatible bucket, signed (v4)', async () => {
+    const puts: Array<{ url: string; headers: http.IncomingHttpHeaders; body: Buffer; signed: boolean }> = [];
+    const bucket = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const h = req.headers;
+        const signedNames = /SignedHeaders=([^,]+)/.exec(String(h.authorization))![1]!.split(';');
+        const expected = signV4({
+          method: req.method!, url: new URL(`http://${h.host}${req.url}`), headers: Object.fromEntries(signedNames.map((n) => [n, String(h[n])])),
+          payloadSha256: String(h['x-amz-content-sha256']), accessKeyId: 'AKTEST', secretAccessKey: 'secret-test', region: 'eu-west-3',
+          now: new Date(String(h['x-amz-date']).replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z')),
+        });
+        const payloadOk = crypto.createHash('sha256').update(body).digest('hex') === h['x-amz-content-sha256'];
+        puts.push({ url: req.url!, headers: h, body, signed: expected === h.authorization && payloadOk });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => bucket.listen(0, '127.0.0.1', r));
+    const other = await startTestService({
+      AUTH_REQUIRED: 'false', EXPORT_DELAY_MS: '0', EXPORT_INTERVAL_MS: '86400000',
+      EXPORT_S3_ENDPOINT: `http://127.0.0.1:${(bucket.address() as AddressInfo).port}`, EXPORT_S3_BUCKET: 'exports', EXPORT_S3_REGION: 'eu-west-3',
+      EXPORT_S3_ACCESS_KEY_ID: 'AKTEST', EXPORT_S3_SECRET_ACCESS_KEY: 'secret-test', EXPORT_S3_PREFIX: 'traceloom/',
+    });
+    try {
+      const r = await fetch(`${other.url}${P}/executions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ trace_id: 's3-1', cost_usd: 0.5, started_at: '2025-07-01T10:00:00Z' }) });
+      expect(r.status).toBe(201);
+      expect(await other.domain.executions.scheduledExport.run(new Date('2025-07-02T06:00:00Z'))).toBe(1);
+      const mine = puts.filter((p) => p.url.includes('2025-07-01'));
+      expect(mine.map((p) => p.url)).toEqual(['/exports/traceloom/default/executions/2025-07-01.parquet', '/exports/traceloom/default/executions/2025-07-01.manifest.json']);
+      expect(mine.every((p) => p.signed)).toBe(true);
+      const manifest = JSON.parse(mine[1]!.body.toString('utf8'));
+      expect(manifest.files[0]).toMatchObject({ rows: 1, bytes: mine[0]!.body.length, sha256: crypto.createHash('sha256').update(mine[0]!.body).digest('hex') });
+    } finally {
+      await other.close();
+      await new Promise((r) => bucket.close(r));
+    }
   });
 });
