@@ -134,6 +134,31 @@ describe(`scoped budgets (${mode} mode)`, () => {
     now = new Date('2026-11-19T12:00:00.000Z');
   });
 
+  it('are edited by admins; thresholds fired this period do not fire again', async () => {
+    expect((await call('PUT', `/budgets/${ids.agent}`, { amount_usd: 0.5 }, memberJwt)).status).toBe(403);
+    expect((await call('PUT', '/budgets/999999', { amount_usd: 0.5 })).status).toBe(404);
+    expect((await call('PUT', `/budgets/${ids.agent}`, { period: 'week' })).status).toBe(400);
+    expect((await call('PUT', `/budgets/${ids.user}`, { webhook_url: null })).body.detail).toContain('webhook_url'); // slack needs one
+    // the agent has spent 0.6 today: a budget of 0.5 crosses 80 and 100 % now (50 % fired already)
+    const rotated = await call('PUT', `/budgets/${ids.agent}`, { rotate_webhook_secret: true });
+    expect(rotated.body.webhook_secret).toMatch(/^whsec_/);
+    expect(rotated.body.webhook_secret).not.toBe(signed.secret);
+    signed.secret = rotated.body.webhook_secret;
+    const lower = await call('PUT', `/budgets/${ids.agent}`, { amount_usd: 0.5 });
+    expect(lower.status, JSON.stringify(lower.body)).toBe(200);
+    expect(lower.body).toMatchObject({ amount_usd: 0.5, spent_usd: 0.6, status: 'exceeded', thresholds_pct: [50, 80, 100] });
+    const more = await call('PUT', `/budgets/${ids.agent}`, { thresholds_pct: [50, 80, 100, 120] });
+    expect(more.body.webhook_secret).toBeUndefined();
+    await evaluate();
+    // yesterday (1.1 spent) is still evaluated for its alerts during the first 48 hours of today, with the budget as it is now: 220 % crosses the new 120 %
+    expect((await alertsOf(ids.agent!)).map((a) => [a.period_start, a.threshold_pct])).toEqual([
+      ['2026-11-19', 120], ['2026-11-19', 100], ['2026-11-19', 80], ['2026-11-19', 50],
+      ['2026-11-18', 120], ['2026-11-18', 100], ['2026-11-18', 80], ['2026-11-18', 50],
+    ]);
+    await until(() => signed.verified.length >= 8, 'the deliveries signed with the new secret');
+    expect(signed.verified.slice(4).map((d) => `${d.body.period_start} ${d.body.threshold_pct}`).sort()).toEqual(['2026-11-18 120', '2026-11-19 100', '2026-11-19 120', '2026-11-19 80']);
+  });
+
   it('are removed with their alerts', async () => {
     expect((await call('DELETE', `/budgets/${ids.tag}`, undefined, memberJwt)).status).toBe(403);
     expect((await call('DELETE', `/budgets/${ids.tag}`)).status).toBe(204);

@@ -74,6 +74,19 @@ export function createScopedBudgetStore(pg: Queryable) {
       if (!/^\d{1,18}$/.test(id)) return undefined;
       return (await pg.query<ScopedBudgetRow>(`SELECT ${BUDGET} FROM scoped_budgets WHERE project_id = $1 AND budget_id = $2`, [projectId, id]))[0];
     },
+    /** Changes the given fields (undefined: unchanged); undefined when there is no such budget. */
+    async update(projectId: string, id: string, w: Partial<Pick<ScopedBudgetWrite, 'amountText' | 'thresholds' | 'mode' | 'webhookUrl' | 'format' | 'secret'>>): Promise<ScopedBudgetRow | undefined> {
+      if (!/^\d{1,18}$/.test(id)) return undefined;
+      const rows = await pg.query<ScopedBudgetRow>(
+        `UPDATE scoped_budgets SET
+           amount_usd = COALESCE($3::numeric, amount_usd), thresholds_pct = COALESCE($4::integer[], thresholds_pct),
+           enforcement_mode = COALESCE($5, enforcement_mode), webhook_url = CASE WHEN $6 THEN $7 ELSE webhook_url END,
+           webhook_format = COALESCE($8, webhook_format), webhook_secret = COALESCE($9, webhook_secret), updated_at = now()
+         WHERE project_id = $1 AND budget_id = $2 RETURNING ${BUDGET}`,
+        [projectId, id, w.amountText ?? null, w.thresholds ?? null, w.mode ?? null, w.webhookUrl !== undefined, w.webhookUrl ?? null, w.format ?? null, w.secret ?? null],
+      );
+      return rows[0];
+    },
     async remove(projectId: string, id: string): Promise<boolean> {
       if (!/^\d{1,18}$/.test(id)) return false;
       return (await pg.query('DELETE FROM scoped_budgets WHERE project_id = $1 AND budget_id = $2 RETURNING budget_id', [projectId, id])).length > 0;

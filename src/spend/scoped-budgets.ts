@@ -33,6 +33,15 @@ export interface ScopedBudgetInput {
   webhook_format?: WebhookFormat;
 }
 
+export interface ScopedBudgetUpdate {
+  amount_usd?: number;
+  thresholds_pct?: number[];
+  enforcement_mode?: 'alert' | 'block';
+  webhook_url?: string | null;
+  webhook_format?: WebhookFormat;
+  rotate_webhook_secret?: boolean;
+}
+
 export interface CheckQuery {
   agent_id?: string;
   user_id?: string;
@@ -78,24 +87,33 @@ export function periodBounds(period: Period, d: Date): { start: Date; next: Date
 const chTime = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
 const dayText = (d: Date) => d.toISOString().slice(0, 10);
 
+function parseAmount(usdAmount: number): string {
+  let amount: bigint;
+  try {
+    amount = toScaled(usdAmount, NANOS);
+  } catch {
+    throw badRequest('amount_usd: must be a number');
+  }
+  if (amount <= 0n || amount > MAX_BUDGET_NANOS) throw badRequest('amount_usd: must be greater than 0 and at most 1000000000');
+  return fromScaled(amount, NANOS);
+}
+
+function parseThresholds(given: number[]): number[] {
+  const thresholds = [...new Set(given)].sort((a, b) => a - b);
+  if (thresholds.length === 0) throw badRequest('thresholds_pct: give at least one threshold');
+  return thresholds;
+}
+
 function parseInput(input: ScopedBudgetInput) {
   const kind = input.scope.kind;
   const value = (input.scope.value ?? '').trim();
   if (kind === 'project' && value) throw badRequest('scope.value: a project budget has no value');
   if (kind !== 'project' && !value) throw badRequest(`scope.value: is required for a${kind === 'agent' ? 'n' : ''} ${kind} budget`);
-  let amount: bigint;
-  try {
-    amount = toScaled(input.amount_usd, NANOS);
-  } catch {
-    throw badRequest('amount_usd: must be a number');
-  }
-  if (amount <= 0n || amount > MAX_BUDGET_NANOS) throw badRequest('amount_usd: must be greater than 0 and at most 1000000000');
-  const thresholds = [...new Set(input.thresholds_pct ?? [80, 100])].sort((a, b) => a - b);
-  if (thresholds.length === 0) throw badRequest('thresholds_pct: give at least one threshold');
+  const thresholds = parseThresholds(input.thresholds_pct ?? [80, 100]);
   const format = input.webhook_format ?? 'signed';
   const webhookUrl = input.webhook_url ? checkWebhookUrl(input.webhook_url) : null;
   if (format === 'slack' && !webhookUrl) throw badRequest('webhook_url: is required with webhook_format "slack"');
-  return { kind, value, period: input.period, amountText: fromScaled(amount, NANOS), thresholds, mode: input.enforcement_mode ?? 'alert', webhookUrl, format };
+  return { kind, value, period: input.period, amountText: parseAmount(input.amount_usd), thresholds, mode: input.enforcement_mode ?? 'alert', webhookUrl, format };
 }
 
 function statusOf(spent: bigint, amount: bigint, thresholds: number[]): 'ok' | 'alert' | 'exceeded' {
@@ -260,6 +278,26 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
       const b = await store.get(projectId, id);
       if (!b) throw notFound('Budget');
       return present(b, admin, true);
+    },
+    /** Changes amount, thresholds, mode or channel; thresholds already fired in the current period do not fire again. */
+    async update(projectId: string, id: string, input: ScopedBudgetUpdate) {
+      const current = await store.get(projectId, id);
+      if (!current) throw notFound('Budget');
+      const webhookUrl = input.webhook_url === undefined ? undefined : input.webhook_url === null ? null : checkWebhookUrl(input.webhook_url);
+      const format = input.webhook_format ?? current.webhook_format;
+      if (format === 'slack' && (webhookUrl === undefined ? current.webhook_url : webhookUrl) === null) throw badRequest('webhook_url: is required with webhook_format "slack"');
+      const secret = input.rotate_webhook_secret ? newWebhookSecret() : undefined;
+      const row = await store.update(projectId, id, {
+        ...(input.amount_usd !== undefined ? { amountText: parseAmount(input.amount_usd) } : {}),
+        ...(input.thresholds_pct !== undefined ? { thresholds: parseThresholds(input.thresholds_pct) } : {}),
+        ...(input.enforcement_mode !== undefined ? { mode: input.enforcement_mode } : {}),
+        ...(webhookUrl !== undefined ? { webhookUrl } : {}),
+        ...(input.webhook_format !== undefined ? { format: input.webhook_format } : {}),
+        ...(secret ? { secret } : {}),
+      });
+      if (!row) throw notFound('Budget');
+      await evaluate(projectId);
+      return { ...(await present(row, true, true)), ...(secret ? { webhook_secret: secret } : {}) };
     },
     async remove(projectId: string, id: string): Promise<void> {
       if (!(await store.remove(projectId, id))) throw notFound('Budget');

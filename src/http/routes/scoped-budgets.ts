@@ -1,7 +1,7 @@
 // Scoped budget routes (budgets per project, agent, user or tag; docs/spend.md "Scoped budgets").
 // Thin: the route table validates; src/spend/scoped-budgets.ts does the work.
 import type { Domain } from '../../domain.ts';
-import type { ScopedBudgetInput } from '../../spend/scoped-budgets.ts';
+import type { ScopedBudgetInput, ScopedBudgetUpdate } from '../../spend/scoped-budgets.ts';
 import type { RouteDef } from './types.ts';
 
 const P = '/api/projects/:project_id/budgets';
@@ -34,6 +34,14 @@ export function scopedBudgetRoutes(domain: Domain): RouteDef[] {
       responses: { 200: { description: 'The budget', schema: 'ScopedBudget' }, 404: { description: 'No such budget in this project', schema: 'Error' } },
       async handler(ctx) {
         ctx.body = await budgets.get(ctx.state.projectId!, ctx.params.budget_id!, isAdmin(ctx));
+      },
+    },
+    {
+      method: 'PUT', path: `${P}/:budget_id`, operationId: 'updateScopedBudget', tag, access: 'authenticated', need: 'admin', body: 'ScopedBudgetUpdate',
+      summary: 'Change the amount, thresholds, mode or channel of a scoped budget (admin); thresholds fired this period do not fire again',
+      responses: { 200: { description: 'The budget', schema: 'ScopedBudget' }, 404: { description: 'No such budget in this project', schema: 'Error' } },
+      async handler(ctx) {
+        ctx.body = await budgets.update(ctx.state.projectId!, ctx.params.budget_id!, ctx.state.body as ScopedBudgetUpdate);
       },
     },
     {
