@@ -67,7 +67,7 @@ interface PublishedState {
 
 export interface ScopedBudgetDeps {
   store: ScopedBudgetStore;
-  rollups: Pick<SpendRollupRepository, 'scopeSpend'>;
+  rollups: Pick<SpendRollupRepository, 'scopeSpends'>;
   redis: RedisStore | undefined;
   jobs: Pick<JobRunner, 'enqueue'>;
   config: Config['spend'];
@@ -155,9 +155,21 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
     }
   }
 
-  /** Spend of a budget over one period, exact. */
-  async function spentIn(b: ScopedBudgetRow, p: { start: Date; next: Date }): Promise<bigint> {
-    return nanos(await deps.rollups.scopeSpend(b.project_id, b.scope_kind, b.scope_value, chTime(p.start), chTime(p.next)));
+  /** Spend of each budget over the period holding `at`, exact: one read per scope kind and period. */
+  async function spentIn(budgets: ScopedBudgetRow[], at: (b: ScopedBudgetRow) => Date): Promise<Map<string, { bounds: { start: Date; next: Date }; spent: bigint }>> {
+    const groups = new Map<string, ScopedBudgetRow[]>();
+    for (const b of budgets) {
+      const k = `${b.scope_kind}\u0000${periodBounds(b.period, at(b)).start.getTime()}\u0000${b.period}`;
+      groups.set(k, [...(groups.get(k) ?? []), b]);
+    }
+    const out = new Map<string, { bounds: { start: Date; next: Date }; spent: bigint }>();
+    for (const group of groups.values()) {
+      const first = group[0]!;
+      const bounds = periodBounds(first.period, at(first));
+      const spends = await deps.rollups.scopeSpends(first.project_id, first.scope_kind, group.map((b) => b.scope_value), chTime(bounds.start), chTime(bounds.next));
+      for (const b of group) out.set(b.budget_id, { bounds, spent: nanos(spends.get(b.scope_kind === 'project' ? '' : b.scope_value)) });
+    }
+    return out;
   }
 
   /** Fires the thresholds a period crossed (each once: the unique key) and enqueues their delivery. */
@@ -177,18 +189,20 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
   async function evaluate(projectId: string): Promise<PublishedState> {
     const readAt = Date.now();
     const now = deps.now();
+    const rows = await store.list(projectId);
+    const current = await spentIn(rows, () => now);
+    // During the first 48 hours of a period the previous one is evaluated too, for its alerts only.
+    const late = rows.filter((b) => now.getTime() - periodBounds(b.period, now).start.getTime() < LATE_MS);
+    const previous = await spentIn(late, (b) => new Date(periodBounds(b.period, now).start.getTime() - 1));
     const budgets: PublishedBudget[] = [];
-    for (const b of await store.list(projectId)) {
-      const current = periodBounds(b.period, now);
-      const spent = await spentIn(b, current);
-      await fire(b, current, spent);
-      if (now.getTime() - current.start.getTime() < LATE_MS) {
-        const previous = periodBounds(b.period, new Date(current.start.getTime() - 1));
-        await fire(b, previous, await spentIn(b, previous));
-      }
+    for (const b of rows) {
+      const c = current.get(b.budget_id)!;
+      await fire(b, c.bounds, c.spent);
+      const p = previous.get(b.budget_id);
+      if (p) await fire(b, p.bounds, p.spent);
       budgets.push({
-        id: b.budget_id, kind: b.scope_kind, value: b.scope_value, period: b.period, periodStart: current.start.toISOString(),
-        amountNanos: nanos(b.amount_usd).toString(), spentNanos: spent.toString(), thresholds: b.thresholds_pct, mode: b.enforcement_mode,
+        id: b.budget_id, kind: b.scope_kind, value: b.scope_value, period: b.period, periodStart: c.bounds.start.toISOString(),
+        amountNanos: nanos(b.amount_usd).toString(), spentNanos: c.spent.toString(), thresholds: b.thresholds_pct, mode: b.enforcement_mode,
       });
     }
     const state = { readAt, budgets };
@@ -197,9 +211,8 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
   }
 
   /** A budget with its current period's figures (read now, nothing fired: a pure read). */
-  async function present(b: ScopedBudgetRow, admin: boolean, withAlerts: boolean) {
-    const p = periodBounds(b.period, deps.now());
-    const spent = await spentIn(b, p);
+  async function present(b: ScopedBudgetRow, admin: boolean, withAlerts: boolean, figures?: { bounds: { start: Date; next: Date }; spent: bigint }) {
+    const { bounds: p, spent } = figures ?? (await spentIn([b], () => deps.now())).get(b.budget_id)!;
     const amount = nanos(b.amount_usd);
     return {
       id: b.budget_id,
@@ -272,7 +285,9 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
       return { ...(await present(row, true, true)), ...(w.format === 'signed' ? { webhook_secret: secret } : {}) };
     },
     async list(projectId: string, admin: boolean) {
-      return { items: await Promise.all((await store.list(projectId)).map((b) => present(b, admin, false))) };
+      const rows = await store.list(projectId);
+      const figures = await spentIn(rows, () => deps.now());
+      return { items: await Promise.all(rows.map((b) => present(b, admin, false, figures.get(b.budget_id)))) };
     },
     async get(projectId: string, id: string, admin: boolean) {
       const b = await store.get(projectId, id);

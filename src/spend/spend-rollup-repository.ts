@@ -148,16 +148,20 @@ export function createSpendRollupRepository(ch: ClickHouseStore) {
       const q = sql(r);
       return ch.query<BreakdownRow>(q.text, q.params, `spend.breakdown.${r.source}`);
     },
-    /** Spend (exact text) of a budget scope over [from, to) ('YYYY-MM-DD hh:mm:ss', UTC). */
-    async scopeSpend(projectId: string, kind: 'project' | 'agent' | 'user' | 'tag', value: string, from: string, to: string): Promise<string> {
+    /**
+     * Spend (exact text) over [from, to) ('YYYY-MM-DD hh:mm:ss', UTC) of each of these values of a
+     * budget scope kind, in one read (values without spend are absent); `project`: the key ''.
+     */
+    async scopeSpends(projectId: string, kind: 'project' | 'agent' | 'user' | 'tag', values: string[], from: string, to: string): Promise<Map<string, string>> {
       const [table, column] = ({ project: ['spend_hourly', undefined], agent: ['spend_hourly', 'agent_id'], user: ['spend_hourly', 'user_id'], tag: ['spend_hourly_tags', 'tag'] } as const)[kind];
-      const [r] = await ch.query<{ cost_t: string }>(
-        `SELECT toString(sum(cost_usd)) AS cost_t FROM ${table}
-         WHERE project_id = {p:String} AND hour >= toDateTime({from:String}, 'UTC') AND hour < toDateTime({to:String}, 'UTC')${column ? ` AND ${column} = {v:String}` : ''}`,
-        { p: projectId, from, to, v: value },
+      const rows = await ch.query<{ v: string; cost_t: string }>(
+        `SELECT ${column ? `toString(${column})` : "''"} AS v, toString(sum(cost_usd)) AS cost_t FROM ${table}
+         WHERE project_id = {p:String} AND hour >= toDateTime({from:String}, 'UTC') AND hour < toDateTime({to:String}, 'UTC')${column ? ` AND ${column} IN {vs:Array(String)}` : ''}
+         GROUP BY v`,
+        { p: projectId, from, to, vs: values },
         'spend.scope_spend',
       );
-      return r?.cost_t ?? '0';
+      return new Map(rows.map((r) => [r.v, r.cost_t]));
     },
     /** UTC days ('YYYY-MM-DD') of [from, to] holding live executions of the project. */
     async daysWithExecutions(projectId: string, from: string, to: string): Promise<string[]> {
