@@ -13,7 +13,9 @@ import type { Config } from '../config.ts';
 import { nanos, percent, usd } from './money.ts';
 import type { SpendRollupRepository } from './spend-rollup-repository.ts';
 import type { Period, ScopedBudgetRow, ScopedBudgetStore, ScopeKind, WebhookFormat } from './scoped-budget-store.ts';
-import { checkWebhookUrl, deliver, newWebhookSecret, signature } from './webhooks.ts';
+import { checkWebhookUrl, newWebhookSecret } from './webhooks.ts';
+import { createScopedBudgetStateStore, type PublishedBudget, type PublishedState } from './scoped-budget-state.ts';
+import { deliverScopedAlert } from './scoped-budget-alerts.ts';
 import { monthBounds } from './window.ts';
 
 export const SCOPED_EVALUATE_JOB = 'scoped-budget-evaluate';
@@ -46,23 +48,6 @@ export interface CheckQuery {
   agent_id?: string;
   user_id?: string;
   tag?: string[];
-}
-
-interface PublishedBudget {
-  id: string;
-  kind: ScopeKind;
-  value: string;
-  period: Period;
-  /** ISO start of the period the figures belong to: a state of an earlier period reads as a clean new one */
-  periodStart: string;
-  amountNanos: string;
-  spentNanos: string;
-  thresholds: number[];
-  mode: 'alert' | 'block';
-}
-interface PublishedState {
-  readAt: number;
-  budgets: PublishedBudget[];
 }
 
 export interface ScopedBudgetDeps {
@@ -121,39 +106,9 @@ function statusOf(spent: bigint, amount: bigint, thresholds: number[]): 'ok' | '
   return thresholds.some((t) => spent * 100n >= amount * BigInt(t)) ? 'alert' : 'ok';
 }
 
-const scopeLabel = (b: { scope_kind: ScopeKind; scope_value: string }) => (b.scope_kind === 'project' ? 'the project' : `${b.scope_kind} "${b.scope_value}"`);
-
 export function createScopedBudgets(deps: ScopedBudgetDeps) {
   const { store, config } = deps;
-  const local = new Map<string, { state: PublishedState; at: number }>();
-  const key = (projectId: string) => `${deps.redis?.prefix ?? 'traceloom'}:scoped-budget-state:${projectId}`;
-
-  async function published(projectId: string): Promise<PublishedState | undefined> {
-    const hit = local.get(projectId);
-    if (hit && (!deps.redis || performance.now() - hit.at < config.budgetCheckCacheMs)) return hit.state;
-    if (!deps.redis) return undefined;
-    try {
-      const raw = await deps.redis.client.get(key(projectId));
-      if (!raw) return hit?.state;
-      const state = JSON.parse(raw) as PublishedState;
-      local.set(projectId, { state, at: performance.now() });
-      return state;
-    } catch (err) {
-      deps.logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'scoped budget state unavailable in Redis; using the last known state');
-      return hit?.state;
-    }
-  }
-
-  async function publish(projectId: string, state: PublishedState): Promise<void> {
-    const prev = local.get(projectId)?.state;
-    if (!prev || prev.readAt <= state.readAt) local.set(projectId, { state, at: performance.now() });
-    if (!deps.redis) return;
-    try {
-      await deps.redis.client.set(key(projectId), JSON.stringify(state));
-    } catch (err) {
-      deps.logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'scoped budget state not published to Redis');
-    }
-  }
+  const { published, publish } = createScopedBudgetStateStore(deps.redis, config.budgetCheckCacheMs, deps.logger);
 
   /** Spend of each budget over the period holding `at`, exact: one read per scope kind and period. */
   async function spentIn(budgets: ScopedBudgetRow[], at: (b: ScopedBudgetRow) => Date): Promise<Map<string, { bounds: { start: Date; next: Date }; spent: bigint }>> {
@@ -244,37 +199,8 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
     };
   }
 
-  async function deliverAlert(alertId: string): Promise<void> {
-    const a = await store.alertForDelivery(alertId);
-    if (!a || a.delivered_at || !a.budget.webhook_url || a.delivery_attempts >= config.webhookAttempts) return;
-    const b = a.budget;
-    const eventId = `evt_budget_scope_${a.alert_id}`;
-    const spent = usd(nanos(a.spent_usd));
-    const amount = usd(nanos(a.amount_usd));
-    let body: string;
-    let headers: Record<string, string> = {};
-    if (b.webhook_format === 'slack') {
-      body = JSON.stringify({
-        text: `Traceloom budget alert: ${scopeLabel(b)} in project ${b.project_id} reached ${Number(a.pct)}% of its ${b.period === 'day' ? 'daily' : `${b.period}ly`} budget ($${spent} of $${amount}, period starting ${a.period_start}; threshold ${a.threshold_pct}%).`,
-      });
-    } else {
-      body = JSON.stringify({
-        id: eventId, type: 'budget.scope.threshold', project_id: b.project_id, budget_id: b.budget_id,
-        scope: { kind: b.scope_kind, value: b.scope_kind === 'project' ? null : b.scope_value }, period: b.period, period_start: a.period_start,
-        threshold_pct: a.threshold_pct, pct_used: Number(a.pct), spent_usd: spent, amount_usd: amount, enforcement_mode: b.enforcement_mode,
-        created_at: a.created_at.toISOString(),
-      });
-      const timestamp = String(Math.floor(Date.now() / 1000));
-      headers = { 'X-Traceloom-Timestamp': timestamp, 'X-Traceloom-Signature': signature(b.webhook_secret, timestamp, body), 'X-Traceloom-Event': 'budget.scope.threshold', 'X-Traceloom-Event-Id': eventId };
-    }
-    const r = await deliver(b.webhook_url!, body, headers, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate });
-    await store.recordAttempt(alertId, r);
-    if (!r.ok) throw new Error(`webhook delivery of scoped alert ${alertId} failed: ${r.error}`);
-  }
-
   return {
     evaluate,
-    deliverAlert,
 
     async create(projectId: string, input: ScopedBudgetInput) {
       const w = parseInput(input);
@@ -365,7 +291,7 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
           backoffMs: config.webhookBackoffMs,
           concurrency: 4,
           async process(data: { alertId: string }) {
-            await deliverAlert(String(data.alertId));
+            await deliverScopedAlert(store, config, String(data.alertId));
           },
         } as JobProcessor,
       ];
