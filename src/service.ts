@@ -7,10 +7,10 @@ import { createLogger, redactUrl, type Logger } from './logger.ts';
 import { createStores, type Stores } from './stores/index.ts';
 import { migrate } from './stores/migrate.ts';
 import { createApp, type AppDeps, type TraceloomApp } from './http/app.ts';
-import { createJobRunner, startJobs, type JobRunner } from '../jobs/index.ts';
+import { createJobRunner, startJobs, type JobRunner } from './jobs/index.ts';
 import { createIdentity, type Identity } from './auth/identity.ts';
 import { createBroadcast } from './stores/broadcast.ts';
-import { createDomain, type Domain } from './domain.ts';
+import { createDomain, type Domain } from './compose.ts';
 import { listenAdminSocket, type AdminSocket } from './http/admin-socket.ts';
 import { startOtlpGrpc, type OtlpGrpcServer } from './grpc/otlp-server.ts';
 

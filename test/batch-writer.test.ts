@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import { HttpError } from '../src/errors.ts';
-import { BatchWriter, type InsertFn } from '../src/ingest/batch-writer.ts';
+import { BatchWriter, type InsertFn } from '../src/stores/batch-writer.ts';
 import { createLogger } from '../src/logger.ts';
 import { createStores, type Stores } from '../src/stores/index.ts';
 import { migrate } from '../src/stores/migrate.ts';

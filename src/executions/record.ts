@@ -3,7 +3,7 @@
 // repeat with the same content 200 with the stored execution, other content 409. The check
 // reads the trace index in ClickHouse, so it holds across restarts.
 import { HttpError, conflict, unprocessable } from '../errors.ts';
-import type { BatchWriter } from '../ingest/batch-writer.ts';
+import type { BatchWriter } from '../stores/batch-writer.ts';
 import type { PromptService } from '../prompts/service.ts';
 import { parseVersionRef } from '../prompts/service.ts';
 import { canonicalJson } from '../prompts/template.ts';

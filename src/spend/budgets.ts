@@ -7,7 +7,7 @@ import type { Logger } from '../logger.ts';
 import { badRequest, paymentRequired } from '../errors.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
-import type { JobRunner } from '../../jobs/runner.ts';
+import type { JobRunner } from '../jobs/runner.ts';
 import type { Metrics } from '../metrics.ts';
 import type { AlertRow, BudgetRow, BudgetStore, EnforcementMode } from './budget-store.ts';
 import type { BudgetState, BudgetStateStore, BudgetStatus } from './budget-state.ts';

@@ -3,7 +3,7 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
-import type { JobProcessor, JobRunner } from '../../jobs/runner.ts';
+import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import { createStats } from './stats.ts';
 import { createAnalytics } from './analytics.ts';
 import { createBudgetStore } from './budget-store.ts';

@@ -1,4 +1,4 @@
-import type { Domain } from '../../domain.ts';
+import type { Domain } from '../../compose.ts';
 import type { ExecutionInput } from '../../executions/record.ts';
 import type { ListQuery } from '../../executions/queries.ts';
 import { notFound } from '../errors.ts';

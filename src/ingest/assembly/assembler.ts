@@ -7,10 +7,10 @@
 // writes nothing: retried batches and repeated runs change nothing.
 import type { ClickHouseStore } from '../../stores/clickhouse.ts';
 import type { Metrics } from '../../metrics.ts';
-import { isRefusedData } from '../batch-writer.ts';
-import type { BatchWriter } from '../batch-writer.ts';
+import { isRefusedData } from '../../stores/batch-writer.ts';
+import type { BatchWriter } from '../../stores/batch-writer.ts';
 import type { Logger } from '../../logger.ts';
-import type { JobProcessor, JobRunner } from '../../../jobs/runner.ts';
+import type { JobProcessor, JobRunner } from '../../jobs/runner.ts';
 import { toClickHouseTime } from '../../time.ts';
 import type { Lease, PendingTraces, TraceRef } from './pending.ts';
 import { summarizeTrace, type StoredSpan, type SummarizeDeps } from './summarize.ts';

@@ -4,7 +4,7 @@ import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { Stores } from './stores/index.ts';
 import type { Broadcast } from './stores/broadcast.ts';
-import { BatchWriter } from './ingest/batch-writer.ts';
+import { BatchWriter } from './stores/batch-writer.ts';
 import { WriteAheadLog } from './stores/write-ahead-log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createSpanLoader, type IngestLog, type SpanLoader } from './ingest/span-loader.ts';
@@ -14,7 +14,7 @@ import { createExecutionQueries, type ExecutionQueries } from './executions/quer
 import { createExecutionRecorder, type ExecutionRecorder } from './executions/record.ts';
 import { createPriceResolver, type PriceResolver } from './pricing/prices.ts';
 import { createModelPriceService, type ModelPriceService } from './pricing/price-table.ts';
-import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
+import type { JobProcessor, JobRunner } from './jobs/runner.ts';
 import { createLocalPendingTraces, createRedisPendingTraces, type PendingTraces } from './ingest/assembly/pending.ts';
 import { ASSEMBLY_JOB, createAssembler, type Assembler } from './ingest/assembly/assembler.ts';
 import { createTraceIngest, type TraceIngest } from './ingest/traces.ts';

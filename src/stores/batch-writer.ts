@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from '../logger.ts';
 import { HttpError, unavailable } from '../errors.ts';
-import { isConnectivityError, StoreUnavailableError } from '../stores/errors.ts';
+import { isConnectivityError, StoreUnavailableError } from './errors.ts';
 
 export type InsertFn = (table: string, rows: readonly object[], settings: ClickHouseSettings) => Promise<void>;
 
