@@ -1,8 +1,9 @@
 // The operator through the running API's admin socket (DATA_DIR/admin.sock): plain HTTP requests
 // to the API's own routes, which treat requests on that socket as the operator's. Errors come back
-// as the API's {"detail"} with its status.
+// as the API's {"detail"} with its status, turned back into the domain error it stands for.
 import http from 'node:http';
-import { HttpError } from '../errors.ts';
+import { NotFound } from '../errors.ts';
+import { fromHttpStatus } from '../http/errors.ts';
 import type { ApiKeyView } from '../auth/key-service.ts';
 import type { Operator, ProjectView } from './operator.ts';
 
@@ -45,7 +46,7 @@ function request(socketPath: string, method: string, path: string, body?: unknow
 async function call(socketPath: string, ok: number[], method: string, path: string, body?: unknown): Promise<any> {
   const res = await request(socketPath, method, path, body);
   if (ok.includes(res.status)) return res.body;
-  throw new HttpError(res.status, typeof res.body?.detail === 'string' ? res.body.detail : `the API answered ${res.status}`);
+  throw fromHttpStatus(res.status, typeof res.body?.detail === 'string' ? res.body.detail : `the API answered ${res.status}`);
 }
 
 const projectPath = (projectId: string) => `/api/projects/${encodeURIComponent(projectId)}`;
@@ -75,7 +76,8 @@ export async function socketOperator(socketPath: string): Promise<Operator> {
         await call(socketPath, [204], 'DELETE', `${projectPath(projectId)}/api-keys/${encodeURIComponent(keyId)}`);
         return true;
       } catch (err) {
-        if (err instanceof HttpError && err.status === 404 && err.detail === 'API key not found') return false;
+        // Over HTTP both a missing project and a missing key are a 404: the detail tells them apart.
+        if (err instanceof NotFound && err.detail === 'API key not found') return false;
         throw err;
       }
     },

@@ -3,7 +3,7 @@
 // call's input that repeats what is already in the conversation (as a prefix) is not repeated.
 // Tool spans join the tool calls by call id: they give a call its duration and error status, and
 // its result when no `tool` message carries one.
-import type { NormalizedMessage } from '../ingest/otlp/span.ts';
+import type { NormalizedMessage } from './span.ts';
 
 export interface LlmCall {
   spanId: string;

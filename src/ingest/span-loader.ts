@@ -9,7 +9,7 @@
 import type { Logger } from '../logger.ts';
 import type { LogRecord, WriteAheadLog } from '../stores/write-ahead-log.ts';
 import type { Lease, PendingTraces, TraceRef } from './assembly/pending.ts';
-import type { StoredSpan } from './assembly/summarize.ts';
+import type { StoredSpan } from '../executions/span-rows.ts';
 import type { Metrics } from '../metrics.ts';
 
 /** What a record of the ingest log says of itself (on disk). */

@@ -4,7 +4,7 @@
 // from raw executions. No Koa here.
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { badRequest, paymentRequired } from '../errors.ts';
+import { badRequest, budgetExceeded } from '../errors.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
 import type { JobRunner } from '../jobs/runner.ts';
@@ -248,7 +248,7 @@ export function createBudgets(d: Deps) {
       const c = await check(projectId);
       if (c.allowed) return;
       const s = current(await stateFor(projectId), monthOf(clock.now()));
-      throw paymentRequired(
+      throw budgetExceeded(
         `Budget exceeded - the monthly budget of $${fromScaled(BigInt(s.budgetNanos ?? 0), NANOS)} is used up ($${fromScaled(BigInt(s.spentNanos), NANOS)} spent in ${s.month}); rendering is blocked until ${c.reset_at}`,
       );
     },

@@ -1,6 +1,6 @@
 import type { Domain } from '../../compose.ts';
 import type { ExecutionInput } from '../../executions/record.ts';
-import type { ListQuery } from '../../executions/queries.ts';
+import type { ListQuery } from '../../executions/execution-repository.ts';
 import { notFound } from '../errors.ts';
 import { toLines } from '../../executions/export.ts';
 import { Readable } from 'node:stream';

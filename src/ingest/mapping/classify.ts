@@ -4,7 +4,7 @@
 //   openinference.span.kind › spring.ai.kind › gen_ai.operation.name › Vercel ai.* operation id ›
 //   traceloop.span.kind › llm.request.type › langsmith.span.kind › framework span names ›
 //   gen_ai.tool.name / gen_ai.tool.call.id › a model attribute › other.
-import type { SpanClass } from '../otlp/span.ts';
+import type { SpanClass } from '../../executions/span.ts';
 import { asStr, type SpanCtx } from './context.ts';
 import { G, MODEL_KEYS } from './keys.ts';
 

@@ -12,7 +12,7 @@
 //     list, which would leave ADK without messages: placed after the conventions, before 8)
 //   8 input.value / output.value (not on tool spans: there they are the tool's arguments/result)
 // Lower sources present on the span are listed in explain.ignored as superseded.
-import type { AttrValue, DecodedEvent, NormalizedMessage, SpanClass } from '../otlp/span.ts';
+import type { AttrValue, DecodedEvent, NormalizedMessage, SpanClass } from '../../executions/span.ts';
 import { isObj, MALFORMED, parseLoose, parseStructured, preview, type SpanCtx } from './context.ts';
 import { rebuildIndexed, type KeyScan } from './indexed.ts';
 import { normalizeMessage, normalizeMessages, partsText } from './normalize.ts';

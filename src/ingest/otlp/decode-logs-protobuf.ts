@@ -2,7 +2,7 @@
 // decoder (every length checked against its enclosing message; the common messages shared in
 // proto-attributes.ts). Field numbers: opentelemetry.proto.logs.v1 (ResourceLogs 1 resource,
 // 2 scope_logs; ScopeLogs 1 scope, 2 log_records; LogRecord below).
-import { DEFAULT_DECODE_LIMITS, type AttrValue, type Attributes, type DecodeLimits } from './span.ts';
+import { DEFAULT_DECODE_LIMITS, type AttrValue, type Attributes, type DecodeLimits } from '../../executions/span.ts';
 import { addNote, countNote } from './validate.ts';
 import { AttributeReader, decodeOrRefuse, T_LEN1, T_LEN2 } from './proto-attributes.ts';
 import type { DecodedLogRecord, LogsDecodeResult } from './logs.ts';
