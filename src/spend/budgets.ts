@@ -5,7 +5,7 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { badRequest, budgetExceeded } from '../errors.ts';
-import type { ClickHouseStore } from '../stores/clickhouse.ts';
+import type { DailySpendRepository } from './daily-spend.ts';
 import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
 import type { JobRunner } from '../jobs/runner.ts';
 import type { Metrics } from '../metrics.ts';
@@ -39,7 +39,7 @@ interface Deps {
   metrics: BudgetMetrics;
   store: BudgetStore;
   state: BudgetStateStore;
-  ch: ClickHouseStore;
+  spend: Pick<DailySpendRepository, 'spentBetween'>;
   jobs: Pick<JobRunner, 'enqueue'>;
   config: Config['spend'];
   clock: Clock;
@@ -88,18 +88,12 @@ const presentAlert = (a: AlertRow) => ({
 });
 
 export function createBudgets(d: Deps) {
-  const { store, state, ch, jobs, config, clock, logger, metrics } = d;
+  const { store, state, spend, jobs, config, clock, logger, metrics } = d;
   const coldChecks = new Map<string, Promise<BudgetState>>();
 
   async function monthSpend(projectId: string, now: Date): Promise<bigint> {
     const b = monthBounds(now);
-    const [row] = await ch.query<{ cost: string }>(
-      `SELECT toString(sum(cost_usd)) AS cost FROM daily_spend
-       WHERE project_id = {p:String} AND day >= toDate({s:String}) AND day < toDate({e:String})`,
-      { p: projectId, s: dayOf(b.start), e: dayOf(b.next) },
-      'spend.budget.month_to_date',
-    );
-    return nanos(row?.cost);
+    return nanos(await spend.spentBetween(projectId, dayOf(b.start), dayOf(b.next)));
   }
 
   async function fire(b: BudgetRow, month: string, kind: 'threshold' | 'exceeded', spent: bigint, budget: bigint): Promise<void> {

@@ -5,6 +5,9 @@ import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import { createStats } from './stats.ts';
+import { createDailySpendRepository } from './daily-spend.ts';
+import { createRetentionSettings } from './retention-settings.ts';
+import { countActivePrompts } from '../prompts/repository.ts';
 import { createAnalytics } from './analytics.ts';
 import { createBudgetStore } from './budget-store.ts';
 import { createBudgetStateStore } from './budget-state.ts';
@@ -18,21 +21,22 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
   // Replaceable (tests move it to the next month); everything in spend reads time through it.
   const clock: Clock = { now: () => new Date() };
   const now = () => clock.now();
+  const dailySpend = createDailySpendRepository(stores.clickhouse);
   const budgets = createBudgets({
     store: createBudgetStore(stores.postgres),
     state: createBudgetStateStore(stores.redis, config.spend.budgetCheckCacheMs, log),
-    ch: stores.clickhouse,
+    spend: dailySpend,
     jobs,
     config: config.spend,
     clock,
     logger: log,
     metrics,
   });
-  const retention = createRetention(stores.clickhouse, stores.postgres, log);
+  const retention = createRetention(stores.clickhouse, createRetentionSettings(stores.postgres), log);
 
   return {
     clock,
-    stats: createStats(stores.clickhouse, stores.postgres, now),
+    stats: createStats(dailySpend, (projectId) => countActivePrompts(stores.postgres, projectId), now),
     analytics: createAnalytics(stores.clickhouse, now),
     budgets,
     retention,
