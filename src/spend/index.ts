@@ -47,9 +47,7 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
      * whatever the number of writes. Never throws and never waits: ingest does not depend on it.
      */
     spendMoved(projectId: string): void {
-      jobs
-        .enqueue(EVALUATE_JOB, { projectId }, { jobId: `project-${projectId}`, delayMs: config.spend.budgetEvalDebounceMs })
-        .catch((err: Error) => log.warn({ project_id: projectId, err: { message: err.message } }, 'budget evaluation not enqueued; the periodic one will catch up'));
+      budgets.requestEvaluation(projectId, config.spend.budgetEvalDebounceMs);
     },
 
     /** Applies retention settings soon (after a change), besides the daily run. */
