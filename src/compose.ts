@@ -25,7 +25,7 @@ import { spansWithLogMessages } from './ingest/assembly/log-messages.ts';
 import { DomainError } from './errors.ts';
 import { isConnectivityError, StoreUnavailableError } from './stores/errors.ts';
 
-/** api.md part 2: prompt ids are chosen by users in this form. */
+/** Prompt ids are chosen by users in this form (docs/prompts.md). */
 const PROMPT_ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 import { parseVersionRef } from './prompts/service.ts';
 import type { Template } from './prompts/template.ts';

@@ -1,4 +1,4 @@
-// The spans of one trace → its execution row (architecture.md, invariants 2, 3 and 5). Usage and
+// The spans of one trace → its execution row (docs/architecture.md, invariants 2, 3 and 5). Usage and
 // cost come from inference spans only, and from an inference span only when none of its
 // descendants carries usage (an outer SDK span repeating its children's totals never counts).
 // The row is built like a direct record's (row.ts), with source "otlp"; each counted span is

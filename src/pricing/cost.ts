@@ -1,4 +1,4 @@
-// Cost of one LLM call with OpenTelemetry GenAI token semantics (api.md part 3): tokens_in
+// Cost of one LLM call with OpenTelemetry GenAI token semantics (docs/executions.md, "Pricing"): tokens_in
 // includes cached and cache-write tokens, tokens_out includes reasoning tokens.
 //   (tokens_in − cached − cache_write) × input + cached × cached_input
 //     + cache_write × cache_write_input + tokens_out × output

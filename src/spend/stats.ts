@@ -1,5 +1,5 @@
 // Project stats (GET .../stats): everything from the materialized daily spend tables, never a scan
-// of raw executions (invariant 6). SummingMergeTree rows are summed at read (no FINAL needed), and
+// of raw executions (docs/architecture.md, invariant 6). SummingMergeTree rows are summed at read (no FINAL needed), and
 // money stays exact: Decimal sums leave ClickHouse as text and are added as nano-dollar BigInts.
 import { average, nanos, usd } from './money.ts';
 import { dayWindow } from './window.ts';

@@ -1,4 +1,4 @@
-// Price table routes (api.md part 5): thin. Reading the table is open to every role; setting or
+// Price table routes (docs/executions.md, "Prices"): thin. Reading the table is open to every role; setting or
 // removing a project price is `admin`: prices are project configuration that changes every
 // computed cost (and so the budget), like API keys and the budget itself.
 import type { ModelPriceInput, ModelPriceQuery, ModelPriceService } from '../../pricing/price-table.ts';

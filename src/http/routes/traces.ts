@@ -1,4 +1,4 @@
-// POST /api/v1/traces (api.md part 4): OTLP/HTTP protobuf, OTLP/JSON and the flat JSON form,
+// POST /api/v1/traces (docs/traces.md): OTLP/HTTP protobuf, OTLP/JSON and the flat JSON form,
 // gzip or deflate, into the caller's project. Body limits are checked before and while inflating.
 // Answers JSON counts to JSON requests (or Accept: application/json, or ?explain=true), and a
 // protobuf ExportTraceServiceResponse to protobuf requests, with partial_success when spans were

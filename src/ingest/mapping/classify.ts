@@ -1,4 +1,4 @@
-// Which kind of span this is (design/otel-mapping.md, "Classifying a span"). Only inference spans
+// Which kind of span this is (docs/otel-mapping.md, "Classifying a span"). Only inference spans
 // count usage and cost: agent and outer SDK spans repeat their children's totals.
 // The first rule that names the span wins, most explicit dialect marker first:
 //   openinference.span.kind › spring.ai.kind › gen_ai.operation.name › Vercel ai.* operation id ›

@@ -1,5 +1,5 @@
 // The scalar fields of a mapped span: model, agent, conversation, tool call, error and a cost the
-// span states itself. Each reads its keys in the order of design/otel-mapping.md and records the
+// span states itself. Each reads its keys in the order of docs/otel-mapping.md and records the
 // key it used; a present key that lost to an earlier one, or that held the wrong type, is listed
 // as ignored with the reason.
 import type { SpanClass } from '../../executions/span.ts';

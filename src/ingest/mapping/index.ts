@@ -1,4 +1,4 @@
-// The semantic-convention mapper: one decoded span → what it means (design/otel-mapping.md).
+// The semantic-convention mapper: one decoded span → what it means (docs/otel-mapping.md).
 // Pure: no I/O, no stores, never throws. Trace-level decisions (agent from ancestors or
 // service.name, a prompt usage on an agent span applying to the inference spans below it, which
 // span's messages make the conversation) belong to trace assembly, which reads these results.

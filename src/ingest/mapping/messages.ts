@@ -1,5 +1,5 @@
 // The messages a span sent (input, system instructions first) and received (output), from the
-// first source that yields any, per side, in the order of design/otel-mapping.md:
+// first source that yields any, per side, in the order of docs/otel-mapping.md:
 //   1 gen_ai.system_instructions / gen_ai.input.messages / gen_ai.output.messages (attributes,
 //     else the gen_ai.client.inference.operation.details event)
 //   2 v1.28–v1.36 per-message events (gen_ai.{system,user,assistant,tool}.message, gen_ai.choice)

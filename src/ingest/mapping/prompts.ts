@@ -1,4 +1,4 @@
-// Template usages a span names: traceloom.prompt.{id,version,inputs} (api.md part 4), semconv
+// Template usages a span names: traceloom.prompt.{id,version,inputs} (docs/traces.md), semconv
 // gen_ai.prompt.{name,version,variable.*}, langfuse.observation.prompt.{name,version}.
 //
 // OpenInference llm.prompt_template.{template,version,variables} carries a template but no prompt
