@@ -75,7 +75,7 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
   const stats: LoaderStats = { loadedRecords: 0, loadedRows: 0, batches: 0, failures: 0, assembledFresh: 0, markedForReadBack: 0 };
   let running: Promise<void> | undefined;
   let stopping = false;
-  let idle: Array<() => void> = [];
+  const idle: Array<() => void> = [];
 
   function group(records: LogRecord<IngestRecordHeader, IngestMemo>[]): Map<string, Map<string, TraceInBatch>> {
     const byProject = new Map<string, Map<string, TraceInBatch>>();
