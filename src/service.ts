@@ -70,12 +70,14 @@ export async function startService(
   const logger = opts.logger ?? createLogger(config);
   if (!config.authRequired) {
     logger.warn(
-      '!!! AUTH_REQUIRED=false: every endpoint is public and acts as user "dev" (admin) in project "default". For local development only. !!!',
+      '!!! AUTH_REQUIRED=false: every endpoint is public and acts as user "dev" (admin) in project "default". ' +
+        'For local development only. !!!',
     );
   }
   if (config.clickhouse.url && !config.redisUrl) {
     logger.warn(
-      'CLICKHOUSE_URL is set without REDIS_URL: trace assembly keeps its pending traces in this process, so run one API process only (several would assemble a trace on each node); set REDIS_URL to run several',
+      'CLICKHOUSE_URL is set without REDIS_URL: trace assembly keeps its pending traces in this process, so run one API process only ' +
+        '(several would assemble a trace on each node); set REDIS_URL to run several',
     );
   }
   const stores = await bootStores(config, logger);

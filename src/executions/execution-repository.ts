@@ -224,7 +224,8 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
       const rows = await ch.query<StoredExecution>(
         `SELECT * REPLACE (toString(cost_usd) AS cost_usd, toString(cost_computed_usd) AS cost_computed_usd)
          FROM executions FINAL
-         WHERE project_id = {p:String} AND started_at IN {starts:Array(DateTime64(3, 'UTC'))} AND trace_id IN {ids:Array(String)} AND sign = 1
+         WHERE project_id = {p:String} AND started_at IN {starts:Array(DateTime64(3, 'UTC'))}
+           AND trace_id IN {ids:Array(String)} AND sign = 1
          SETTINGS do_not_merge_across_partitions_select_final = 1`,
         { p: projectId, starts: [...new Set(located.map((l) => l.started_at))], ids: located.map((l) => l.trace_id) },
         'assembly.current',

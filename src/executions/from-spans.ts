@@ -35,7 +35,10 @@ const big = (s: string) => BigInt(s || '0');
 const MAX_COST_NANOS = 10n ** 18n - 1n;
 const nsToDate = (ns: bigint) => new Date(Number(ns / 1_000_000n));
 
-/** The agent of the execution: named on the root, else on the first agent span, else on an inference span or its ancestors, else the service. */
+/**
+ * The agent of the execution: named on the root, else on the first agent span, else on an
+ * inference span or its ancestors, else the service.
+ */
 function agentOf(spans: readonly StoredSpan[], root: StoredSpan | undefined): string {
   if (root?.agent_id) return root.agent_id;
   const byStart = [...spans].sort((a, b) => (big(a.start_time_ns) < big(b.start_time_ns) ? -1 : 1));

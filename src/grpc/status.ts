@@ -10,7 +10,10 @@ import { toHttpError } from '../http/errors.ts';
 
 export type GrpcStatus = Partial<ServiceError> & { code: Code; details: string };
 
-/** google.rpc.Status { code 1, message 2, details 3: [Any { type_url 1, value 2: RetryInfo { retry_delay 1: Duration { seconds 1 } } }] } */
+/**
+ * google.rpc.Status { code 1, message 2, details 3: [Any { type_url 1, value 2: RetryInfo {
+ * retry_delay 1: Duration { seconds 1 } } }] }
+ */
 export function retryStatusDetails(code: number, message: string, retryAfterS: number): Buffer {
   const delay = protobuf.Writer.create().uint32(0x08).int64(Math.max(0, Math.round(retryAfterS))).finish();
   const retryInfo = protobuf.Writer.create().uint32(0x0a).bytes(delay).finish();

@@ -126,7 +126,8 @@ export async function deleteLabel(db: Queryable, projectId: string, promptId: st
 
 export async function archivePrompt(db: Queryable, projectId: string, promptId: string): Promise<boolean> {
   const rows = await db.query(
-    'UPDATE prompts SET archived_at = coalesce(archived_at, now()), updated_at = now() WHERE project_id = $1 AND prompt_id = $2 RETURNING prompt_id',
+    `UPDATE prompts SET archived_at = coalesce(archived_at, now()), updated_at = now()
+     WHERE project_id = $1 AND prompt_id = $2 RETURNING prompt_id`,
     [projectId, promptId],
   );
   return rows.length === 1;

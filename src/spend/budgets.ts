@@ -280,7 +280,8 @@ export function createBudgets(d: Deps) {
       if (c.allowed) return;
       const s = current(await stateFor(projectId), monthOf(clock.now()));
       throw budgetExceeded(
-        `Budget exceeded - the monthly budget of $${fromScaled(BigInt(s.budgetNanos ?? 0), NANOS)} is used up ($${fromScaled(BigInt(s.spentNanos), NANOS)} spent in ${s.month}); rendering is blocked until ${c.reset_at}`,
+        `Budget exceeded - the monthly budget of $${fromScaled(BigInt(s.budgetNanos ?? 0), NANOS)} is used up ` +
+          `($${fromScaled(BigInt(s.spentNanos), NANOS)} spent in ${s.month}); rendering is blocked until ${c.reset_at}`,
       );
     },
 

@@ -35,7 +35,8 @@ export function createDailySpendRepository(ch: ClickHouseStore) {
     async cells(projectId: string, range: DayRange): Promise<SpendCell[]> {
       return ch.query<SpendCell>(
         `SELECT toString(day) AS date_t, provider, model, toString(sum(cost_usd)) AS cost_t, toString(sum(executions)) AS executions_t,
-           toString(sum(unpriced_executions)) AS unpriced_t, toString(sum(tokens_in)) AS tokens_in_t, toString(sum(tokens_out)) AS tokens_out_t
+           toString(sum(unpriced_executions)) AS unpriced_t, toString(sum(tokens_in)) AS tokens_in_t,
+           toString(sum(tokens_out)) AS tokens_out_t
          FROM daily_spend WHERE ${IN_RANGE} GROUP BY day, provider, model`,
         params(projectId, range),
         'spend.stats.daily',

@@ -67,7 +67,10 @@ class LogsRequestDecoder extends AttributeReader {
     for (let i = first; i < this.records.length; i++) this.records[i]!.scopeName = name;
   }
 
-  /** LogRecord: 1 time (fixed64), 2 severity_number, 3 severity_text, 5 body, 6 attributes, 9 trace_id, 10 span_id, 11 observed time, 12 event_name. */
+  /**
+   * LogRecord: 1 time (fixed64), 2 severity_number, 3 severity_text, 5 body, 6 attributes,
+   * 9 trace_id, 10 span_id, 11 observed time, 12 event_name.
+   */
   private logRecord(end: number, resource: Attributes): void {
     const r = this.r;
     const notes: string[] = [];
