@@ -17,6 +17,7 @@ import { createModelPriceService, type ModelPriceService } from './pricing/price
 import type { JobProcessor, JobRunner } from './jobs/runner.ts';
 import { createLocalPendingTraces, createRedisPendingTraces, type PendingTraces } from './ingest/assembly/pending.ts';
 import { ASSEMBLY_JOB, createAssembler, type Assembler } from './ingest/assembly/assembler.ts';
+import { STORED_SPAN_COLUMNS } from './executions/span-rows.ts';
 import { createTraceIngest, type TraceIngest } from './ingest/traces.ts';
 import { createLogIngest, type LogIngest } from './ingest/logs.ts';
 import { createSpanRepository, type SpanRepository } from './executions/span-repository.ts';
@@ -119,7 +120,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   const views = createTraceViews({ queries, spansOf: (projectId, traceId) => spansWithLogMessages(spans, projectId, traceId), prices: resolver });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
-    { segmentBytes: config.ingest.logSegmentBytes, maxPendingBytes: config.ingest.logMaxBytes, maxPendingRows: config.ingest.logMaxRows, maxMemoryBytes: config.ingest.logMemoryBytes },
+    { segmentBytes: config.ingest.logSegmentBytes, maxPendingBytes: config.ingest.logMaxBytes, maxPendingRows: config.ingest.logMaxRows, maxMemoryBytes: config.ingest.logMemoryBytes, maxLagMs: config.ingest.logMaxLagMs },
     (h) => h.n,
   );
   const loader = createSpanLoader({
@@ -136,6 +137,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
         // A record without a count was written before migration 004 appended user_id, tags, metadata.
         columns ?? (await stores.clickhouse.encoderOf('spans')).columns.indexOf('user_id'),
       ),
+    spanDecoder: (columns) => stores.clickhouse.decoderOf('spans', STORED_SPAN_COLUMNS, columns),
     knownTraces: (projectId, ids) => assembler.knownTraces(projectId, ids),
     assembleFresh: (projectId, traces, token) => assembler.assembleFresh(projectId, traces, token),
     pending,

@@ -73,6 +73,8 @@ export interface Config {
     readonly logMaxRows: number;
     readonly logMaxBytes: number;
     readonly logMemoryBytes: number;
+    /** While spans accepted now would wait longer than this (ms) to be loaded, ingest answers 503 (0: no bound) */
+    readonly logMaxLagMs: number;
     readonly loadBatchBytes: number;
     /** A load starts once this many rows wait, or the oldest has waited `loadIntervalMs` */
     readonly loadBatchRows: number;
@@ -262,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
       logMaxRows: int(env, 'INGEST_LOG_MAX_ROWS', 2_000_000, 1, 1_000_000_000),
       logMaxBytes: int(env, 'INGEST_LOG_MAX_BYTES', 1024 * MIB, 64 * 1024, 1024 * 1024 * MIB),
       logMemoryBytes: int(env, 'INGEST_LOG_MEMORY_BYTES', 32 * MIB, 0, 16 * 1024 * MIB),
+      logMaxLagMs: int(env, 'INGEST_LOG_MAX_LAG_MS', 3_000, 0, 24 * 3600_000),
       loadBatchBytes: int(env, 'INGEST_LOAD_BATCH_BYTES', 8 * MIB, 64 * 1024, 1024 * MIB),
       loadBatchRows: int(env, 'INGEST_LOAD_BATCH_ROWS', 20_000, 1, 10_000_000),
       loadIntervalMs: int(env, 'INGEST_LOAD_INTERVAL_MS', 200, 1, 60_000),

@@ -91,7 +91,32 @@ describe(`ingest durability (${mode} mode)`, () => {
     }
   });
 
-  it('records beyond the memory bound wait on disk only and are still loaded and assembled (read back)', async () => {
+  it('a loader that is behind: once the oldest unloaded record waited beyond INGEST_LOG_MAX_LAG_MS, 503 + Retry-After, and nothing of that request is kept', async () => {
+    const t = await testEnv({ INGEST_LOG_MAX_LAG_MS: '300' });
+    const first = await startTestService({}, { env: t });
+    try {
+      await first.stores.clickhouse.close(); // nothing loads from now on: the oldest record only ages
+      expect((await send(first.url, traces(400, 1))).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 600));
+      const behind = await send(first.url, traces(401, 1));
+      expect(behind.status).toBe(503);
+      expect(behind.headers.get('retry-after')).toBe('1');
+      expect(((await behind.json()) as { detail: string }).detail).toMatch(/^Ingest is behind/);
+      expect((await getJson(`${first.url}/metrics`)).body).toMatch(/traceloom_ingest_refused_total\{reason="behind"[^}]*\} 1/);
+    } finally {
+      await first.close();
+    }
+    const second = await startTestService({}, { env: t });
+    try {
+      const stored = async () => (await second.stores.clickhouse.query<{ trace_id: string }>('SELECT DISTINCT trace_id FROM spans WHERE trace_id IN {ids:Array(String)} ORDER BY trace_id', { ids: [hex(32, 0xd0000 + 400), hex(32, 0xd0000 + 401)] })).map((r) => r.trace_id);
+      await until(async () => (await stored()).length > 0, 'the acknowledged request loaded after the restart');
+      expect(await stored()).toEqual([hex(32, 0xd0000 + 400)]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('records beyond the memory bound wait on disk only and are still loaded, and their traces assembled from the log (no read-back)', async () => {
     const svc = await startTestService({ INGEST_LOG_MEMORY_BYTES: '0', INGEST_LOAD_INTERVAL_MS: '500' });
     try {
       for (let i = 0; i < 3; i++) expect((await send(svc.url, traces(500 + i * 3, 3))).status).toBe(200);
@@ -103,7 +128,7 @@ describe(`ingest durability (${mode} mode)`, () => {
       }, 'executions of records kept on disk only');
       expect(mine.every((e: { tokens_in: number }) => e.tokens_in === 100)).toBe(true);
       const metrics = (await getJson(`${svc.url}/metrics`)).body as string;
-      expect(metrics).toMatch(/traceloom_executions_assembled_total\{path="read_back"[^}]*\} 9/);
+      expect(metrics).toMatch(/traceloom_executions_assembled_total\{path="request"[^}]*\} 9/);
     } finally {
       await svc.close();
     }

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from './helpers/env.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { ByteSink, encoderFor, rowEncoder, type ColumnDef } from '../src/stores/row-binary.ts';
+import { ASSEMBLY_COLUMNS as SPAN_COLUMNS } from '../src/executions/span-repository.ts';
+import { STORED_SPAN_COLUMNS } from '../src/executions/span-rows.ts';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -62,6 +64,32 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
       { span_id: '00000000000000a1', name: 'legacy', user_id: '', tags: [], metadata: {} },
       { span_id: '00000000000000a2', name: 'legacy', user_id: 'u-now', tags: ['t'], metadata: { k: 'v' } },
     ]);
+  });
+
+  it('spans decoded from their RowBinary payload read exactly as the same spans read back from the table', async () => {
+    // Assembly from the ingest log decodes the records' payloads; the read-back path queries the
+    // table. Both must see the same values, or the two paths would hash one trace differently.
+    const ch = svc.stores.clickhouse;
+    const trace = 'f'.repeat(30) + '01';
+    const base = { project_id: 'rb-decode', trace_id: trace, received_at: '2026-11-23 07:00:00.120', kind: 'CLIENT', status_code: 'OK', span_class: 'inference' };
+    const rows = [
+      { ...base, span_id: 'a'.repeat(16), parent_span_id: '', start_time_ns: '1768000148001000123', end_time_ns: '18446744073709551615', name: 'chat é€', provider: 'openai', model: 'gpt-4o', has_usage: 1, tokens_in: 2 ** 53 - 1, tokens_out: '18446744073709551615', cost_provided: '0.012300000', tags: ['a', 'ü'], metadata: { k: 'v' }, messages: '{"input":[{"role":"user","content":"hi"}]}', attributes: '{"x":1}', user_id: 'u1' },
+      { ...base, span_id: 'b'.repeat(16), parent_span_id: 'a'.repeat(16), start_time_ns: '0', end_time_ns: '1', name: '', span_class: 'tool', status_code: 'ERROR', error_message: 'boom', cost_provided: null, tool_name: 't', tool_call_id: 'c1' },
+      { ...base, span_id: 'c'.repeat(16), cost_provided: '999999999.999999999', received_at: '1970-01-01 00:00:00.000', prompt_usages: '[{"promptId":"p"}]' },
+    ];
+    const encoder = await ch.encoderOf('spans');
+    const sink = new ByteSink();
+    for (const r of rows) encoder.encode(sink, r);
+    const payload = Buffer.from(sink.view());
+    const decoded = (await ch.decoderOf('spans', STORED_SPAN_COLUMNS)).decode(payload);
+    await ch.insertRowBinary('spans', [payload]);
+    const back = await ch.query<Record<string, unknown>>(`SELECT ${SPAN_COLUMNS.replace("if(span_class IN ('inference', 'tool'), messages, '') AS messages", 'messages')} FROM spans WHERE project_id = 'rb-decode' ORDER BY span_id`);
+    expect(back).toHaveLength(3);
+    expect(decoded).toEqual(back);
+    expect(Object.keys(decoded[0]!).sort()).toEqual([...STORED_SPAN_COLUMNS].sort());
+    // A payload encoded before a column assembly reads existed says so, rather than decoding without it.
+    const before004 = encoder.columns.indexOf('user_id');
+    expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before004)).missing).toEqual(['user_id', 'tags', 'metadata']);
   });
 
   it('an encoder is refused at start for a type it does not know, never on a row', () => {

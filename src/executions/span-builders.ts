@@ -4,7 +4,7 @@ import type { LlmCall, ToolSpan } from './conversation.ts';
 import type { ParsedMessages, StoredSpan } from './span-rows.ts';
 
 type WalkedSpan = Pick<StoredSpan, 'span_id' | 'parent_span_id' | 'span_class' | 'has_usage'>;
-type MessageSpan = Pick<StoredSpan, 'span_id' | 'span_class' | 'start_time_ns' | 'end_time_ns' | 'messages' | 'parsed_messages' | 'tool_call_id' | 'tool_name' | 'status_code'>;
+type MessageSpan = Pick<StoredSpan, 'span_id' | 'span_class' | 'start_time_ns' | 'end_time_ns' | 'messages' | 'tool_call_id' | 'tool_name' | 'status_code'>;
 
 /** Spans with usage that count: inference spans none of whose descendants carries usage. */
 export function countedSpans(spans: readonly WalkedSpan[]): Set<string> {
@@ -23,9 +23,8 @@ export function countedSpans(spans: readonly WalkedSpan[]): Set<string> {
   return new Set(spans.filter((s) => s.span_class === 'inference' && !hasUsageBelow.has(s.span_id)).map((s) => s.span_id));
 }
 
-/** A span's `messages` column, parsed (the objects the request kept when at hand); {} when absent or unreadable. */
-export function messagesOf(s: Pick<StoredSpan, 'messages' | 'parsed_messages'>): ParsedMessages {
-  if (s.parsed_messages) return s.parsed_messages;
+/** A span's `messages` column, parsed; {} when absent or unreadable. */
+export function messagesOf(s: Pick<StoredSpan, 'messages'>): ParsedMessages {
   if (!s.messages) return {};
   try {
     return JSON.parse(s.messages) as ParsedMessages;

@@ -9,7 +9,7 @@ import type { FullSpan, StoredSpan } from './span-rows.ts';
 export type { FullSpan };
 
 /** The columns assembly reads: messages only on inference and tool spans. */
-const ASSEMBLY_COLUMNS = `trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, received_at, name, status_code, status_message,
+export const ASSEMBLY_COLUMNS = `trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, received_at, name, status_code, status_message,
   service_name, span_class, operation, provider, model, agent_id, session_id, user_id, tags, metadata,
   has_usage, tokens_in, tokens_out, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
   toString(cost_provided) AS cost_provided, tool_name, tool_call_id, error_message,

@@ -65,10 +65,15 @@ export interface ParsedMessages {
   tool_result?: unknown;
 }
 
+/** The columns of `spans` that make a StoredSpan. */
+export const STORED_SPAN_COLUMNS: ReadonlySet<string> = new Set([
+  'trace_id', 'span_id', 'parent_span_id', 'start_time_ns', 'end_time_ns', 'received_at', 'name', 'status_code', 'status_message', 'service_name',
+  'span_class', 'operation', 'provider', 'model', 'agent_id', 'session_id', 'user_id', 'tags', 'metadata', 'has_usage', 'tokens_in', 'tokens_out',
+  'tokens_cached_in', 'tokens_cache_write_in', 'tokens_reasoning', 'cost_provided', 'tool_name', 'tool_call_id', 'error_message', 'prompt_usages', 'messages',
+]);
+
 /** The columns of `spans` that assembly reads (one row per span, duplicates removed): 64-bit counts and decimals come back as text. */
 export type StoredSpan = Pick<SpanRow, ReadBackColumns> & {
-  /** `messages` as the mapping made them, when the span is at hand from its request (no parse needed). */
-  parsed_messages?: ParsedMessages;
   has_usage: number | string;
   tokens_in: string;
   tokens_out: string;

@@ -103,7 +103,10 @@ export function errorRenderer(): Koa.Middleware {
         ctx.status = http.status;
         ctx.set(http.headers);
         ctx.body = { detail: http.detail };
-        if (http.status >= 500) ctx.app.emit('error', err, ctx);
+        // A 503 the service chose (backpressure: Retry-After) is not a failure: the access log has
+        // it, and a stack per refused request would only add load to an overloaded process.
+        const chosen = err instanceof Unavailable;
+        if (http.status >= 500 && !chosen) ctx.app.emit('error', err, ctx);
         return;
       }
       ctx.status = 500;

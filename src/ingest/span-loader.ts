@@ -1,8 +1,9 @@
 // The loader: drains the ingest log into ClickHouse in large batches, one binary insert per batch
 // whatever the size of the requests behind it, then gets the batch's traces assembled. A trace
 // whose root and generative-AI spans all came in this batch, and of which nothing was stored
-// before, is assembled from the batch's own spans (no read-back); every other trace is marked for
-// the assembly job, which reads its spans back. Only then is the batch marked loaded in the log;
+// before, is assembled from the batch's own spans, decoded from the records' RowBinary payloads
+// (no read-back, and nothing kept in memory beside the payloads while records wait); every other
+// trace is marked for the assembly job, which reads its spans back. Only then is the batch marked loaded in the log;
 // a failure leaves it there to be tried again (and after a crash, replayed), and loading twice
 // changes nothing that counts: spans are deduplicated by every reader, and an execution that
 // exists is only ever corrected by the read-back path, never written again.
@@ -11,6 +12,7 @@ import type { LogRecord, WriteAheadLog } from '../stores/write-ahead-log.ts';
 import type { Lease, PendingTraces, TraceRef } from './assembly/pending.ts';
 import type { StoredSpan } from '../executions/span-rows.ts';
 import type { Metrics } from '../metrics.ts';
+import type { RowDecoder } from '../stores/row-binary.ts';
 
 /** What a record of the ingest log says of itself (on disk). */
 export interface IngestRecordHeader {
@@ -24,10 +26,7 @@ export interface IngestRecordHeader {
   c?: number;
 }
 
-/** What the request kept in memory beside its record: its spans, for assembly without a read-back. */
-export type IngestMemo = StoredSpan[];
-
-export type IngestLog = WriteAheadLog<IngestRecordHeader, IngestMemo>;
+export type IngestLog = WriteAheadLog<IngestRecordHeader>;
 
 export interface SpanLoaderDeps {
   log: IngestLog;
@@ -37,6 +36,8 @@ export interface SpanLoaderDeps {
    */
   insertSpans(payloads: Buffer[], dedupToken: string, columns: number | undefined): Promise<void>;
   /** Of these traces, the ones with spans or an execution already stored. */
+  /** The decoder of payloads encoded with `columns` columns of `spans`, reading the StoredSpan columns. */
+  spanDecoder(columns: number): Promise<RowDecoder>;
   knownTraces(projectId: string, traceIds: string[]): Promise<Set<string>>;
   /** Writes the executions of traces whose every span is at hand; returns the traces it did not write (to be read back). */
   assembleFresh(projectId: string, traces: Map<string, StoredSpan[]>, dedupToken: string): Promise<string[]>;
@@ -64,7 +65,7 @@ export interface LoaderStats {
 
 interface TraceInBatch {
   spans: StoredSpan[];
-  /** Every record of the batch holding this trace kept its spans in memory. */
+  /** Every record of the batch holding this trace could be decoded. */
   complete: boolean;
   root: boolean;
   genAi: boolean;
@@ -77,12 +78,26 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
   let stopping = false;
   const idle: Array<() => void> = [];
 
-  function group(records: LogRecord<IngestRecordHeader, IngestMemo>[]): Map<string, Map<string, TraceInBatch>> {
+  const decoders = new Map<number, Promise<RowDecoder>>();
+  /** A record's spans, decoded from its payload; undefined for a record encoded before a column assembly reads was added. */
+  async function spansOf(r: LogRecord<IngestRecordHeader>): Promise<StoredSpan[] | undefined> {
+    if (r.header.c === undefined) return undefined;
+    let d = decoders.get(r.header.c);
+    if (!d) {
+      decoders.set(r.header.c, (d = deps.spanDecoder(r.header.c)));
+      d.catch(() => decoders.delete(r.header.c!));
+    }
+    const decoder = await d;
+    return decoder.missing.length > 0 ? undefined : (decoder.decode(r.payload!) as unknown as StoredSpan[]);
+  }
+
+  async function group(records: LogRecord<IngestRecordHeader>[]): Promise<Map<string, Map<string, TraceInBatch>>> {
     const byProject = new Map<string, Map<string, TraceInBatch>>();
     for (const r of records) {
       let traces = byProject.get(r.header.p);
       if (!traces) byProject.set(r.header.p, (traces = new Map()));
-      if (!r.memo) {
+      const spans = await spansOf(r);
+      if (!spans) {
         for (const id of r.header.t) {
           const t = traces.get(id);
           if (t) t.complete = false;
@@ -90,7 +105,7 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
         }
         continue;
       }
-      for (const s of r.memo) {
+      for (const s of spans) {
         let t = traces.get(s.trace_id);
         if (!t) traces.set(s.trace_id, (t = { spans: [], complete: true, root: false, genAi: false }));
         t.spans.push(s);
@@ -102,11 +117,11 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
   }
 
   /** One batch: stored, assembled or marked, then marked loaded. Throws (to be retried) on a store failure. */
-  async function loadBatch(records: LogRecord<IngestRecordHeader, IngestMemo>[]): Promise<void> {
+  async function loadBatch(records: LogRecord<IngestRecordHeader>[]): Promise<void> {
     const first = records[0]!.seq;
     const last = records[records.length - 1]!.seq;
     const token = `${deps.log.id}-${first}-${last}`;
-    const byProject = group(records);
+    const byProject = await group(records);
 
     // Which fresh-looking traces had spans (or an execution) stored before: asked before this
     // batch's spans are stored, so the answer is about earlier requests only.

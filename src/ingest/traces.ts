@@ -8,9 +8,8 @@ import { badRequest, PayloadTooLarge, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { DecodeResult, DecodedSpan, MappedSpan } from '../executions/span.ts';
 import { mapSpan } from './mapping/index.ts';
-import { spanRow, type SpanRow } from '../executions/span-rows.ts';
+import { spanRow } from '../executions/span-rows.ts';
 import type { PendingTraces } from './assembly/pending.ts';
-import type { StoredSpan } from '../executions/span-rows.ts';
 import { toClickHouseTime } from '../time.ts';
 import { ByteSink, type RowEncoder } from '../stores/row-binary.ts';
 import { LogFullError, LogWriteError } from '../stores/write-ahead-log.ts';
@@ -85,23 +84,6 @@ function explainSpan(span: DecodedSpan, m: MappedSpan): SpanExplanation {
   };
 }
 
-/** What assembly reads of a span, kept in memory until the loader has stored it (no read-back for whole traces). */
-function memoOf(r: SpanRow, m: MappedSpan): StoredSpan {
-  const withMessages = r.messages !== '' && (r.span_class === 'inference' || r.span_class === 'tool');
-  return {
-    trace_id: r.trace_id, span_id: r.span_id, parent_span_id: r.parent_span_id, start_time_ns: r.start_time_ns, end_time_ns: r.end_time_ns,
-    received_at: r.received_at, name: r.name, status_code: r.status_code, status_message: r.status_message, service_name: r.service_name,
-    span_class: r.span_class, operation: r.operation, provider: r.provider, model: r.model, agent_id: r.agent_id, session_id: r.session_id,
-    user_id: r.user_id, tags: r.tags, metadata: r.metadata,
-    has_usage: r.has_usage, tokens_in: String(r.tokens_in), tokens_out: String(r.tokens_out), tokens_cached_in: String(r.tokens_cached_in),
-    tokens_cache_write_in: String(r.tokens_cache_write_in), tokens_reasoning: String(r.tokens_reasoning), cost_provided: r.cost_provided,
-    tool_name: r.tool_name, tool_call_id: r.tool_call_id, error_message: r.error_message, prompt_usages: r.prompt_usages,
-    messages: withMessages ? r.messages : '',
-    // The objects `messages` was serialised from: assembly reads them instead of parsing the text.
-    parsed_messages: withMessages ? { input: m.inputMessages, output: m.outputMessages, tool_arguments: m.toolArguments, tool_result: m.toolResult } : undefined,
-  };
-}
-
 export function createTraceIngest(deps: TraceIngestDeps) {
   let encoder: RowEncoder | undefined;
   return {
@@ -116,7 +98,6 @@ export function createTraceIngest(deps: TraceIngestDeps) {
       encoder ??= await deps.spansEncoder();
       const receivedAt = toClickHouseTime(new Date());
       const resourceJson = new Map<object, string>();
-      const memo: StoredSpan[] = new Array(spans.length);
       const explained: SpanExplanation[] = [];
       const traces = new Map<string, boolean>(); // trace id → holds a generative-AI span in this request
       const sink = new ByteSink(spans.length * 2048);
@@ -131,7 +112,6 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         } catch (err) {
           throw badRequest(`span ${i} (${span.spanId}) cannot be stored: ${(err as Error).message}`);
         }
-        memo[i] = memoOf(row, mapped);
         traces.set(span.traceId, (traces.get(span.traceId) ?? false) || mapped.spanClass === 'inference');
         if (opts.explain) explained.push(explainSpan(span, mapped));
       }
@@ -142,11 +122,11 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         throw new PayloadTooLarge(`The request carries ${spans.length} spans rows (${sink.pos} bytes); one request may carry at most ${deps.maxQueueRows} rows and ${deps.maxQueueBytes} bytes`);
       }
       try {
-        await deps.log.append({ p: projectId, n: spans.length, t: [...traces.keys()], c: encoder.columns.length }, Buffer.from(sink.view()), memo);
+        await deps.log.append({ p: projectId, n: spans.length, t: [...traces.keys()], c: encoder.columns.length }, Buffer.from(sink.view()));
       } catch (err) {
         if (err instanceof LogFullError) {
-          deps.metrics.ingestRefused.inc({ reason: 'queue_full' });
-          throw unavailable('The spans write queue is full; retry later', 1);
+          deps.metrics.ingestRefused.inc({ reason: err.reason === 'lag' ? 'behind' : 'queue_full' });
+          throw unavailable(err.reason === 'lag' ? 'Ingest is behind (spans accepted earlier are still being stored); retry later' : 'The spans write queue is full; retry later', 1);
         }
         if (err instanceof LogWriteError) {
           deps.metrics.ingestRefused.inc({ reason: 'log_write' });

@@ -8,7 +8,7 @@ import { createClient, ClickHouseLogLevel, type ClickHouseClient, type ClickHous
 import { createChdbConnection } from 'chdb/connection';
 import type { Config } from '../config.ts';
 import { asStoreError } from './errors.ts';
-import { ByteSink, rowEncoder, type ColumnDef, type RowEncoder } from './row-binary.ts';
+import { ByteSink, rowDecoder, rowEncoder, type ColumnDef, type RowDecoder, type RowEncoder } from './row-binary.ts';
 
 /** Values our encoder cannot put in a column (a bad decimal, an unknown type): refused data, not a store that is down. */
 export class RowEncodeError extends Error {
@@ -36,6 +36,11 @@ export interface ClickHouseStore {
    * table's first `columns` columns (by an encoder of an earlier schema: migrations only append
    * columns), the others taking their defaults.
    */
+  /**
+   * The decoder of rows encoded by `encoderOf(table)` (with its first `columns` columns when
+   * given), reading the `wanted` columns as a read-back would return them.
+   */
+  decoderOf(table: string, wanted: ReadonlySet<string>, columns?: number): Promise<RowDecoder>;
   insertRowBinary(table: string, payloads: readonly Buffer[], settings?: ClickHouseSettings, columns?: number): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -155,6 +160,14 @@ export function createClickHouse(config: Config): ClickHouseStore {
     async encoderOf(table: string): Promise<RowEncoder> {
       try {
         return (await tableColumns(table)).encoder;
+      } catch (err) {
+        throw asStoreError('clickhouse', err);
+      }
+    },
+    async decoderOf(table: string, wanted: ReadonlySet<string>, columns?: number): Promise<RowDecoder> {
+      try {
+        const defs = (await tableColumns(table)).defs;
+        return rowDecoder(columns === undefined ? defs : defs.slice(0, columns), wanted);
       } catch (err) {
         throw asStoreError('clickhouse', err);
       }

@@ -14,7 +14,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { DataDirLock } from './data-dir-lock.ts';
 
-export interface LogRecord<H = unknown, M = unknown> {
+export interface LogRecord<H = unknown> {
   /** Increasing from 1 across segments; never reused. */
   seq: number;
   header: H;
@@ -30,8 +30,6 @@ export interface LogRecord<H = unknown, M = unknown> {
   rows: number;
   /** When it was appended or recovered (ms). */
   at: number;
-  /** What the appender kept in memory beside the record (not on disk: absent after a restart). */
-  memo?: M;
 }
 
 export interface WriteAheadLogOptions {
@@ -40,19 +38,34 @@ export interface WriteAheadLogOptions {
   /** Appended but not yet loaded, beyond which `append` refuses (backpressure). */
   maxPendingBytes: number;
   maxPendingRows: number;
-  /** Bytes of waiting records kept in memory (payload and memo); beyond, records wait on disk only. */
+  /** Bytes of waiting records whose payload is kept in memory; beyond, records wait on disk only (read when taken). */
   maxMemoryBytes: number;
+  /**
+   * New records are refused while a record appended now would wait longer than this to be loaded
+   * (ms; `expectedLagMs`): the loader is behind, and a log that kept accepting would only grow the
+   * delay (and the disk, and the assembly lag) of everything behind it. 0: no such bound.
+   */
+  maxLagMs?: number;
 }
 
-export class LogFullError extends Error {}
+export class LogFullError extends Error {
+  constructor(
+    message: string,
+    /** `bound`: the unloaded records would exceed the log's size bound; `lag`: the loader is too far behind. */
+    readonly reason: 'bound' | 'lag' = 'bound',
+  ) {
+    super(message);
+  }
+}
 export class LogWriteError extends Error {}
 
 const FRAME = 12;
+const LAG_FLOOR_ROWS = 10_000;
 const SEGMENT = /^(\d{16})\.log$/;
 
-interface Waiting<H, M> {
+interface Waiting<H> {
   frame: Buffer;
-  record: LogRecord<H, M>;
+  record: LogRecord<H>;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -60,9 +73,9 @@ interface Waiting<H, M> {
 const segmentName = (firstSeq: number) => `${String(firstSeq).padStart(16, '0')}.log`;
 
 /** Reads every whole record of a segment; `validBytes` is where the last whole record ends. */
-function readSegment<H>(file: string, firstSeq: number, rowsOf: (header: H) => number): { records: LogRecord<H, never>[]; validBytes: number } {
+function readSegment<H>(file: string, firstSeq: number, rowsOf: (header: H) => number): { records: LogRecord<H>[]; validBytes: number } {
   const data = fs.readFileSync(file);
-  const records: LogRecord<H, never>[] = [];
+  const records: LogRecord<H>[] = [];
   let at = 0;
   let seq = firstSeq;
   while (at + FRAME <= data.length) {
@@ -81,14 +94,14 @@ function readSegment<H>(file: string, firstSeq: number, rowsOf: (header: H) => n
   return { records, validBytes: at };
 }
 
-export class WriteAheadLog<H = unknown, M = unknown> {
+export class WriteAheadLog<H = unknown> {
   private fd = -1;
   private segmentFirstSeq = 0;
   private segmentSize = 0;
   private nextSeq = 1;
-  private waiting: Waiting<H, M>[] = [];
+  private waiting: Waiting<H>[] = [];
   /** Written (or recovered) records not yet taken by the loader, oldest first. */
-  private queue: LogRecord<H, M>[] = [];
+  private queue: LogRecord<H>[] = [];
   private queueHead = 0;
   private available: (() => void) | undefined;
   private writing: Promise<void> | undefined;
@@ -103,7 +116,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
    */
   id = '';
   /** Records appended (or recovered) and not yet marked loaded, in order. */
-  private unloaded: Array<LogRecord<H, M>> = [];
+  private unloaded: Array<LogRecord<H>> = [];
   /** Segment files on disk, by the sequence number of their first record. */
   private segmentFiles = new Set<number>();
   pendingBytes = 0;
@@ -138,7 +151,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
       .filter((m): m is RegExpExecArray => m !== null)
       .map((m) => Number(m[1]))
       .sort((a, b) => a - b);
-    const recovered: LogRecord<H, M>[] = [];
+    const recovered: LogRecord<H>[] = [];
     for (let i = 0; i < segments.length; i++) {
       const first = segments[i]!;
       const file = path.join(this.dir, segmentName(first));
@@ -171,7 +184,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
    * `minRows` rows are queued or the oldest has waited `maxWaitMs` (batches grow under load and
    * stay prompt when idle); returns [] once the log is closed and drained.
    */
-  async take(maxBytes: number, minRows = 1, maxWaitMs = 0): Promise<LogRecord<H, M>[]> {
+  async take(maxBytes: number, minRows = 1, maxWaitMs = 0): Promise<LogRecord<H>[]> {
     for (;;) {
       if (this.queueHead < this.queue.length) {
         const waited = Date.now() - this.queue[this.queueHead]!.at;
@@ -185,11 +198,11 @@ export class WriteAheadLog<H = unknown, M = unknown> {
       if (this.closed) return [];
       await new Promise<void>((resolve) => (this.available = resolve));
     }
-    const out: LogRecord<H, M>[] = [];
+    const out: LogRecord<H>[] = [];
     let bytes = 0;
     while (this.queueHead < this.queue.length && (out.length === 0 || bytes + this.queue[this.queueHead]!.bytes <= maxBytes)) {
       const r = this.queue[this.queueHead]!;
-      this.queue[this.queueHead++] = undefined as unknown as LogRecord<H, M>;
+      this.queue[this.queueHead++] = undefined as unknown as LogRecord<H>;
       out.push(r);
       bytes += r.bytes;
       this.queuedRows -= r.rows;
@@ -203,7 +216,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     return out;
   }
 
-  private async readPayload(r: LogRecord<H, M>): Promise<Buffer> {
+  private async readPayload(r: LogRecord<H>): Promise<Buffer> {
     const file = path.join(this.dir, segmentName(r.segment));
     const handle = await fs.promises.open(file, 'r');
     try {
@@ -220,6 +233,22 @@ export class WriteAheadLog<H = unknown, M = unknown> {
   /** Segment files on disk. */
   get segments(): number {
     return this.segmentFiles.size;
+  }
+
+  /** Rows per second the loader marks loaded (a moving average over busy time), 0 before the first load. */
+  private loadRowsPerS = 0;
+  private lastLoadedAt = 0;
+
+  /**
+   * How long a record appended now with `rows` rows would wait to be loaded (ms): what the oldest
+   * has waited, or what the rows ahead take to load at the measured rate, whichever is more. Below
+   * LAG_FLOOR_ROWS waiting rows the rate is not used (one batch of them is not a backlog).
+   */
+  expectedLagMs(rows = 0): number {
+    const waited = this.oldestUnloadedMs();
+    const ahead = this.pendingRows + rows;
+    if (this.loadRowsPerS === 0 || ahead < LAG_FLOOR_ROWS) return waited;
+    return Math.max(waited, Math.round((ahead * 1000) / this.loadRowsPerS));
   }
 
   /** How long the oldest record not yet loaded has waited (ms), or 0. */
@@ -244,7 +273,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
    * unloaded records would exceed the bound (nothing written) or LogWriteError when the disk
    * refused the write (nothing of the group is kept).
    */
-  append(header: H, payload: Buffer, memo?: M): Promise<number> {
+  append(header: H, payload: Buffer): Promise<number> {
     if (this.closed) return Promise.reject(new LogWriteError('the ingest log is closed'));
     const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
     const bytes = FRAME + headerBytes.length + payload.length;
@@ -252,6 +281,11 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     if ((this.pendingBytes + bytes > this.opts.maxPendingBytes || this.pendingRows + rows > this.opts.maxPendingRows) && this.pendingRows > 0) {
       this.stats.refused++;
       return Promise.reject(new LogFullError(`${this.pendingRows} rows (${this.pendingBytes} bytes) are not yet loaded; the bound is ${this.opts.maxPendingRows} rows and ${this.opts.maxPendingBytes} bytes`));
+    }
+    const lagMs = this.opts.maxLagMs ? this.expectedLagMs(rows) : 0;
+    if (lagMs > this.opts.maxLagMs!) {
+      this.stats.refused++;
+      return Promise.reject(new LogFullError(`records not yet loaded would wait ${lagMs} ms; the bound is ${this.opts.maxLagMs} ms`, 'lag'));
     }
     const frame = Buffer.allocUnsafe(FRAME + headerBytes.length);
     frame.writeUInt32LE(headerBytes.length + payload.length + 4, 0);
@@ -264,7 +298,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     this.pendingRows += rows;
 
     // Segment 0: not written yet (segments are named by a sequence number, from 1).
-    const record: LogRecord<H, M> = { seq, header, payload, segment: 0, offset: FRAME + headerBytes.length, payloadBytes: payload.length, bytes, rows, at: Date.now(), memo };
+    const record: LogRecord<H> = { seq, header, payload, segment: 0, offset: FRAME + headerBytes.length, payloadBytes: payload.length, bytes, rows, at: Date.now() };
     this.unloaded.push(record);
     return new Promise<number>((resolve, reject) => {
       this.waiting.push({
@@ -283,12 +317,23 @@ export class WriteAheadLog<H = unknown, M = unknown> {
   /** Records up to and including `seq` are loaded: they are not replayed, and their segments go. */
   markLoaded(seq: number): void {
     let n = 0;
+    let rows = 0;
+    const firstAt = this.unloaded[0]?.at ?? 0;
     while (n < this.unloaded.length && this.unloaded[n]!.seq <= seq) {
       this.pendingBytes -= this.unloaded[n]!.bytes;
       this.pendingRows -= this.unloaded[n]!.rows;
+      rows += this.unloaded[n]!.rows;
       n++;
     }
     if (n === 0) return;
+    // The load rate, measured over busy time only: a load could not start before its first record came.
+    const now = Date.now();
+    const busyMs = now - Math.max(this.lastLoadedAt, firstAt);
+    if (busyMs > 0) {
+      const sample = (rows * 1000) / busyMs;
+      this.loadRowsPerS = this.loadRowsPerS === 0 ? sample : 0.7 * this.loadRowsPerS + 0.3 * sample;
+    }
+    this.lastLoadedAt = now;
     this.unloaded.splice(0, n);
     this.writeCheckpoint(seq + 1);
     // Closed segments whose records are all loaded are removed.
@@ -359,7 +404,7 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     });
   }
 
-  private async writeGroup(group: Waiting<H, M>[]): Promise<void> {
+  private async writeGroup(group: Waiting<H>[]): Promise<void> {
     if (this.segmentSize >= this.opts.segmentBytes || this.failed) {
       try {
         this.startSegment(group[0]!.record.seq);
@@ -409,13 +454,9 @@ export class WriteAheadLog<H = unknown, M = unknown> {
     this.stats.appendedBytes += total;
     for (const w of group) {
       const r = w.record;
-      // Within the memory bound a record waits with its payload and memo; beyond, on disk only
-      // (its trace is then read back for assembly).
+      // Within the memory bound a record waits with its payload; beyond, on disk only (read when taken).
       if (this.memoryBytes + r.bytes <= this.opts.maxMemoryBytes) this.memoryBytes += r.bytes;
-      else {
-        r.payload = undefined;
-        r.memo = undefined;
-      }
+      else r.payload = undefined;
       this.queue.push(r);
       this.queuedRows += r.rows;
       w.resolve();

@@ -31,8 +31,7 @@ export function withLogMessages<S extends WithMessages>(span: S, events: readonl
     input: has(own.input) ? own.input : fromLogs.input,
     output: has(own.output) ? own.output : fromLogs.output,
   };
-  // Objects a request kept beside the text (StoredSpan.parsed_messages) would now be stale.
-  return { ...span, messages: JSON.stringify(merged), ...('parsed_messages' in span ? { parsed_messages: merged } : {}) };
+  return { ...span, messages: JSON.stringify(merged) };
 }
 
 /** Every span of a trace with its log events merged in. */
