@@ -1,5 +1,6 @@
-// The domain services of one process, built once at boot from the stores: what routes and jobs
-// call. Owns the batching writers, so it is closed (flushed) before the stores.
+// The composition root: the domain services of one process, built once at boot from the stores,
+// wired to each other here and nowhere else (docs/architecture.md): what routes and jobs call.
+// Owns the batching writers, so it is closed (flushed) before the stores.
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { Stores } from './stores/index.ts';
