@@ -1,6 +1,9 @@
-// Reads of executions. Every query carries the project predicate; listings read light columns
+// The `executions` table and its trace index `execution_traces`: every SQL statement that reads
+// them, and the insert of assembled executions. Every query carries the project predicate
+// (recovery after a restart, which looks across projects, excepted); listings read light columns
 // only (never messages or template inputs); a trace is found through the trace index.
 import { badRequest } from '../errors.ts';
+import type { ClickHouseSettings } from '@clickhouse/client';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { toScaled } from '../pricing/decimal.ts';
 import { parseTime, toClickHouseTime } from '../time.ts';
@@ -85,7 +88,15 @@ function collapse(rows: readonly RawListRow[], end: number): ListRow[] {
 
 type Waiter = { resolve: (hash: string | undefined) => void; reject: (err: unknown) => void };
 
-export function createExecutionQueries(ch: ClickHouseStore, opts: { maxRawRead?: number } = {}) {
+/** A stored execution row as read back: every column (decimals as text). */
+export type StoredExecution = Record<string, unknown> & { trace_id: string };
+
+export interface CurrentRows {
+  rows: Map<string, StoredExecution>;
+  located: Set<string>;
+}
+
+export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRead?: number } = {}) {
   const maxRawRead = opts.maxRawRead ?? MAX_RAW_READ;
   const pendingLookups = new Map<string, Map<string, Waiter[]>>();
   let lookupScheduled = false;
@@ -202,6 +213,57 @@ export function createExecutionQueries(ch: ClickHouseStore, opts: { maxRawRead?:
   }
 
   return {
+    /** The stored rows (latest version) of these traces, every column, exact decimals as text; and which traces the index knows. */
+    async current(projectId: string, traceIds: string[]): Promise<CurrentRows> {
+      const located = await ch.query<{ trace_id: string; started_at: string }>(
+        'SELECT trace_id, started_at FROM execution_traces FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}',
+        { p: projectId, ids: traceIds },
+        'assembly.locate',
+      );
+      if (located.length === 0) return { rows: new Map(), located: new Set() };
+      const rows = await ch.query<StoredExecution>(
+        `SELECT * REPLACE (toString(cost_usd) AS cost_usd, toString(cost_computed_usd) AS cost_computed_usd)
+         FROM executions FINAL
+         WHERE project_id = {p:String} AND started_at IN {starts:Array(DateTime64(3, 'UTC'))}
+           AND trace_id IN {ids:Array(String)} AND sign = 1
+         SETTINGS do_not_merge_across_partitions_select_final = 1`,
+        { p: projectId, starts: [...new Set(located.map((l) => l.started_at))], ids: located.map((l) => l.trace_id) },
+        'assembly.current',
+      );
+      return { rows: new Map(rows.map((r) => [r.trace_id, r])), located: new Set(located.map((l) => l.trace_id)) };
+    },
+
+    /** Of these traces, the ones the trace index knows (light key reads, no FINAL). */
+    async indexedTraces(projectId: string, traceIds: string[]): Promise<string[]> {
+      const rows = await ch.query<{ trace_id: string }>(
+        'SELECT trace_id FROM execution_traces WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}',
+        { p: projectId, ids: traceIds },
+        'assembly.known.executions',
+      );
+      return rows.map((r) => r.trace_id);
+    },
+
+    /** When each trace assembled since then was last written (every project). */
+    async assembledSince(since: string): Promise<Array<{ project_id: string; trace_id: string; at: string }>> {
+      return ch.query<{ project_id: string; trace_id: string; at: string }>(
+        `SELECT project_id, trace_id, max(received_at) AS at FROM executions
+         WHERE received_at >= toDateTime64({since:String}, 3, 'UTC') AND source = 'otlp' AND sign = 1
+         GROUP BY project_id, trace_id`,
+        { since },
+        'assembly.recover.executions',
+      );
+    },
+
+    /** Writes executions in one insert (deduplicated by the token, down to the materialized views). */
+    async insert(rows: readonly object[], dedupToken: string): Promise<void> {
+      const settings: ClickHouseSettings = {
+        insert_deduplication_token: dedupToken,
+        deduplicate_blocks_in_dependent_materialized_views: 1,
+        max_partitions_per_insert_block: '1000',
+      };
+      await ch.insert('executions', rows as object[], settings);
+    },
+
     /**
      * The content hash of a recorded trace, or undefined when the trace is new. Lookups that
      * arrive together are answered by one query per project (ingest sends many at once).
@@ -280,4 +342,4 @@ export function createExecutionQueries(ch: ClickHouseStore, opts: { maxRawRead?:
   };
 }
 
-export type ExecutionQueries = ReturnType<typeof createExecutionQueries>;
+export type ExecutionRepository = ReturnType<typeof createExecutionRepository>;
