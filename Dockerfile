@@ -7,7 +7,6 @@ COPY web ./web
 RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY tsconfig.json ./
 COPY src ./src
-COPY jobs ./jobs
 COPY schema ./schema
 USER node
 EXPOSE 8080 4317

@@ -11,7 +11,7 @@ import { decodeJsonTraces } from '../src/ingest/otlp/decode-json.ts';
 import { decodeProtobufTraces } from '../src/ingest/otlp/decode-protobuf.ts';
 import { inflateBody } from '../src/ingest/otlp/inflate.ts';
 import { mapSpan } from '../src/ingest/mapping/index.ts';
-import { spanRow } from '../src/ingest/span-rows.ts';
+import { spanRow } from '../src/executions/span-rows.ts';
 
 const SPANS = 512;
 const SECONDS_PER_CASE = 3;

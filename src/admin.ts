@@ -4,7 +4,8 @@
 // key, a table), so `KEY=$(npm run -s admin -- create-key ...)` works; the rest goes to stderr.
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { HttpError } from './errors.ts';
+import { DomainError, Invalid } from './errors.ts';
+import { HttpError } from './http/errors.ts';
 import { PROJECT_ID, ROLES, type Role } from './auth/principal.ts';
 import { DataDirLock, dataDirLockFile } from './stores/data-dir-lock.ts';
 import { adminSocketPath } from './http/admin-socket.ts';
@@ -204,8 +205,9 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`${err.message}\n${command.usage}\n`);
       return 2;
     }
-    process.stderr.write(`failed: ${err instanceof HttpError ? err.detail : (err as Error).message}\n`);
-    return err instanceof HttpError && err.status === 400 ? 2 : 1;
+    process.stderr.write(`failed: ${err instanceof DomainError || err instanceof HttpError ? err.detail : (err as Error).message}\n`);
+    // Input the command could not read (400 from the API): a usage error.
+    return err instanceof Invalid && err.reason === 'malformed' ? 2 : 1;
   } finally {
     await operator?.close();
   }

@@ -1,4 +1,4 @@
-// The environment, parsed once into a typed and validated config (api.md part 7).
+// The environment, parsed once into a typed and validated config (the table in README.md, "Configuration").
 // This is the only module that reads process.env; everything else receives a Config.
 import path from 'node:path';
 

@@ -1,33 +1,96 @@
-// The error hierarchy shared by domain code and the HTTP edge: a status and a public `detail`.
-// Domain modules throw these without knowing about Koa; src/http/errors.ts renders them.
+// The errors domain and store code throw: what went wrong, in words a caller can act on (the
+// public `detail`), never how a transport reports it. src/http/errors.ts maps each class to its
+// HTTP status and headers (and src/grpc/status.ts to gRPC codes through that mapping).
 
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: string,
-    readonly headers: Record<string, string> = {},
-  ) {
+export class DomainError extends Error {
+  constructor(readonly detail: string) {
     super(detail);
-    this.name = 'HttpError';
+    this.name = new.target.name;
   }
 }
 
-// The exact texts of service-spec.md part 7.
+/**
+ * The input is wrong. `malformed` (the default): it cannot be read as asked (a bad parameter,
+ * body or encoding); `unprocessable`: it is well-formed but cannot be applied (an unknown prompt
+ * version named in a record, a template variable missing, values the store refuses).
+ */
+export class Invalid extends DomainError {
+  constructor(
+    detail: string,
+    readonly reason: 'malformed' | 'unprocessable' = 'malformed',
+  ) {
+    super(detail);
+  }
+}
+
+/** `resource` names what is missing ('prompt', 'version', 'label', …), for callers that answer differently per kind. */
+export class NotFound extends DomainError {
+  constructor(
+    detail: string,
+    readonly resource = '',
+  ) {
+    super(detail);
+  }
+}
+
+/** The request contradicts what is stored (a different content under an idempotency key, a duplicate). */
+export class Conflict extends DomainError {}
+
+// The exact texts of docs/api-conventions.md ("Errors").
 export const UNAUTHORIZED_DETAIL = 'Unauthorized - No valid authentication provided';
 export const FORBIDDEN_DETAIL = 'Forbidden - User does not have access to this resource';
 
-export const badRequest = (detail: string) => new HttpError(400, detail);
-export const unauthorized = () => new HttpError(401, UNAUTHORIZED_DETAIL, { 'WWW-Authenticate': 'Bearer' });
-export const forbidden = () => new HttpError(403, FORBIDDEN_DETAIL);
-/** 402: a budget in block mode is exceeded (the detail starts with "Budget exceeded - "). */
-export const paymentRequired = (detail: string) => new HttpError(402, detail);
-export const notFound = (thing: string) => new HttpError(404, `${thing} not found`);
-export const methodNotAllowed = (method: string, path: string, allowed: string[]) =>
-  new HttpError(405, `Method ${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { Allow: allowed.join(', ') });
-export const conflict = (detail: string) => new HttpError(409, detail);
-export const payloadTooLarge = (limitBytes: number) => new HttpError(413, `Request body exceeds the limit of ${limitBytes} bytes`);
-export const unsupportedMediaType = (got: string | undefined, expected: string) =>
-  new HttpError(415, `Content-Type ${got ? `"${got}"` : '(none)'} is not supported; send ${expected}`);
-export const unprocessable = (detail: string) => new HttpError(422, detail);
-export const unavailable = (detail: string, retryAfterS = 5) => new HttpError(503, detail, { 'Retry-After': String(retryAfterS) });
+/** No valid credentials. `challenge`: the caller is told which scheme to use (Bearer). */
+export class Unauthorized extends DomainError {
+  constructor(
+    detail = UNAUTHORIZED_DETAIL,
+    readonly challenge = true,
+  ) {
+    super(detail);
+  }
+}
 
+export class Forbidden extends DomainError {
+  constructor(detail = FORBIDDEN_DETAIL) {
+    super(detail);
+  }
+}
+
+/** A budget in block mode is exceeded (the detail starts with "Budget exceeded - "). */
+export class BudgetExceeded extends DomainError {}
+
+export class PayloadTooLarge extends DomainError {}
+
+export class UnsupportedMediaType extends DomainError {}
+
+/** Cannot serve now (a store down, a queue full): the caller retries after `retryAfterS` seconds. */
+export class Unavailable extends DomainError {
+  constructor(
+    detail: string,
+    readonly retryAfterS = 5,
+  ) {
+    super(detail);
+  }
+}
+
+/** Too many requests: the caller slows down and retries after `retryAfterS` seconds. */
+export class RateLimited extends DomainError {
+  constructor(
+    detail: string,
+    readonly retryAfterS = 1,
+  ) {
+    super(detail);
+  }
+}
+
+export const badRequest = (detail: string) => new Invalid(detail);
+export const unprocessable = (detail: string) => new Invalid(detail, 'unprocessable');
+export const unauthorized = () => new Unauthorized();
+export const forbidden = () => new Forbidden();
+export const budgetExceeded = (detail: string) => new BudgetExceeded(detail);
+export const notFound = (thing: string, resource = thing.toLowerCase()) => new NotFound(`${thing} not found`, resource);
+export const conflict = (detail: string) => new Conflict(detail);
+export const payloadTooLarge = (limitBytes: number) => new PayloadTooLarge(`Request body exceeds the limit of ${limitBytes} bytes`);
+export const unsupportedMediaType = (got: string | undefined, expected: string) =>
+  new UnsupportedMediaType(`Content-Type ${got ? `"${got}"` : '(none)'} is not supported; send ${expected}`);
+export const unavailable = (detail: string, retryAfterS = 5) => new Unavailable(detail, retryAfterS);

@@ -7,10 +7,10 @@ import { createLogger, redactUrl, type Logger } from './logger.ts';
 import { createStores, type Stores } from './stores/index.ts';
 import { migrate } from './stores/migrate.ts';
 import { createApp, type AppDeps, type TraceloomApp } from './http/app.ts';
-import { createJobRunner, startJobs, type JobRunner } from '../jobs/index.ts';
+import { createJobRunner, startJobs, type JobRunner } from './jobs/index.ts';
 import { createIdentity, type Identity } from './auth/identity.ts';
 import { createBroadcast } from './stores/broadcast.ts';
-import { createDomain, type Domain } from './domain.ts';
+import { createDomain, type Domain } from './compose.ts';
 import { listenAdminSocket, type AdminSocket } from './http/admin-socket.ts';
 import { startOtlpGrpc, type OtlpGrpcServer } from './grpc/otlp-server.ts';
 
@@ -70,12 +70,14 @@ export async function startService(
   const logger = opts.logger ?? createLogger(config);
   if (!config.authRequired) {
     logger.warn(
-      '!!! AUTH_REQUIRED=false: every endpoint is public and acts as user "dev" (admin) in project "default". For local development only. !!!',
+      '!!! AUTH_REQUIRED=false: every endpoint is public and acts as user "dev" (admin) in project "default". ' +
+        'For local development only. !!!',
     );
   }
   if (config.clickhouse.url && !config.redisUrl) {
     logger.warn(
-      'CLICKHOUSE_URL is set without REDIS_URL: trace assembly keeps its pending traces in this process, so run one API process only (several would assemble a trace on each node); set REDIS_URL to run several',
+      'CLICKHOUSE_URL is set without REDIS_URL: trace assembly keeps its pending traces in this process, so run one API process only ' +
+        '(several would assemble a trace on each node); set REDIS_URL to run several',
     );
   }
   const stores = await bootStores(config, logger);

@@ -10,7 +10,8 @@ import { runAdmin } from './helpers/admin-cli.ts';
 import { dropTestDatabases, mode, tempDir, testEnv, type TestEnv } from './helpers/env.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
 
-const KEY = /^tl_[0-9A-Za-z]{40}$/;
+/** What create-key prints: the key and its newline, nothing else. */
+const KEY_LINE = /^tl_[0-9A-Za-z]{40}\n$/;
 const UNAUTHORIZED = { detail: 'Unauthorized - No valid authentication provided' };
 let t: TestEnv;
 let cliEnv: Record<string, string>;
@@ -53,7 +54,7 @@ describe(`npm run admin (${mode} mode)`, () => {
     const created = await runAdmin(cliEnv, ['create-key', '--project', 'selfhost', '--name', 'first admin', '--role', 'admin'], { viaNpm: true });
     expect(created.status, created.stderr).toBe(0);
     // `KEY=$(npm run -s admin -- create-key ...)`: stdout is the key and its newline, nothing else
-    expect(created.stdout).toMatch(/^tl_[0-9A-Za-z]{40}\n$/);
+    expect(created.stdout).toMatch(KEY_LINE);
     firstAdminKey = created.stdout.trim();
     expect(created.stderr).toContain('role admin');
     expect(created.stderr).not.toContain(firstAdminKey);
@@ -92,7 +93,7 @@ describe(`npm run admin (${mode} mode)`, () => {
 
     const created = await runAdmin(cliEnv, ['create-key', '--project', 'newproj', '--name', 'second', '--role', 'admin', '--expires-in-days', '7'], { viaNpm: true });
     expect(created.status, created.stderr).toBe(0);
-    expect(created.stdout).toMatch(/^tl_[0-9A-Za-z]{40}\n$/);
+    expect(created.stdout).toMatch(KEY_LINE);
     expect(created.stderr).toContain('admin socket');
     const key = created.stdout.trim();
     const project = await getJson(`${svc.url}/api/projects/newproj`, { headers: bearer(key) });

@@ -3,8 +3,15 @@
 // view), backpressure, failure reporting, and the flush at close.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseSettings } from '@clickhouse/client';
-import { HttpError } from '../src/errors.ts';
-import { BatchWriter, type InsertFn } from '../src/ingest/batch-writer.ts';
+import { DomainError } from '../src/errors.ts';
+import { toHttpError } from '../src/http/errors.ts';
+
+/** How the HTTP edge answers a writer's error (src/http/errors.ts maps domain errors to statuses). */
+const asHttp = (err: unknown) => {
+  expect(err).toBeInstanceOf(DomainError);
+  return toHttpError(err)!;
+};
+import { BatchWriter, type InsertFn } from '../src/stores/batch-writer.ts';
 import { createLogger } from '../src/logger.ts';
 import { createStores, type Stores } from '../src/stores/index.ts';
 import { migrate } from '../src/stores/migrate.ts';
@@ -89,9 +96,8 @@ describe('batch writer', () => {
     const w = new BatchWriter(blocked, { ...options, maxQueueRows: 5, maxBatchRows: 2 }, logger);
     const accepted = Array.from({ length: 5 }, (_, i) => w.write([row('w-full', i)], 10));
     const refused = await w.write([row('w-full', 99)], 10).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(HttpError);
-    expect((refused as HttpError).status).toBe(503);
-    expect((refused as HttpError).headers['Retry-After']).toBe('1');
+    expect(asHttp(refused).status).toBe(503);
+    expect(asHttp(refused).headers['Retry-After']).toBe('1');
     expect(w.stats.refusedRows).toBe(1);
     release();
     await Promise.all(accepted);
@@ -106,7 +112,7 @@ describe('batch writer', () => {
     };
     const w = new BatchWriter(failing, { ...options, maxAttempts: 2 }, logger);
     const err = await w.write([row('w-fail', 1)], 10).catch((e: unknown) => e);
-    expect((err as HttpError).status).toBe(503);
+    expect(asHttp(err).status).toBe(503);
     expect(w.stats.failedRows).toBe(1);
     expect(w.stats.queuedRows).toBe(0);
     await w.close();
@@ -118,8 +124,7 @@ describe('batch writer', () => {
     const good = w.write([row('w-split', 1), row('w-split', 2)], 100);
     const bad = w.write([row('w-split', 3, '1e30')], 100).catch((e: unknown) => e);
     await good;
-    const err = (await bad) as HttpError;
-    expect(err).toBeInstanceOf(HttpError);
+    const err = asHttp(await bad);
     expect(err.status).toBe(422);
     expect((await count('w-split')).rows).toBe(2);
     expect(w.stats.failedRows).toBe(1);
@@ -128,7 +133,7 @@ describe('batch writer', () => {
 
   it('a request with more rows than the queue can ever hold is 413, not a 503 to retry forever', async () => {
     const w = new BatchWriter(realInsert, { ...options, maxQueueRows: 3 }, logger);
-    const err = (await w.write([1, 2, 3, 4].map((i) => row('w-413', i)), 100).catch((e: unknown) => e)) as HttpError;
+    const err = asHttp(await w.write([1, 2, 3, 4].map((i) => row('w-413', i)), 100).catch((e: unknown) => e));
     expect(err.status).toBe(413);
     await w.close();
   });
@@ -139,6 +144,6 @@ describe('batch writer', () => {
     await w.close();
     await pending;
     expect((await count('w-close')).rows).toBe(7);
-    expect(((await w.write([row('w-close', 8)], 10).catch((e: unknown) => e)) as HttpError).status).toBe(503);
+    expect(asHttp(await w.write([row('w-close', 8)], 10).catch((e: unknown) => e)).status).toBe(503);
   });
 });

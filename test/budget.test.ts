@@ -7,6 +7,7 @@ import { dropTestDatabases, mode, testEnv, type TestEnv } from './helpers/env.ts
 import { TestIdp } from './helpers/idp.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
 import { until, WebhookReceiver } from './helpers/webhook-receiver.ts';
+import { ensureProject } from '../src/auth/projects.ts';
 
 const idp = new TestIdp();
 const receiver = new WebhookReceiver();
@@ -195,8 +196,8 @@ describe(`budgets (${mode} mode)`, () => {
     expect((await call('GET', '/budget/check', ingest())).body).toMatchObject({ allowed: true, status: 'ok' });
     await until(() => receiver.verified.length === 6, 'January alerts delivered');
     expect(receiver.verified.slice(4).map((d) => `${d.body.month} ${d.body.kind}`).sort()).toEqual(['2027-01 exceeded', '2027-01 threshold']);
-    // evaluated again: no duplicate
-    await budget();
+    // evaluated again (the job; reading the budget evaluates nothing): no duplicate
+    await svc.domain.spend.budgets.evaluate(PROJECT);
     expect((await alertsOf('2027-01')).length).toBe(2);
   });
 
@@ -204,7 +205,39 @@ describe(`budgets (${mode} mode)`, () => {
     svc.domain.spend.clock.now = () => new Date('2027-03-03T00:00:01.000Z');
     await spend(12, '2027-02-27T12:00:00Z');
     await until(async () => (await call('GET', '/stats?start=2027-02-01&end=2027-02-28T23:59:59Z', admin())).body.total_cost === 12, 'February spend visible');
-    await budget();
+    await svc.domain.spend.budgets.evaluate(PROJECT); // the evaluation job, run now
     expect(await alertsOf('2027-02')).toEqual([]);
+  });
+});
+
+describe(`budget reads are pure (${mode} mode)`, () => {
+  it('GET /budget and a cold check never fire an alert; the evaluation job does', async () => {
+    // A node whose periodic evaluation does not run during the test (its boot evaluation ran, and
+    // listed the budgeted projects, before this project has a budget): only explicit runs evaluate.
+    await svc.close();
+    svc = await startTestService({}, { env: { ...env, config: { ...env.config, spend: { ...env.config.spend, budgetEvalIntervalMs: 86_400_000 } } } });
+    const PURE = 'acme-pure';
+    await ensureProject(svc.stores.postgres, PURE);
+    const jwt = await idp.token({ sub: 'carol', project_id: PURE, role: 'admin' });
+    const auth = { Authorization: `Bearer ${jwt}` };
+    const at = (path: string, method = 'GET', body?: unknown) =>
+      getJson(`${svc.url}/api/projects/${PURE}${path}`, { method, headers: { 'Content-Type': 'application/json', ...auth }, body: body === undefined ? undefined : JSON.stringify(body) });
+    svc.domain.spend.clock.now = () => new Date('2027-03-15T12:00:00.000Z');
+    // Spend stored directly in ClickHouse and a budget it exceeds stored directly in PostgreSQL, as
+    // an operator could: no evaluation is asked for, and none has published the project's state.
+    await svc.stores.clickhouse.command(
+      `INSERT INTO executions (project_id, started_at, trace_id, version, sign, cost_usd, content_hash) VALUES ({p:String}, {t:DateTime64(3, 'UTC')}, 'pure-1', 1, 1, 12, 'h')`,
+      { p: PURE, t: '2027-03-10 09:00:00.000' },
+    );
+    await svc.stores.postgres.query(
+      `INSERT INTO budgets (project_id, budget_monthly_usd, alert_threshold_pct, enforcement_mode, webhook_url, webhook_secret) VALUES ($1, 10, 80, 'alert', NULL, 'whsec_x')`,
+      [PURE],
+    );
+    expect((await at('/budget')).body).toMatchObject({ status: 'exceeded', pct_used: 120, alerts: [] });
+    // The first check of a project no evaluation has seen: computed from the stores, nothing fired.
+    expect((await at('/budget/check')).body).toMatchObject({ allowed: true, status: 'exceeded' });
+    expect((await at('/budget')).body.alerts).toEqual([]);
+    await svc.domain.spend.budgets.evaluate(PURE); // the evaluation job
+    expect((await at('/budget')).body.alerts.map((a: { kind: string }) => a.kind).sort()).toEqual(['exceeded', 'threshold']);
   });
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
 describe('config', () => {
-  it('has the defaults of api.md part 7 with nothing set', () => {
+  it('has the defaults of the README configuration table with nothing set', () => {
     const c = loadConfig({});
     expect(c.port).toBe(8080);
     expect(c.otlpGrpcPort).toBe(4317);

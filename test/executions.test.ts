@@ -1,7 +1,7 @@
 // Direct execution records over HTTP: validation, pricing, idempotency (also across a restart),
 // every list filter against a hand-computed expectation, keyset pages, daily spend exactness,
 // and backpressure.
-import { createExecutionQueries } from '../src/executions/queries.ts';
+import { createExecutionRepository } from '../src/executions/execution-repository.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from './helpers/env.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
@@ -304,7 +304,7 @@ describe(`listing (${mode} mode)`, () => {
     const lines = (await (await fetch(`${svc.url}${P}/executions/export?${window}`)).text()).trim().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((i: { trace_id: string; model: string }) => [i.trace_id, i.model])).toEqual(expected);
     // Past the raw-read bound the engine collapses (FINAL): the same pages.
-    const bounded = createExecutionQueries(ch, { maxRawRead: 3 });
+    const bounded = createExecutionRepository(ch, { maxRawRead: 3 });
     for (const [limit, offset] of [[5, 0], [5, 5], [50, 0], [3, 20]]) {
       const page = await bounded.list('default', { start: `${day}T00:00:00Z`, end: `${day}T23:59:59Z`, limit: limit!, offset: offset! });
       expect(page.items.map((i) => [i.trace_id, i.model]), `limit ${limit} offset ${offset}`).toEqual(expected.slice(offset, offset! + limit!));

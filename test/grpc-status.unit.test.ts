@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { status as Code } from '@grpc/grpc-js';
 import protobuf from 'protobufjs/minimal.js';
-import { badRequest, forbidden, HttpError, payloadTooLarge, unauthorized, unavailable, unsupportedMediaType } from '../src/errors.ts';
+import { badRequest, forbidden, payloadTooLarge, unauthorized, unavailable, unsupportedMediaType } from '../src/errors.ts';
+import { HttpError } from '../src/http/errors.ts';
 import { StoreUnavailableError } from '../src/stores/errors.ts';
 import { toGrpcStatus } from '../src/grpc/status.ts';
 

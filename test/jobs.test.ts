@@ -2,7 +2,7 @@
 // same interface: jobs run, failures retry with backoff, a waiting job id is not added twice,
 // schedules fire, close waits for the running job.
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createJobRunner, type JobProcessor, type JobRunner } from '../jobs/index.ts';
+import { createJobRunner, type JobProcessor, type JobRunner } from '../src/jobs/index.ts';
 import { createLogger } from '../src/logger.ts';
 import { createStores, type Stores } from '../src/stores/index.ts';
 import { dropTestDatabases, mode, testEnv } from './helpers/env.ts';

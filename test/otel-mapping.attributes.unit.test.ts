@@ -3,8 +3,8 @@
 // naming each key as mapped or ignored (with the reason).
 import { describe, expect, it } from 'vitest';
 import { mapSpan } from '../src/ingest/mapping/index.ts';
-import { executionAttributes } from '../src/ingest/assembly/execution-attributes.ts';
-import { locateTemplate } from '../src/ingest/assembly/template-location.ts';
+import { executionAttributes } from '../src/executions/execution-attributes.ts';
+import { locateTemplate } from '../src/executions/template-location.ts';
 import { json, span } from './helpers/spans.ts';
 
 const chat = { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini' };

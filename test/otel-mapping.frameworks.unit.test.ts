@@ -1,5 +1,5 @@
 // The mapper on framework spans: Vercel AI SDK v4/v5/v6 (outer span, doGenerate/doStream,
-// toolCall), Pydantic AI, Spring AI, Google ADK and the flat service-spec keys.
+// toolCall), Pydantic AI, Spring AI, Google ADK and the flat JSON form's keys (docs/otel-mapping.md).
 import { describe, expect, it } from 'vitest';
 import { mapSpan } from '../src/ingest/mapping/index.ts';
 import { json, span } from './helpers/spans.ts';
@@ -386,7 +386,7 @@ describe('Google ADK', () => {
   });
 });
 
-describe('service-spec flat keys', () => {
+describe('flat JSON form keys', () => {
   it('gen_ai.model.id is accepted as the model (last), numbers as strings and doubles', () => {
     const m = mapSpan(span({ 'gen_ai.operation.name': 'chat', 'gen_ai.model.id': 'claude-3-5-sonnet-20241022', 'gen_ai.system': 'anthropic', 'gen_ai.usage.input_tokens': '1200', 'gen_ai.usage.output_tokens': 300.0 }));
     expect(m).toMatchObject({ spanClass: 'inference', model: 'claude-3-5-sonnet-20241022', provider: 'anthropic', usage: { tokensIn: 1200, tokensOut: 300 } });

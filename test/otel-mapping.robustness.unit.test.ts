@@ -2,7 +2,7 @@
 // and listed in explain.ignored, and the rest of the span is still mapped.
 import { describe, expect, it } from 'vitest';
 import { mapSpan } from '../src/ingest/mapping/index.ts';
-import type { AttrValue, DecodedSpan } from '../src/ingest/otlp/span.ts';
+import type { AttrValue, DecodedSpan } from '../src/executions/span.ts';
 import { event, json, span } from './helpers/spans.ts';
 
 describe('malformed values', () => {

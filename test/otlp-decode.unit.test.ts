@@ -9,12 +9,13 @@ import { JsonTraceSerializer, ProtobufLogsSerializer, ProtobufTraceSerializer } 
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
-import { HttpError } from '../src/errors.ts';
+import { DomainError } from '../src/errors.ts';
+import { HttpError, toHttpError } from '../src/http/errors.ts';
 import { decodeJsonTraces } from '../src/ingest/otlp/decode-json.ts';
 import { decodeProtobufTraces } from '../src/ingest/otlp/decode-protobuf.ts';
 import { inflateBody } from '../src/ingest/otlp/inflate.ts';
 import { encodeExportResponse, exportTraceServiceResponseJson } from '../src/ingest/otlp/response.ts';
-import { DEFAULT_DECODE_LIMITS, type DecodeResult } from '../src/ingest/otlp/span.ts';
+import { DEFAULT_DECODE_LIMITS, type DecodeResult } from '../src/executions/span.ts';
 
 const TRACE_ID = '5b8efff798038103d269b633813fc60c';
 const PARENT_ID = 'eee19b7ec3c1b173';
@@ -59,8 +60,8 @@ async function httpError(p: Promise<unknown> | (() => unknown)): Promise<HttpErr
   try {
     await (typeof p === 'function' ? p() : p);
   } catch (err) {
-    expect(err).toBeInstanceOf(HttpError);
-    return err as HttpError;
+    expect(err).toBeInstanceOf(DomainError);
+    return toHttpError(err)!;
   }
   throw new Error('expected an HttpError');
 }
@@ -181,7 +182,8 @@ describe('protobuf, from the real OpenTelemetry serializer', () => {
     try {
       outcome = decodeProtobufTraces(inSpan);
     } catch (err) {
-      outcome = err as HttpError;
+      expect(err).toBeInstanceOf(DomainError);
+      outcome = toHttpError(err)!;
     }
     if (outcome instanceof HttpError) expect(outcome.status).toBe(400);
     else expect(outcome.spans).toEqual([]);

@@ -1,5 +1,5 @@
 // Hostile and broken trace bodies: every input must either decode into well-formed spans or be
-// refused with a 4xx HttpError; never another exception, never a hang. Seeded, so reproducible:
+// refused with a 4xx domain error; never another exception, never a hang. Seeded, so reproducible:
 // a failure prints the case number and its seed reproduces it.
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -8,11 +8,15 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { HttpError } from '../src/errors.ts';
+import { DomainError } from '../src/errors.ts';
+import { toHttpError } from '../src/http/errors.ts';
+
+/** The HTTP answer to a domain error (src/http/errors.ts); undefined for anything else. */
+const httpOf = (err: unknown) => (err instanceof DomainError ? toHttpError(err) : undefined);
 import { decodeJsonTraces } from '../src/ingest/otlp/decode-json.ts';
 import { decodeProtobufTraces } from '../src/ingest/otlp/decode-protobuf.ts';
 import { inflateBody } from '../src/ingest/otlp/inflate.ts';
-import type { DecodeResult } from '../src/ingest/otlp/span.ts';
+import type { DecodeResult } from '../src/executions/span.ts';
 
 const SEED = 0x7e57_5eed;
 
@@ -63,13 +67,14 @@ function checkResult(r: DecodeResult): void {
 
 type Outcome = 'decoded' | 'refused';
 
-/** Runs one case; anything but a decode or a 4xx HttpError fails the test, naming the case. */
+/** Runs one case; anything but a decode or a 4xx domain error fails the test, naming the case. */
 function outcome(label: string, run: () => DecodeResult): Outcome {
   let result: DecodeResult;
   try {
     result = run();
   } catch (err) {
-    if (err instanceof HttpError && err.status >= 400 && err.status < 500 && err.detail.length > 0) return 'refused';
+    const h = httpOf(err);
+    if (h && h.status >= 400 && h.status < 500 && h.detail.length > 0) return 'refused';
     throw new Error(`${label}: threw ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
   }
   try {
@@ -170,8 +175,8 @@ describe('protobuf fuzz', () => {
       for (const t of tails) {
         const body = Buffer.from([...p, ...t, ...new Array(64).fill(0)]);
         const err = (() => { try { decodeProtobufTraces(body); } catch (e) { return e; } return undefined; })();
-        expect(err, `prefix ${p} tail ${t}`).toBeInstanceOf(HttpError);
-        expect((err as HttpError).status).toBe(400);
+        expect(err, `prefix ${p} tail ${t}`).toBeInstanceOf(DomainError);
+        expect(httpOf(err)!.status).toBe(400);
       }
     }
   });
@@ -193,8 +198,9 @@ describe('protobuf fuzz', () => {
     for (let v: unknown = s.attributes.deep; Array.isArray(v); v = v[0]) depth++;
     expect(depth).toBe(16);
     const err = (() => { try { decodeProtobufTraces(body, { maxAttributes: 10, maxValueChars: 10, maxEvents: 10, maxDepth: 1e9 }); } catch (e) { return e; } return undefined; })();
-    expect(err).toBeInstanceOf(HttpError); // the stack overflows: a 400, not a crash
-    expect((err as HttpError).detail).toMatch(/nested too deeply/);
+    expect(err).toBeInstanceOf(DomainError); // the stack overflows: a 400, not a crash
+    expect(httpOf(err)!.status).toBe(400);
+    expect((err as DomainError).detail).toMatch(/nested too deeply/);
   });
 });
 
@@ -282,7 +288,8 @@ describe('inflate fuzz', () => {
         const inflated = await inflateBody(cut, enc, 1 << 20);
         outs.push(outcome(`inflate #${i}`, () => decodeProtobufTraces(inflated)));
       } catch (err) {
-        if (!(err instanceof HttpError && err.status >= 400 && err.status < 500)) throw new Error(`inflate #${i}: threw ${String(err)}`);
+        const h = httpOf(err);
+        if (!(h && h.status >= 400 && h.status < 500)) throw new Error(`inflate #${i}: threw ${String(err)}`);
         outs.push('refused');
       }
     }

@@ -22,13 +22,12 @@ import { ensureProject } from '../src/auth/projects.ts';
 let svc: TestService;
 let grpcPort: number;
 let key: string;
-let otherKey: string;
 beforeAll(async () => {
   grpcPort = await closedPort();
   svc = await startTestService({ AUTH_REQUIRED: 'true', OTLP_GRPC_PORT: String(grpcPort), TRACE_DEBOUNCE_MS: '50', MAX_BODY_BYTES: '65536', MAX_INFLATED_BYTES: '65536' });
   for (const p of ['grpc-a', 'grpc-b']) await ensureProject(svc.stores.postgres, p);
   key = (await createApiKey(svc.stores.postgres, { projectId: 'grpc-a', name: 'agent', expiresInDays: 1, scope: 'ingest', role: 'member', createdBy: null })).key;
-  otherKey = (await createApiKey(svc.stores.postgres, { projectId: 'grpc-b', name: 'reader', expiresInDays: 1, scope: 'full', role: 'member', createdBy: null })).key;
+  await createApiKey(svc.stores.postgres, { projectId: 'grpc-b', name: 'reader', expiresInDays: 1, scope: 'full', role: 'member', createdBy: null });
 });
 afterAll(async () => {
   await svc?.close();

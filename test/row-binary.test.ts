@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from './helpers/env.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { ByteSink, encoderFor, rowEncoder, type ColumnDef } from '../src/stores/row-binary.ts';
-import { SPAN_COLUMNS } from '../src/ingest/assembly/assembler.ts';
-import { STORED_SPAN_COLUMNS } from '../src/ingest/assembly/summarize.ts';
+import { ASSEMBLY_COLUMNS as SPAN_COLUMNS } from '../src/executions/span-repository.ts';
+import { STORED_SPAN_COLUMNS } from '../src/executions/span-rows.ts';
 
 let svc: TestService;
 beforeAll(async () => {

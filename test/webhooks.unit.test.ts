@@ -4,6 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkWebhookUrl, deliver, isPrivateAddress, signature } from '../src/spend/webhooks.ts';
+import { Invalid } from '../src/errors.ts';
+import { toHttpError } from '../src/http/errors.ts';
 import { WebhookReceiver } from './helpers/webhook-receiver.ts';
 
 let server: http.Server;
@@ -39,7 +41,8 @@ describe('webhooks', () => {
     } catch (e) {
       err = e;
     }
-    expect(err).toMatchObject({ status: 400 });
+    expect(err).toBeInstanceOf(Invalid);
+    expect(toHttpError(err)).toMatchObject({ status: 400 });
     expect((err as Error).message).toMatch(/^webhook_url: must be at most 2048 characters/);
     // a URL just under the limit once normalized is accepted
     const ok = `https://example.com/${'é'.repeat(337)}`; // 20 + 337 × 6 = 2,042

@@ -6,7 +6,7 @@
 -- Tags and prompts are arrays on an execution: each has its own rollup where an execution counts
 -- once per distinct value ('' for none), so a breakdown by tag or prompt is exact per value.
 -- Executions stored before these views existed are copied in once at boot, before the node
--- ingests (src/spend/spend-rollup-repository.ts, backfillIfEmpty): migrations hold DDL only.
+-- ingests (backfillIfEmpty in src/spend/spend-rollup-repository.ts): migrations hold DDL only.
 CREATE TABLE IF NOT EXISTS spend_hourly (
   project_id LowCardinality(String),
   hour DateTime('UTC'),

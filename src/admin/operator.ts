@@ -20,7 +20,7 @@ export interface Operator {
   /** 409 when the project exists. */
   createProject(projectId: string, name: string): Promise<ProjectView>;
   listProjects(): Promise<ProjectView[]>;
-  /** Creates the project first when it does not exist (api.md part 1, bootstrap). */
+  /** Creates the project first when it does not exist (docs/identity.md, "The first admin"). */
   createKey(request: NewKey): Promise<{ key: string; view: ApiKeyView }>;
   /** 404 when the project does not exist. */
   listKeys(projectId: string): Promise<ApiKeyView[]>;

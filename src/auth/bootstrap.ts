@@ -10,7 +10,7 @@ import type { Queryable } from '../stores/postgres.ts';
 import { createApiKey, getApiKeyBySecret, keyStatus } from './api-keys.ts';
 import { ensureProject, renameProject } from './projects.ts';
 
-/** The longest life a key can have (api.md part 1: expires_in_days ≤ 3650). */
+/** The longest life a key can have (docs/identity.md: expires_in_days ≤ 3650). */
 export const INIT_KEY_DAYS = 3650;
 export const INIT_KEY_NAME = 'TRACELOOM_INIT_API_KEY';
 

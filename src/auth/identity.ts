@@ -1,4 +1,4 @@
-// Resolution of the caller (api.md part 1): X-API-Key, then Authorization: Bearer (an API key when
+// Resolution of the caller (docs/identity.md): X-API-Key, then Authorization: Bearer (an API key when
 // the token is `tl_…`, a JWT otherwise), then the default project only when AUTH_REQUIRED=false.
 // A credential that is present but invalid is a 401 in every mode: it never silently falls
 // through to the default project.

@@ -1,4 +1,4 @@
-// Who is calling, and what they may do. Roles (api.md part 1): viewer reads; member also writes
+// Who is calling, and what they may do. Roles (docs/identity.md): viewer reads; member also writes
 // prompts, executions and spans; admin also manages API keys and the budget. The operator (a
 // request on the local admin socket) is admin of every project and alone may create projects.
 import { badRequest, forbidden } from '../errors.ts';

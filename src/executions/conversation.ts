@@ -1,9 +1,9 @@
-// The conversation of a traced execution, from its spans (design/otel-mapping.md, "Messages and
+// The conversation of a traced execution, from its spans (docs/otel-mapping.md, "Messages and
 // the timeline"): each LLM call re-sends the history, so the calls are merged in start order and a
 // call's input that repeats what is already in the conversation (as a prefix) is not repeated.
 // Tool spans join the tool calls by call id: they give a call its duration and error status, and
 // its result when no `tool` message carries one.
-import type { NormalizedMessage } from '../ingest/otlp/span.ts';
+import type { NormalizedMessage } from './span.ts';
 
 export interface LlmCall {
   spanId: string;

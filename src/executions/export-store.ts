@@ -1,11 +1,12 @@
 // PostgreSQL side of scheduled exports: which (project, day) were written, with their manifest
 // (schema/postgres/008, execution_exports). The primary key makes each day's export happen once.
 import type { Queryable } from '../stores/postgres.ts';
+import { listProjects } from '../auth/projects.ts';
 
 export function createExportStore(pg: Queryable) {
   return {
     async projects(): Promise<string[]> {
-      return (await pg.query<{ project_id: string }>('SELECT project_id FROM projects ORDER BY project_id')).map((r) => r.project_id);
+      return (await listProjects(pg, 'all')).map((r) => r.project_id);
     },
     /** Days of [from, to] ('YYYY-MM-DD') already exported for the project. */
     async exported(projectId: string, from: string, to: string): Promise<Set<string>> {

@@ -8,11 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
-
-/** The Parquet columns: the JSON Lines export's (same names and order), then the attribution ones. */
-const COLUMNS = `trace_id, agent_id, provider, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_source, status, started_at,
-  CAST(notEmpty(\`tu.prompt_id\`) AS Bool) AS has_templates, toUInt32(length(\`tu.prompt_id\`)) AS template_count, span_count, source,
-  user_id, session_id, tags, metadata`;
+import type { ExecutionRepository } from './execution-repository.ts';
 
 const SETTINGS = {
   output_format_parquet_string_as_string: 1,
@@ -26,10 +22,10 @@ export interface ParquetFile {
   sha256: string;
 }
 
-export function createParquetExport(ch: ClickHouseStore, scratchDir: string) {
+export function createParquetExport(ch: ClickHouseStore, repo: Pick<ExecutionRepository, 'parquetSelect' | 'countLive'>, scratchDir: string) {
   /** Writes the live executions matching `filter` to `dest` (a local path), replacing it. */
   async function writeFile(filter: { sql: string; params: Record<string, unknown> }, dest: string): Promise<ParquetFile> {
-    const select = `SELECT ${COLUMNS} FROM executions FINAL WHERE ${filter.sql} AND sign = 1 ORDER BY started_at DESC, trace_id DESC`;
+    const select = repo.parquetSelect(filter);
     await fs.promises.mkdir(path.dirname(dest), { recursive: true });
     if (ch.mode === 'embedded') {
       const settings = Object.entries(SETTINGS).map(([k, v]) => `${k} = ${v}`).join(', ');
@@ -47,10 +43,8 @@ export function createParquetExport(ch: ClickHouseStore, scratchDir: string) {
     writeFile,
     /** The rows written: read back from the file by the embedded engine, counted by the server otherwise. */
     async rowsOf(file: string, filter: { sql: string; params: Record<string, unknown> }): Promise<number> {
-      const [r] =
-        ch.mode === 'embedded'
-          ? await ch.query<{ n: string }>(`SELECT toString(count()) AS n FROM file({f:String}, 'Parquet')`, { f: file }, 'executions.parquet.rows')
-          : await ch.query<{ n: string }>(`SELECT toString(sum(sign)) AS n FROM executions WHERE ${filter.sql}`, filter.params, 'executions.parquet.rows');
+      if (ch.mode !== 'embedded') return repo.countLive(filter);
+      const [r] = await ch.query<{ n: string }>(`SELECT toString(count()) AS n FROM file({f:String}, 'Parquet')`, { f: file }, 'executions.parquet.rows');
       return Number(r?.n ?? 0);
     },
     /** The file of an on-demand export, as a stream that removes the file once read (or abandoned). */

@@ -1,4 +1,4 @@
-// ClickHouse rows → the API's shapes (api.md part 3).
+// ClickHouse rows → the API's shapes (docs/executions.md).
 import { fromClickHouseTime } from '../time.ts';
 
 export interface ListRow {

@@ -2,17 +2,15 @@
 // with template versions resolved. Idempotent on (project, trace_id): the first write is 201, a
 // repeat with the same content 200 with the stored execution, other content 409. The check
 // reads the trace index in ClickHouse, so it holds across restarts.
-import { HttpError, conflict, unprocessable } from '../errors.ts';
-import type { BatchWriter } from '../ingest/batch-writer.ts';
+import { conflict, NotFound, unprocessable } from '../errors.ts';
+import type { BatchWriter } from '../stores/batch-writer.ts';
 import type { PromptService } from '../prompts/service.ts';
 import { parseVersionRef } from '../prompts/service.ts';
-import { canonicalJson } from '../prompts/template.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
-import { computeCost } from '../pricing/cost.ts';
-import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
 import { parseTime, toClickHouseTime } from '../time.ts';
-import crypto from 'node:crypto';
-import type { ExecutionQueries } from './queries.ts';
+import { priceCall } from './pricing.ts';
+import { contentHash as hashOf, executionRow, templateUsageColumns, type ExecutionRow } from './row.ts';
+import type { ExecutionRepository } from './execution-repository.ts';
 import { presentDetail } from './present.ts';
 
 export interface ExecutionInput {
@@ -43,7 +41,7 @@ export interface RecordDeps {
   writer: BatchWriter;
   prompts: PromptService;
   prices: PriceResolver;
-  queries: ExecutionQueries;
+  queries: ExecutionRepository;
   /** Called after a write that moved the project's spend (budget evaluation: domain.spend.spendMoved). */
   onSpendMoved?: (projectId: string) => void;
 }
@@ -66,9 +64,9 @@ export function createExecutionRecorder(deps: RecordDeps) {
       try {
         version = (await deps.prompts.version(projectId, u.prompt_id, parseVersionRef(ref, `template_usages[${i}].version`))).version;
       } catch (err) {
-        if (err instanceof HttpError && err.status === 404) {
+        if (err instanceof NotFound) {
           throw unprocessable(
-            err.detail === 'Prompt not found'
+            err.resource === 'prompt'
               ? `template_usages[${i}].prompt_id: prompt ${u.prompt_id} does not exist`
               : `template_usages[${i}].version: version ${ref} of prompt ${u.prompt_id} does not exist`,
           );
@@ -85,64 +83,49 @@ export function createExecutionRecorder(deps: RecordDeps) {
     if (endedAt < startedAt) throw unprocessable('ended_at: is before started_at');
 
     const usage = { tokensIn: input.tokens_in ?? 0, tokensOut: input.tokens_out ?? 0, cachedIn: input.tokens_cached_in ?? 0, cacheWriteIn: input.tokens_cache_write_in ?? 0 };
-    const price = await deps.prices.resolve(projectId, input.provider ?? '', input.model ?? '', startedAt, usage.tokensIn);
-    const computed = price ? computeCost(usage, price) : undefined;
-    const warnings = [...(computed?.warnings ?? [])];
+    const priced = await priceCall(deps.prices, projectId, { provider: input.provider ?? '', model: input.model ?? '', at: startedAt, usage, provided: input.cost_usd });
+    const warnings = [...(priced.computed?.warnings ?? [])];
     if ((input.tokens_reasoning ?? 0) > usage.tokensOut) warnings.push(`tokens_reasoning (${input.tokens_reasoning}) exceeds tokens_out (${usage.tokensOut})`);
-    let costUsd = '0';
-    let costSource: 'computed' | 'provided' | 'unpriced' = 'unpriced';
-    if (input.cost_usd !== undefined) {
-      costUsd = fromScaled(toScaled(input.cost_usd, NANOS), NANOS);
-      costSource = 'provided';
-    } else if (computed) {
-      costUsd = computed.costUsd;
-      costSource = 'computed';
-    }
 
-    return {
-      project_id: projectId,
-      started_at: toClickHouseTime(startedAt),
-      trace_id: input.trace_id,
-      version: 1,
-      sign: 1,
-      ended_at: toClickHouseTime(endedAt),
-      received_at: toClickHouseTime(receivedAt),
-      source: 'api',
-      agent_id: input.agent_id ?? '',
-      provider: input.provider ?? '',
-      model: input.model ?? '',
-      status: input.status ?? 'ok',
-      error_message: input.error_message ?? '',
-      tokens_in: usage.tokensIn,
-      tokens_out: usage.tokensOut,
-      tokens_cached_in: usage.cachedIn,
-      tokens_cache_write_in: usage.cacheWriteIn,
-      tokens_reasoning: input.tokens_reasoning ?? 0,
-      latency_ms: latency || Math.max(0, endedAt.getTime() - startedAt.getTime()),
-      cost_usd: costUsd,
-      cost_source: costSource,
-      cost_computed_usd: computed ? computed.costUsd : null,
-      price_id: price?.price_id ?? '',
-      usage_warnings: warnings,
-      session_id: input.session_id ?? '',
-      user_id: input.user_id ?? '',
-      tags: input.tags ?? [],
-      metadata: input.metadata ?? {},
-      span_count: 0,
-      content_hash: contentHash,
-      'tu.prompt_id': resolved.map((u) => u.prompt_id),
-      'tu.version': resolved.map((u) => u.version),
-      'tu.version_ref': resolved.map((u) => u.version_ref),
-      'tu.role': resolved.map((u) => u.role ?? ''),
-      'tu.source': resolved.map((u) => u.source ?? ''),
-      'tu.message_index': resolved.map((u) => u.message_index ?? -1),
-      template_inputs: JSON.stringify(resolved.map((u) => u.inputs ?? {})),
-      conversation_history: JSON.stringify(messages),
-    };
+    return executionRow(
+      {
+        project_id: projectId,
+        started_at: toClickHouseTime(startedAt),
+        trace_id: input.trace_id,
+        ended_at: toClickHouseTime(endedAt),
+        source: 'api',
+        agent_id: input.agent_id ?? '',
+        provider: input.provider ?? '',
+        model: input.model ?? '',
+        status: input.status ?? 'ok',
+        error_message: input.error_message ?? '',
+        tokens_in: usage.tokensIn,
+        tokens_out: usage.tokensOut,
+        tokens_cached_in: usage.cachedIn,
+        tokens_cache_write_in: usage.cacheWriteIn,
+        tokens_reasoning: input.tokens_reasoning ?? 0,
+        latency_ms: latency || Math.max(0, endedAt.getTime() - startedAt.getTime()),
+        cost_usd: priced.costUsd,
+        cost_source: priced.source,
+        cost_computed_usd: priced.computed ? priced.computed.costUsd : null,
+        price_id: priced.price?.price_id ?? '',
+        usage_warnings: warnings,
+        session_id: input.session_id ?? '',
+        user_id: input.user_id ?? '',
+        tags: input.tags ?? [],
+        metadata: input.metadata ?? {},
+        span_count: 0,
+        ...templateUsageColumns(
+          resolved.map((u) => ({ ...u, inputs: u.inputs ?? {}, role: u.role ?? '', source: u.source ?? '', message_index: u.message_index ?? -1 })),
+        ),
+        conversation_history: JSON.stringify(messages),
+      },
+      { version: 1, sign: 1, received_at: toClickHouseTime(receivedAt), content_hash: contentHash },
+    );
   }
 
   /** The stored row in the API's shape, without reading it back. */
-  function asDetail(row: Awaited<ReturnType<typeof buildRow>>) {
+  function asDetail(row: ExecutionRow) {
     return presentDetail({
       ...row,
       tokens_in: String(row.tokens_in),
@@ -165,7 +148,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
   }
 
   async function recordOnce(projectId: string, input: ExecutionInput): Promise<{ created: boolean; traceId: string; execution?: ReturnType<typeof presentDetail> }> {
-    const contentHash = crypto.createHash('sha256').update(canonicalJson(input)).digest('hex');
+    const contentHash = hashOf(input);
     const existing = await deps.queries.traceHash(projectId, input.trace_id);
     if (existing !== undefined) {
       if (existing === contentHash) return { created: false, traceId: input.trace_id };

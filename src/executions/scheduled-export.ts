@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import type { JobProcessor, JobRunner } from '../../jobs/runner.ts';
+import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import type { ExportStore } from './export-store.ts';
 import type { ParquetExport } from './parquet-export.ts';
-import type { ExecutionQueries } from './queries.ts';
+import type { ExecutionRepository } from './execution-repository.ts';
 import { putObject } from './s3-put.ts';
 
 export const EXPORT_JOB = 'executions-export';
@@ -25,7 +25,7 @@ export interface ScheduledExportDeps {
   scratchDir: string;
   store: ExportStore;
   parquet: ParquetExport;
-  queries: Pick<ExecutionQueries, 'filterOf'>;
+  queries: Pick<ExecutionRepository, 'filterOf'>;
   /** UTC days holding executions of a project (from the spend rollup) */
   daysWithExecutions(projectId: string, from: string, to: string): Promise<string[]>;
   now: () => Date;

@@ -1,4 +1,4 @@
-// The normalized chat and tool-call timeline of an execution (api.md part 3). For a direct
+// The normalized chat and tool-call timeline of an execution (docs/executions.md). For a direct
 // record it comes from conversation_history; for a traced one from the conversation merged from
 // its spans (conversation.ts), whose messages also carry span_id, timestamp and tool durations.
 // OpenAI-style tool calls on assistant messages and `tool` messages answering them by `tool_call_id`.

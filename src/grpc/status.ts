@@ -6,12 +6,14 @@
 // with a generic message (the error itself goes to the log, never to the caller).
 import { Metadata, status as Code, type ServiceError } from '@grpc/grpc-js';
 import protobuf from 'protobufjs/minimal.js';
-import { HttpError, unavailable } from '../errors.ts';
-import { StoreUnavailableError } from '../stores/errors.ts';
+import { toHttpError } from '../http/errors.ts';
 
 export type GrpcStatus = Partial<ServiceError> & { code: Code; details: string };
 
-/** google.rpc.Status { code 1, message 2, details 3: [Any { type_url 1, value 2: RetryInfo { retry_delay 1: Duration { seconds 1 } } }] } */
+/**
+ * google.rpc.Status { code 1, message 2, details 3: [Any { type_url 1, value 2: RetryInfo {
+ * retry_delay 1: Duration { seconds 1 } } }] }
+ */
 export function retryStatusDetails(code: number, message: string, retryAfterS: number): Buffer {
   const delay = protobuf.Writer.create().uint32(0x08).int64(Math.max(0, Math.round(retryAfterS))).finish();
   const retryInfo = protobuf.Writer.create().uint32(0x0a).bytes(delay).finish();
@@ -28,8 +30,9 @@ function withRetry(code: Code, details: string, retryAfter: string | undefined):
 
 /** The status for an error; `unexpected` is told about errors that are not ours to explain. */
 export function toGrpcStatus(err: unknown, unexpected: (err: unknown) => void): GrpcStatus {
-  const e = err instanceof StoreUnavailableError ? unavailable(`${err.store} is unavailable; retry later`) : err;
-  if (!(e instanceof HttpError)) {
+  // The HTTP mapping decides which errors are ours and their class (one mapping, src/http/errors.ts).
+  const e = toHttpError(err);
+  if (!e) {
     unexpected(err);
     return { code: Code.INTERNAL, details: 'Internal error' };
   }

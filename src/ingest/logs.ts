@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import { toClickHouseTime } from '../time.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import type { BatchWriter } from './batch-writer.ts';
+import type { BatchWriter } from '../stores/batch-writer.ts';
 import type { PendingTraces, TraceRef } from './assembly/pending.ts';
 import type { LogsDecodeResult } from './otlp/logs.ts';
 import { mapLogRecord } from './mapping/log-events.ts';

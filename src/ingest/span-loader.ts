@@ -10,7 +10,7 @@
 import type { Logger } from '../logger.ts';
 import type { LogRecord, WriteAheadLog } from '../stores/write-ahead-log.ts';
 import type { Lease, PendingTraces, TraceRef } from './assembly/pending.ts';
-import type { StoredSpan } from './assembly/summarize.ts';
+import type { StoredSpan } from '../executions/span-rows.ts';
 import type { Metrics } from '../metrics.ts';
 import type { RowDecoder } from '../stores/row-binary.ts';
 
@@ -76,7 +76,7 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
   const stats: LoaderStats = { loadedRecords: 0, loadedRows: 0, batches: 0, failures: 0, assembledFresh: 0, markedForReadBack: 0 };
   let running: Promise<void> | undefined;
   let stopping = false;
-  let idle: Array<() => void> = [];
+  const idle: Array<() => void> = [];
 
   const decoders = new Map<number, Promise<RowDecoder>>();
   /** A record's spans, decoded from its payload; undefined for a record encoded before a column assembly reads was added. */

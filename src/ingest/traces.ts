@@ -4,11 +4,11 @@
 // stores the records in ClickHouse in large batches and gets their traces assembled; nothing on
 // this path waits for ClickHouse. `executions_created` counts the request's traces that bring a
 // generative-AI span this deployment had not seen (pending.claimGenAi).
-import { badRequest, HttpError, unavailable } from '../errors.ts';
+import { badRequest, PayloadTooLarge, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { DecodeResult, DecodedSpan, MappedSpan } from './otlp/span.ts';
+import type { DecodeResult, DecodedSpan, MappedSpan } from '../executions/span.ts';
 import { mapSpan } from './mapping/index.ts';
-import { spanRow } from './span-rows.ts';
+import { spanRow } from '../executions/span-rows.ts';
 import type { PendingTraces } from './assembly/pending.ts';
 import { toClickHouseTime } from '../time.ts';
 import { ByteSink, type RowEncoder } from '../stores/row-binary.ts';
@@ -119,7 +119,7 @@ export function createTraceIngest(deps: TraceIngestDeps) {
       if (spans.length > deps.maxQueueRows || sink.pos > deps.maxQueueBytes) {
         // It would never fit, however long the client waited: not a 503 to retry.
         deps.metrics.ingestRefused.inc({ reason: 'too_large' });
-        throw new HttpError(413, `The request carries ${spans.length} spans rows (${sink.pos} bytes); one request may carry at most ${deps.maxQueueRows} rows and ${deps.maxQueueBytes} bytes`);
+        throw new PayloadTooLarge(`The request carries ${spans.length} spans rows (${sink.pos} bytes); one request may carry at most ${deps.maxQueueRows} rows and ${deps.maxQueueBytes} bytes`);
       }
       try {
         await deps.log.append({ p: projectId, n: spans.length, t: [...traces.keys()], c: encoder.columns.length }, Buffer.from(sink.view()));

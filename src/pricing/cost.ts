@@ -1,4 +1,4 @@
-// Cost of one LLM call with OpenTelemetry GenAI token semantics (api.md part 3): tokens_in
+// Cost of one LLM call with OpenTelemetry GenAI token semantics (docs/executions.md, "Pricing"): tokens_in
 // includes cached and cache-write tokens, tokens_out includes reasoning tokens.
 //   (tokens_in − cached − cache_write) × input + cached × cached_input
 //     + cache_write × cache_write_input + tokens_out × output
@@ -43,7 +43,8 @@ export function computeCost(usage: Usage, price: PriceRow): Cost {
   const cacheWrite = price.cache_write_per_mtok !== undefined ? toScaled(price.cache_write_per_mtok, RATE_SCALE) : input;
   let uncached = usage.tokensIn - usage.cachedIn - usage.cacheWriteIn;
   if (uncached < 0) {
-    warnings.push(`tokens_cached_in + tokens_cache_write_in (${usage.cachedIn + usage.cacheWriteIn}) exceed tokens_in (${usage.tokensIn}): counts kept as sent, uncached input priced as 0`);
+    warnings.push(`tokens_cached_in + tokens_cache_write_in (${usage.cachedIn + usage.cacheWriteIn}) exceed tokens_in (${usage.tokensIn}): ` +
+        'counts kept as sent, uncached input priced as 0');
     uncached = 0;
   }
   const weighted =

@@ -48,6 +48,7 @@ export interface ModelPrice {
 }
 
 /** Model keys: what a provider's API calls a model ("gpt-4o", "anthropic.claude-3-5-sonnet-v2:0", "org/model"). */
+// eslint-disable-next-line no-control-regex -- control characters are what this refuses
 const MODEL_KEY = /^[^\s\u0000-\u001f\u007f]{1,256}$/;
 
 // A rate of 1e-12 USD per million tokens is the arithmetic's resolution (RATE_SCALE): the JSON

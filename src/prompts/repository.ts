@@ -40,6 +40,12 @@ const VERSION_COLUMNS = `v.prompt_id, v.version, p.type, v.template, v.variables
   coalesce((SELECT array_agg(l.label ORDER BY l.label) FROM prompt_labels l
             WHERE l.project_id = v.project_id AND l.prompt_id = v.prompt_id AND l.version = v.version), '{}'::text[]) AS labels`;
 
+/** How many prompts of the project are not archived. */
+export async function countActivePrompts(db: Queryable, projectId: string): Promise<number> {
+  const [row] = await db.query<{ n: string }>('SELECT count(*) AS n FROM prompts WHERE project_id = $1 AND archived_at IS NULL', [projectId]);
+  return Number(row?.n ?? 0);
+}
+
 export async function findPrompt(db: Queryable, projectId: string, promptId: string, forUpdate = false): Promise<PromptRow | undefined> {
   const [row] = await db.query<R<PromptRow>>(
     forUpdate
@@ -120,7 +126,8 @@ export async function deleteLabel(db: Queryable, projectId: string, promptId: st
 
 export async function archivePrompt(db: Queryable, projectId: string, promptId: string): Promise<boolean> {
   const rows = await db.query(
-    'UPDATE prompts SET archived_at = coalesce(archived_at, now()), updated_at = now() WHERE project_id = $1 AND prompt_id = $2 RETURNING prompt_id',
+    `UPDATE prompts SET archived_at = coalesce(archived_at, now()), updated_at = now()
+     WHERE project_id = $1 AND prompt_id = $2 RETURNING prompt_id`,
     [projectId, promptId],
   );
   return rows.length === 1;

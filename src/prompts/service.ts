@@ -1,6 +1,6 @@
 // Prompt management: versions (gap-free, assigned under the prompt's row lock), labels, rollback,
 // rendering and diffs. No Koa here: plain arguments in, plain objects or errors out.
-import { conflict, HttpError, notFound, unprocessable, badRequest } from '../errors.ts';
+import { conflict, notFound, unprocessable, badRequest } from '../errors.ts';
 import type { PostgresStore, Queryable } from '../stores/postgres.ts';
 import type { PromptCache } from './cache.ts';
 import { diffLines, unified, type DiffLine } from './diff.ts';
@@ -107,7 +107,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
       return p.latest_version;
     }
     const v = await repo.findLabel(tx, projectId, promptId, ref.label);
-    if (v === undefined) throw notFound(`Label ${ref.label}`);
+    if (v === undefined) throw notFound(`Label ${ref.label}`, 'label');
     return v;
   }
 
@@ -151,7 +151,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
     const row = await repo.findVersion(db, projectId, promptId, version);
     if (!row) {
       if (!(await repo.findPrompt(db, projectId, promptId))) throw notFound('Prompt');
-      throw notFound(`Version ${version}`);
+      throw notFound(`Version ${version}`, 'version');
     }
     cache.set(projectId, promptId, key, row, generation);
     return row;
@@ -212,7 +212,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
         const p = await lockPrompt(tx, projectId, promptId, true);
         const target = await resolve(tx, projectId, promptId, ref, p.latest_version);
         const row = await repo.findVersion(tx, projectId, promptId, target);
-        if (!row) throw notFound(`Version ${target}`);
+        if (!row) throw notFound(`Version ${target}`, 'version');
         if (target === p.latest_version) throw conflict(`Version ${target} is already the latest`);
         const latest = (await repo.findVersion(tx, projectId, promptId, p.latest_version))!;
         if (latest.content_hash === row.content_hash) throw conflict(`The latest version ${p.latest_version} already has the content of version ${target}`);
@@ -241,7 +241,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
         await lockPrompt(tx, projectId, promptId, false);
         return repo.deleteLabel(tx, projectId, promptId, label);
       });
-      if (!removed) throw notFound(`Label ${label}`);
+      if (!removed) throw notFound(`Label ${label}`, 'label');
       await cache.invalidate(projectId, promptId);
     },
 
@@ -254,7 +254,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
       await guard?.beforeRender(projectId);
       const v = await readVersion(projectId, promptId, ref);
       const r = render(v.template, inputs);
-      if (r.missing.length > 0) throw new HttpError(422, `Missing variables: ${r.missing.join(', ')}`);
+      if (r.missing.length > 0) throw unprocessable(`Missing variables: ${r.missing.join(', ')}`);
       return {
         prompt_id: promptId,
         version: v.version,

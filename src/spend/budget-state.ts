@@ -24,7 +24,10 @@ export interface BudgetState {
   thresholdPct: number | null;
   mode: EnforcementMode | null;
   status: BudgetStatus;
-  /** The budget row's updated_at (epoch ms) the state was computed from; 0 without a budget. Absent in states written before this field existed (treated as 0). */
+  /**
+   * The budget row's updated_at (epoch ms) the state was computed from; 0 without a budget.
+   * Absent in states written before this field existed (treated as 0).
+   */
   budgetVersion?: number;
   /** When the evaluation started reading (epoch ms, wall clock). */
   readAt?: number;

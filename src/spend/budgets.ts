@@ -2,18 +2,23 @@
 // fired once per project, month and kind and POSTed to the webhook, and the pre-flight check.
 // Month-to-date spend comes from daily_spend (UTC calendar month, by execution start time), never
 // from raw executions. No Koa here.
+// Reads are pure: GET …/budget, the check and the render's enforcement compute what they show
+// from the stores (or the published state) and never fire an alert nor enqueue a delivery. Alerts
+// fire only in the evaluation job (EVALUATE_JOB: after spend moved, after a budget change, and
+// periodically). A check for a project no evaluation has published yet computes its state once
+// (shared by concurrent callers) and publishes it: a cache fill, with no alert (docs/spend.md).
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { badRequest, paymentRequired } from '../errors.ts';
-import type { ClickHouseStore } from '../stores/clickhouse.ts';
+import { badRequest, budgetExceeded } from '../errors.ts';
+import type { DailySpendRepository } from './daily-spend.ts';
 import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
-import type { JobRunner } from '../../jobs/runner.ts';
+import type { JobRunner } from '../jobs/runner.ts';
 import type { Metrics } from '../metrics.ts';
 import type { AlertRow, BudgetRow, BudgetStore, EnforcementMode } from './budget-store.ts';
 import type { BudgetState, BudgetStateStore, BudgetStatus } from './budget-state.ts';
 import { nanos, percent, usd } from './money.ts';
 import { monthBounds, monthOf, dayOf } from './window.ts';
-import { checkWebhookUrl, deliver, newWebhookSecret, signature } from './webhooks.ts';
+import { alertDelivery, checkWebhookUrl, deliver, newWebhookSecret } from './webhooks.ts';
 
 export const WEBHOOK_JOB = 'budget-webhook';
 export const EVALUATE_JOB = 'budget-evaluate';
@@ -39,7 +44,7 @@ interface Deps {
   metrics: BudgetMetrics;
   store: BudgetStore;
   state: BudgetStateStore;
-  ch: ClickHouseStore;
+  spend: Pick<DailySpendRepository, 'spentBetween'>;
   jobs: Pick<JobRunner, 'enqueue'>;
   config: Config['spend'];
   clock: Clock;
@@ -88,18 +93,12 @@ const presentAlert = (a: AlertRow) => ({
 });
 
 export function createBudgets(d: Deps) {
-  const { store, state, ch, jobs, config, clock, logger, metrics } = d;
+  const { store, state, spend, jobs, config, clock, logger, metrics } = d;
   const coldChecks = new Map<string, Promise<BudgetState>>();
 
   async function monthSpend(projectId: string, now: Date): Promise<bigint> {
     const b = monthBounds(now);
-    const [row] = await ch.query<{ cost: string }>(
-      `SELECT toString(sum(cost_usd)) AS cost FROM daily_spend
-       WHERE project_id = {p:String} AND day >= toDate({s:String}) AND day < toDate({e:String})`,
-      { p: projectId, s: dayOf(b.start), e: dayOf(b.next) },
-      'spend.budget.month_to_date',
-    );
-    return nanos(row?.cost);
+    return nanos(await spend.spentBetween(projectId, dayOf(b.start), dayOf(b.next)));
   }
 
   async function fire(b: BudgetRow, month: string, kind: 'threshold' | 'exceeded', spent: bigint, budget: bigint): Promise<void> {
@@ -122,7 +121,17 @@ export function createBudgets(d: Deps) {
     }
   }
 
-  /** Month-to-date spend against the budget: fires due alerts, publishes the state for checks. */
+  /** Asks for an evaluation of the project (once per debounce key); never throws, never waits. */
+  function requestEvaluation(projectId: string, delayMs: number): void {
+    jobs
+      .enqueue(EVALUATE_JOB, { projectId }, { jobId: `project-${projectId}`, delayMs })
+      .catch((err: Error) => logger.warn({ project_id: projectId, err: { message: err.message } }, 'budget evaluation not enqueued; the periodic one will catch up'));
+  }
+
+  /**
+   * The evaluation job: month-to-date spend against the budget; fires due alerts (and enqueues
+   * their deliveries), publishes the state for checks. Never called on a request's path.
+   */
   async function evaluate(projectId: string): Promise<{ state: BudgetState; budget: BudgetRow | undefined }> {
     try {
       const r = await evaluateOnce(projectId);
@@ -134,13 +143,32 @@ export function createBudgets(d: Deps) {
     }
   }
 
-  async function evaluateOnce(projectId: string): Promise<{ state: BudgetState; budget: BudgetRow | undefined }> {
+  /** What the stores say now: the budget row and this month's state. Reads only. */
+  async function assess(projectId: string): Promise<{ state: BudgetState; budget: BudgetRow | undefined; spent: bigint; now: Date }> {
     const readAt = Date.now(); // wall clock: orders evaluations (the injectable clock says which month)
     const now = clock.now();
     const month = monthOf(now);
     const [budget, spent] = await Promise.all([store.get(projectId), monthSpend(projectId, now)]);
     const budgetNanos = budget ? nanos(budget.budget_monthly_usd) : null;
     const status = statusOf(budgetNanos, spent, budget?.alert_threshold_pct ?? null);
+    const state: BudgetState = {
+      month,
+      budgetNanos: budgetNanos === null ? null : String(budgetNanos),
+      spentNanos: String(spent),
+      thresholdPct: budget?.alert_threshold_pct ?? null,
+      mode: budget?.enforcement_mode ?? null,
+      status,
+      budgetVersion: budget ? new Date(budget.updated_at).getTime() : 0,
+      readAt,
+    };
+    return { state, budget, spent, now };
+  }
+
+  async function evaluateOnce(projectId: string): Promise<{ state: BudgetState; budget: BudgetRow | undefined }> {
+    const { state: s, budget, spent, now } = await assess(projectId);
+    const month = s.month;
+    const status = s.status;
+    const budgetNanos = s.budgetNanos === null ? null : BigInt(s.budgetNanos);
     if (budget && budgetNanos !== null) {
       if (status !== 'ok') await fire(budget, month, 'threshold', spent, budgetNanos);
       if (status === 'exceeded') await fire(budget, month, 'exceeded', spent, budgetNanos);
@@ -156,16 +184,6 @@ export function createBudgets(d: Deps) {
         if (prevStatus === 'exceeded') await fire(budget, monthOf(prevAt), 'exceeded', prevSpent, budgetNanos);
       }
     }
-    const s: BudgetState = {
-      month,
-      budgetNanos: budgetNanos === null ? null : String(budgetNanos),
-      spentNanos: String(spent),
-      thresholdPct: budget?.alert_threshold_pct ?? null,
-      mode: budget?.enforcement_mode ?? null,
-      status,
-      budgetVersion: budget ? new Date(budget.updated_at).getTime() : 0,
-      readAt,
-    };
     // Not published when a newer evaluation (a later budget row, or later reads) already was.
     await state.set(projectId, s);
     return { state: s, budget };
@@ -193,17 +211,23 @@ export function createBudgets(d: Deps) {
   async function stateFor(projectId: string): Promise<BudgetState> {
     const known = await state.get(projectId);
     if (known) return known;
-    // Cold: no node evaluated this project yet. One evaluation (shared by concurrent callers)
-    // publishes the state; every later check is answered from memory or Redis.
+    // Cold: no node evaluated this project yet. One read of the stores (shared by concurrent
+    // callers) computes the state and publishes it, firing nothing; every later check is answered
+    // from memory or Redis.
     let p = coldChecks.get(projectId);
     if (!p) {
-      p = evaluate(projectId).then((r) => r.state).finally(() => coldChecks.delete(projectId));
+      p = assess(projectId)
+        .then(async (r) => {
+          await state.set(projectId, r.state);
+          return r.state;
+        })
+        .finally(() => coldChecks.delete(projectId));
       coldChecks.set(projectId, p);
     }
     return p;
   }
 
-  /** The pre-flight check: memory or Redis, never a store scan (one evaluation when a project is cold). */
+  /** The pre-flight check: memory or Redis, never a store scan (one read of the stores when a project is cold). */
   async function check(projectId: string) {
     const now = clock.now();
     const s = current(await stateFor(projectId), monthOf(now));
@@ -219,9 +243,11 @@ export function createBudgets(d: Deps) {
 
   return {
     evaluate,
+    requestEvaluation,
 
+    /** The budget with this month's figures, read from the stores (no alert fired, nothing published). */
     async get(projectId: string, revealWebhook: boolean) {
-      return present(projectId, await evaluate(projectId), revealWebhook);
+      return present(projectId, await assess(projectId), revealWebhook);
     },
 
     async put(projectId: string, input: BudgetInput) {
@@ -236,7 +262,12 @@ export function createBudgets(d: Deps) {
         newSecret: newWebhookSecret(),
         rotateSecret: input.rotate_webhook_secret === true,
       });
-      const body = await present(projectId, await evaluate(projectId), true);
+      // The new budget is in force for checks at once (its state published); its alerts, if any
+      // are due, fire in the evaluation job.
+      const r = await assess(projectId);
+      await state.set(projectId, r.state);
+      requestEvaluation(projectId, 0);
+      const body = await present(projectId, r, true);
       // The signing secret is shown when it is created or rotated, never again.
       return row.inserted || input.rotate_webhook_secret ? { ...body, webhook_secret: row.webhook_secret } : body;
     },
@@ -248,8 +279,9 @@ export function createBudgets(d: Deps) {
       const c = await check(projectId);
       if (c.allowed) return;
       const s = current(await stateFor(projectId), monthOf(clock.now()));
-      throw paymentRequired(
-        `Budget exceeded - the monthly budget of $${fromScaled(BigInt(s.budgetNanos ?? 0), NANOS)} is used up ($${fromScaled(BigInt(s.spentNanos), NANOS)} spent in ${s.month}); rendering is blocked until ${c.reset_at}`,
+      throw budgetExceeded(
+        `Budget exceeded - the monthly budget of $${fromScaled(BigInt(s.budgetNanos ?? 0), NANOS)} is used up ` +
+          `($${fromScaled(BigInt(s.spentNanos), NANOS)} spent in ${s.month}); rendering is blocked until ${c.reset_at}`,
       );
     },
 
@@ -269,27 +301,8 @@ export function createBudgets(d: Deps) {
     async deliverAlert(alertId: string): Promise<void> {
       const a = await store.alertForDelivery(alertId);
       if (!a || a.delivered_at || !a.webhook_url || a.delivery_attempts >= config.webhookAttempts) return;
-      const spent = nanos(a.spent_usd);
-      const body = JSON.stringify({
-        id: `evt_budget_${a.alert_id}`,
-        type: `budget.${a.kind}`,
-        project_id: a.project_id,
-        month: a.month,
-        kind: a.kind,
-        pct_used: Number(a.pct),
-        spent_usd: usd(spent),
-        budget_monthly_usd: usd(nanos(a.budget_monthly_usd)),
-        alert_threshold_pct: a.alert_threshold_pct,
-        enforcement_mode: a.enforcement_mode,
-        created_at: a.created_at.toISOString(),
-      });
-      const timestamp = String(Math.floor(Date.now() / 1000));
-      const r = await deliver(
-        a.webhook_url,
-        body,
-        { 'X-Traceloom-Timestamp': timestamp, 'X-Traceloom-Signature': signature(a.webhook_secret, timestamp, body), 'X-Traceloom-Event': `budget.${a.kind}`, 'X-Traceloom-Event-Id': `evt_budget_${a.alert_id}` },
-        { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate },
-      );
+      const { body, headers } = alertDelivery(a, a.webhook_secret, new Date());
+      const r = await deliver(a.webhook_url, body, headers, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate });
       metrics.alertDeliveries.inc({ outcome: r.ok ? 'delivered' : 'failed' });
       await store.recordAttempt(alertId, a.webhook_url, r);
       if (!r.ok) throw new Error(`webhook delivery of alert ${alertId} failed: ${r.error}`);

@@ -3,8 +3,11 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
-import type { JobProcessor, JobRunner } from '../../jobs/runner.ts';
+import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import { createStats } from './stats.ts';
+import { createDailySpendRepository } from './daily-spend.ts';
+import { createRetentionSettings } from './retention-settings.ts';
+import { countActivePrompts } from '../prompts/repository.ts';
 import { createAnalytics } from './analytics.ts';
 import { createBudgetStore } from './budget-store.ts';
 import { createBudgetStateStore } from './budget-state.ts';
@@ -22,17 +25,18 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
   // Replaceable (tests move it to the next month); everything in spend reads time through it.
   const clock: Clock = { now: () => new Date() };
   const now = () => clock.now();
+  const dailySpend = createDailySpendRepository(stores.clickhouse);
   const budgets = createBudgets({
     store: createBudgetStore(stores.postgres),
     state: createBudgetStateStore(stores.redis, config.spend.budgetCheckCacheMs, log),
-    ch: stores.clickhouse,
+    spend: dailySpend,
     jobs,
     config: config.spend,
     clock,
     logger: log,
     metrics,
   });
-  const retention = createRetention(stores.clickhouse, stores.postgres, log);
+  const retention = createRetention(stores.clickhouse, createRetentionSettings(stores.postgres), log);
   const rollups = createSpendRollupRepository(stores.clickhouse);
   const scopedBudgets = createScopedBudgets({
     store: createScopedBudgetStore(stores.postgres),
@@ -46,7 +50,7 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
 
   return {
     clock,
-    stats: createStats(stores.clickhouse, stores.postgres, now),
+    stats: createStats(dailySpend, (projectId) => countActivePrompts(stores.postgres, projectId), now),
     analytics: createAnalytics(stores.clickhouse, now),
     breakdowns: createBreakdowns(rollups, now),
     scopedBudgets,
@@ -59,9 +63,7 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
      * whatever the number of writes. Never throws and never waits: ingest does not depend on it.
      */
     spendMoved(projectId: string): void {
-      jobs
-        .enqueue(EVALUATE_JOB, { projectId }, { jobId: `project-${projectId}`, delayMs: config.spend.budgetEvalDebounceMs })
-        .catch((err: Error) => log.warn({ project_id: projectId, err: { message: err.message } }, 'budget evaluation not enqueued; the periodic one will catch up'));
+      budgets.requestEvaluation(projectId, config.spend.budgetEvalDebounceMs);
       jobs
         .enqueue(SCOPED_EVALUATE_JOB, { projectId }, { jobId: `scoped-${projectId}`, delayMs: config.spend.budgetEvalDebounceMs })
         .catch((err: Error) => log.warn({ project_id: projectId, err: { message: err.message } }, 'scoped budget evaluation not enqueued; the periodic one will catch up'));

@@ -1,4 +1,4 @@
-// Money in spend answers: exact nano-dollar BigInts inside, JSON numbers at the edge (api.md 0).
+// Money in spend answers: exact nano-dollar BigInts inside, JSON numbers at the edge (docs/api-conventions.md, "Money").
 import { fromScaled, mulDiv, NANOS, toScaled } from '../pricing/decimal.ts';
 
 /** ClickHouse Decimal as text (toString) or a PostgreSQL numeric → nano-dollars. */

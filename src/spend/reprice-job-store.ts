@@ -1,5 +1,6 @@
 // PostgreSQL side of repricing: the reprice_jobs rows (schema/postgres/008) and their progress.
 import type { Queryable } from '../stores/postgres.ts';
+import type { RepriceScope } from '../executions/execution-repository.ts';
 
 export type RepriceStatus = 'queued' | 'running' | 'done' | 'failed';
 
@@ -22,12 +23,7 @@ export type RepriceJobRow = {
   finished_at: Date | null;
 };
 
-export interface RepriceScope {
-  provider?: string;
-  model?: string;
-  from: Date;
-  to: Date;
-}
+export type { RepriceScope };
 
 const COLUMNS = `reprice_id::text AS reprice_id, project_id, provider, model, from_at, to_at, status, requested_by, executions_total::text AS executions_total,
   executions_scanned::text AS executions_scanned, executions_changed::text AS executions_changed, spend_delta_usd::text AS spend_delta_usd,

@@ -4,14 +4,14 @@
 // execution as a correction (cancel row + new version), so daily spend, breakdowns, stats,
 // budgets and exports move by exactly the dry run's delta. Same plan code for both.
 import { badRequest, conflict, notFound } from '../errors.ts';
-import type { JobProcessor, JobRunner } from '../../jobs/runner.ts';
+import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import type { Logger } from '../logger.ts';
 import { computeCost } from '../pricing/cost.ts';
 import { fromScaled, NANOS } from '../pricing/decimal.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
 import { parseTime, toClickHouseTime } from '../time.ts';
 import { nanos } from './money.ts';
-import type { LedgerRow, RepriceLedger } from './reprice-ledger.ts';
+import type { LedgerRow, RepriceLedger } from '../executions/execution-repository.ts';
 import type { RepriceJobRow, RepriceJobStore, RepriceScope } from './reprice-job-store.ts';
 import { MAX_WINDOW_DAYS } from './window.ts';
 

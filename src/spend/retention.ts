@@ -9,7 +9,7 @@
 import type { Logger } from '../logger.ts';
 import { PROJECT_ID } from '../auth/principal.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
-import type { Queryable } from '../stores/postgres.ts';
+import type { RetentionSetting, RetentionSettings } from './retention-settings.ts';
 import crypto from 'node:crypto';
 import { clusterDDL } from '../stores/cluster-ddl.ts';
 
@@ -26,10 +26,7 @@ export const RAW_TABLES = [
   { table: 'span_log_events', column: 'received_at' },
 ] as const;
 
-export interface RetentionSetting {
-  project_id: string;
-  days: number;
-}
+export type { RetentionSetting };
 
 /**
  * The TTL clause for one table. DDL takes no bound parameters: project ids are re-checked against
@@ -52,31 +49,24 @@ export function ttlClause(column: string, settings: readonly RetentionSetting[])
   return { clause, marker };
 }
 
-export function createRetention(ch: ClickHouseStore, pg: Queryable, logger: Logger) {
+export function createRetention(ch: ClickHouseStore, settingsStore: RetentionSettings, logger: Logger) {
   // The TTL lists every project with a setting: thousands of projects exceed the default
   // max_query_size (256 KiB), so the DDL is parsed with a larger limit.
   const ddl = (sql: string) => ch.command(ch.cluster ? clusterDDL(sql, ch.cluster) : sql, undefined, { max_query_size: String(DDL_MAX_QUERY_SIZE) });
   return {
     async get(projectId: string) {
-      const [row] = await pg.query<{ days: number | null; updated_at: Date }>('SELECT days, updated_at FROM project_retention WHERE project_id = $1', [projectId]);
+      const row = await settingsStore.get(projectId);
       return { days: row?.days ?? null, updated_at: row?.updated_at.toISOString() ?? null, applies_to: RAW_TABLES.map((t) => t.table) };
     },
 
     async put(projectId: string, days: number | null) {
-      const [row] = await pg.query<{ days: number | null; updated_at: Date }>(
-        `INSERT INTO project_retention (project_id, days) VALUES ($1, $2)
-         ON CONFLICT (project_id) DO UPDATE SET days = EXCLUDED.days, updated_at = now()
-         RETURNING days, updated_at`,
-        [projectId, days],
-      );
-      return { days: row!.days, updated_at: row!.updated_at.toISOString(), applies_to: RAW_TABLES.map((t) => t.table) };
+      const row = await settingsStore.put(projectId, days);
+      return { days: row.days, updated_at: row.updated_at.toISOString(), applies_to: RAW_TABLES.map((t) => t.table) };
     },
 
     /** Brings every raw table's TTL in line with the settings; returns the tables changed. */
     async apply(): Promise<string[]> {
-      const settings = await pg.query<RetentionSetting & Record<string, unknown>>(
-        'SELECT project_id, days FROM project_retention WHERE days IS NOT NULL ORDER BY project_id',
-      );
+      const settings = await settingsStore.all();
       const tables = await ch.query<{ name: string; engine_full: string }>(
         'SELECT name, engine_full FROM system.tables WHERE database = currentDatabase() AND name IN {names:Array(String)}',
         { names: RAW_TABLES.map((t) => t.table) },

@@ -5,7 +5,7 @@
 // scoped_budget_alerts); `/budget/check?agent_id&user_id&tag` answers for every budget that
 // applies, from the state the evaluation publishes (memory, and Redis with several nodes).
 import { badRequest, conflict, notFound } from '../errors.ts';
-import type { JobProcessor, JobRunner } from '../../jobs/runner.ts';
+import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import type { Logger } from '../logger.ts';
 import type { RedisStore } from '../stores/redis.ts';
 import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';

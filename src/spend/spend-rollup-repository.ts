@@ -108,12 +108,14 @@ function sql(r: BreakdownRead): { text: string; params: Record<string, unknown> 
   return { text, params };
 }
 
-/** Each rollup, and the ARRAY JOIN that feeds it (as in its materialized view, schema/clickhouse/006). */
 const ROLLUPS = [
-  { table: 'spend_hourly', key: '', join: '' },
-  { table: 'spend_hourly_tags', key: 'tag, ', join: "ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag" },
-  { table: 'spend_hourly_prompts', key: 'prompt_id, ', join: "ARRAY JOIN if(empty(`tu.prompt_id`), [''], arrayDistinct(`tu.prompt_id`)) AS prompt_id" },
+  { table: 'spend_hourly', key: undefined },
+  { table: 'spend_hourly_tags', key: 'tag' },
+  { table: 'spend_hourly_prompts', key: 'prompt_id' },
 ] as const;
+
+/** Fills one rollup from every stored execution (src/executions/execution-repository.ts, aggregateIntoRollup). */
+export type RollupFiller = (table: string, key: 'tag' | 'prompt_id' | undefined) => Promise<void>;
 
 export function createSpendRollupRepository(ch: ClickHouseStore) {
   return {
@@ -122,23 +124,13 @@ export function createSpendRollupRepository(ch: ClickHouseStore) {
      * empty while executions are not (the first boot after migration 006, before this node
      * ingests: anything ingested since would have made the rollup non-empty). Returns the tables filled.
      */
-    async backfillIfEmpty(): Promise<string[]> {
-      const [has] = await ch.query<{ n: string }>('SELECT toString(count()) AS n FROM (SELECT 1 FROM executions LIMIT 1)', {}, 'spend.backfill.check');
-      if (Number(has?.n ?? 0) === 0) return [];
+    async backfillIfEmpty(executionsStored: () => Promise<boolean>, fill: RollupFiller): Promise<string[]> {
+      if (!(await executionsStored())) return [];
       const filled: string[] = [];
       for (const r of ROLLUPS) {
         const [rows] = await ch.query<{ n: string }>(`SELECT toString(count()) AS n FROM (SELECT 1 FROM ${r.table} LIMIT 1)`, {}, 'spend.backfill.check');
         if (Number(rows?.n ?? 0) > 0) continue;
-        await ch.command(
-          `INSERT INTO ${r.table} (project_id, ${r.key}hour, provider, model, agent_id, user_id, session_id, cost_usd, tokens_in, tokens_out, executions, unpriced_executions)
-           SELECT project_id, ${r.key}toStartOfHour(started_at, 'UTC') AS hour, provider, model, agent_id, user_id, session_id,
-             sum(toDecimal128(cost_usd, 9) * sign), sum(toInt64(tokens_in) * sign), sum(toInt64(tokens_out) * sign), sum(toInt64(sign)),
-             sum(if(cost_source = 'unpriced', toInt64(sign), 0))
-           FROM executions ${r.join}
-           GROUP BY project_id, ${r.key}hour, provider, model, agent_id, user_id, session_id`,
-          {},
-          { max_partitions_per_insert_block: '10000' },
-        );
+        await fill(r.table, r.key);
         filled.push(r.table);
       }
       return filled;

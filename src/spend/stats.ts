@@ -1,46 +1,24 @@
 // Project stats (GET .../stats): everything from the materialized daily spend tables, never a scan
-// of raw executions (invariant 6). SummingMergeTree rows are summed at read (no FINAL needed), and
+// of raw executions (docs/architecture.md, invariant 6). SummingMergeTree rows are summed at read (no FINAL needed), and
 // money stays exact: Decimal sums leave ClickHouse as text and are added as nano-dollar BigInts.
-import type { ClickHouseStore } from '../stores/clickhouse.ts';
-import type { Queryable } from '../stores/postgres.ts';
 import { average, nanos, usd } from './money.ts';
-import { dayWindow, type DayWindow } from './window.ts';
+import { dayWindow } from './window.ts';
+import type { DailySpendRepository } from './daily-spend.ts';
 
 export interface WindowQuery {
   start?: string;
   end?: string;
 }
 
-interface CellRow { date_t: string; provider: string; model: string; cost_t: string; executions_t: string; unpriced_t: string; tokens_in_t: string; tokens_out_t: string }
-interface PromptRow { prompt_id: string; cost_t: string; executions_t: string }
-
-export function createStats(ch: ClickHouseStore, pg: Queryable, now: () => Date) {
-  const range = (projectId: string, w: DayWindow) => ({ p: projectId, s: w.days[0], e: w.days[w.days.length - 1] });
+/** The rollups and, from the prompts table, how many active prompts the project has. */
+export function createStats(spend: DailySpendRepository, countPrompts: (projectId: string) => Promise<number>, now: () => Date) {
   return {
     async project(projectId: string, q: WindowQuery) {
       const w = dayWindow(q, now());
-      const params = range(projectId, w);
-      const inWindow = 'project_id = {p:String} AND day >= toDate({s:String}) AND day <= toDate({e:String})';
+      const range = { first: w.days[0]!, last: w.days[w.days.length - 1]! };
       // One read of daily_spend (day × provider × model: small) serves the totals, the days and the
       // models; the embedded engine runs one query at a time, so fewer queries is faster.
-      const [cells, prompts, promptCount] = await Promise.all([
-        ch.query<CellRow>(
-          `SELECT toString(day) AS date_t, provider, model, toString(sum(cost_usd)) AS cost_t, toString(sum(executions)) AS executions_t,
-             toString(sum(unpriced_executions)) AS unpriced_t, toString(sum(tokens_in)) AS tokens_in_t, toString(sum(tokens_out)) AS tokens_out_t
-           FROM daily_spend WHERE ${inWindow} GROUP BY day, provider, model`,
-          params,
-          'spend.stats.daily',
-        ),
-        ch.query<PromptRow>(
-          `SELECT prompt_id, toString(sum(cost_usd)) AS cost_t, toString(sum(executions)) AS executions_t
-           FROM daily_prompt_spend WHERE ${inWindow} GROUP BY prompt_id
-           HAVING sum(executions) != 0 OR sum(cost_usd) != 0
-           ORDER BY sum(cost_usd) DESC, sum(executions) DESC, prompt_id LIMIT 10`,
-          params,
-          'spend.stats.top_prompts',
-        ),
-        pg.query<{ n: string }>('SELECT count(*) AS n FROM prompts WHERE project_id = $1 AND archived_at IS NULL', [projectId]),
-      ]);
+      const [cells, prompts, promptCount] = await Promise.all([spend.cells(projectId, range), spend.topPrompts(projectId, range, 10), countPrompts(projectId)]);
       const byDay = new Map<string, { cost: bigint; n: bigint }>();
       const byModel = new Map<string, { provider: string; model: string; cost: bigint; n: bigint }>();
       let total = 0n;
@@ -72,7 +50,7 @@ export function createStats(ch: ClickHouseStore, pg: Queryable, now: () => Date)
       return {
         start: w.start.toISOString(),
         end: w.end.toISOString(),
-        prompts_count: Number(promptCount[0]?.n ?? 0),
+        prompts_count: promptCount,
         total_cost: usd(total),
         total_executions: Number(executions),
         avg_cost_per_execution: usd(average(total, executions)),

@@ -1,4 +1,5 @@
-// Outbound budget webhooks: URL validation at configuration time, Stripe-style signatures, and a
+// Outbound budget webhooks: URL validation at configuration time, the alert's envelope and
+// headers, Stripe-style signatures (docs/spend.md, "Webhooks"), and a
 // delivery that cannot be turned against the network it runs in (SSRF): http/https only, no
 // credentials in the URL, every resolved address checked (loopback, private, link-local and
 // metadata ranges refused unless WEBHOOK_ALLOW_PRIVATE=true), no redirects followed, a timeout.
@@ -8,6 +9,8 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { badRequest } from '../errors.ts';
+import type { AlertRow, EnforcementMode } from './budget-store.ts';
+import { nanos, usd } from './money.ts';
 
 export const WEBHOOK_URL_MAX = 2048;
 
@@ -37,6 +40,34 @@ export const newWebhookSecret = (): string => `whsec_${crypto.randomBytes(32).to
 /** `v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>`: the receiver recomputes it and compares in constant time. */
 export function signature(secret: string, timestamp: string, body: string): string {
   return `v1=${crypto.createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+/** An alert as its webhook carries it: the JSON body and the headers (timestamp, signature, event type and id). */
+export function alertDelivery(
+  a: AlertRow & { enforcement_mode: EnforcementMode },
+  secret: string,
+  at: Date,
+): { body: string; headers: Record<string, string> } {
+  const id = `evt_budget_${a.alert_id}`;
+  const type = `budget.${a.kind}`;
+  const body = JSON.stringify({
+    id,
+    type,
+    project_id: a.project_id,
+    month: a.month,
+    kind: a.kind,
+    pct_used: Number(a.pct),
+    spent_usd: usd(nanos(a.spent_usd)),
+    budget_monthly_usd: usd(nanos(a.budget_monthly_usd)),
+    alert_threshold_pct: a.alert_threshold_pct,
+    enforcement_mode: a.enforcement_mode,
+    created_at: a.created_at.toISOString(),
+  });
+  const timestamp = String(Math.floor(at.getTime() / 1000));
+  return {
+    body,
+    headers: { 'X-Traceloom-Timestamp': timestamp, 'X-Traceloom-Signature': signature(secret, timestamp, body), 'X-Traceloom-Event': type, 'X-Traceloom-Event-Id': id },
+  };
 }
 
 const blocked = new net.BlockList();

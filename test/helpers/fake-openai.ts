@@ -120,6 +120,8 @@ class AsyncLocalContextManager implements ContextManager {
   }
   bind<T>(ctx: Context, target: T): T {
     if (typeof target !== 'function') return target;
+    // The bound function has its own `this` (the caller's), so the manager is named.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const manager = this;
     const bound = function (this: unknown, ...args: unknown[]) {
       return manager.with(ctx, () => (target as (...a: unknown[]) => unknown).apply(this, args));

@@ -1,5 +1,5 @@
 // Hand-built DecodedSpans for mapper tests: exact attributes, nothing implied.
-import type { Attributes, AttrValue, DecodedEvent, DecodedSpan } from '../../src/ingest/otlp/span.ts';
+import type { Attributes, AttrValue, DecodedEvent, DecodedSpan } from '../../src/executions/span.ts';
 
 let counter = 0;
 

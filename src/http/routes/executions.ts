@@ -1,6 +1,6 @@
-import type { Domain } from '../../domain.ts';
+import type { Domain } from '../../compose.ts';
 import type { ExecutionInput } from '../../executions/record.ts';
-import type { ListQuery } from '../../executions/queries.ts';
+import type { ListQuery } from '../../executions/execution-repository.ts';
 import { notFound } from '../errors.ts';
 import { toLines } from '../../executions/export.ts';
 import { Readable } from 'node:stream';
@@ -77,7 +77,8 @@ export function executionRoutes(domain: Domain): RouteDef[] {
     },
     {
       method: 'GET', path: `${BASE}/:trace_id/hierarchy`, operationId: 'getExecutionHierarchy', tag, access: 'authenticated', need: 'read',
-      summary: 'The span tree: spans with their children, orphans (parent never received) as roots with orphan: true; a direct record: one synthetic root',
+      summary: 'The span tree: spans with their children, orphans (parent never received) as roots with orphan: true; ' +
+        'a direct record: one synthetic root',
       responses: { 200: { description: 'The tree', schema: 'Hierarchy' }, 404: { description: 'No such trace in this project', schema: 'Error' } },
       async handler(ctx) {
         const tree = await views.hierarchy(ctx.state.projectId!, ctx.params.trace_id!);

@@ -13,7 +13,7 @@ import { traceRoutes } from './traces.ts';
 import { otlpSignalRoutes } from './otlp-signals.ts';
 import type { Config } from '../../config.ts';
 import { modelPriceRoutes } from './model-prices.ts';
-import type { Domain } from '../../domain.ts';
+import type { Domain } from '../../compose.ts';
 import { healthRoutes } from './health.ts';
 import { metricsRoutes } from './metrics.ts';
 import { openapiRoutes } from './openapi.ts';

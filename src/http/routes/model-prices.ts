@@ -1,4 +1,4 @@
-// Price table routes (api.md part 5): thin. Reading the table is open to every role; setting or
+// Price table routes (docs/executions.md, "Prices"): thin. Reading the table is open to every role; setting or
 // removing a project price is `admin`: prices are project configuration that changes every
 // computed cost (and so the budget), like API keys and the budget itself.
 import type { ModelPriceInput, ModelPriceQuery, ModelPriceService } from '../../pricing/price-table.ts';
@@ -19,7 +19,8 @@ export function modelPriceRoutes(models: ModelPriceService): RouteDef[] {
     },
     {
       method: 'PUT', path: `${BASE}/:model`, operationId: 'setModelPrice', tag, access: 'authenticated', need: 'admin', body: 'ModelPriceSet',
-      summary: "Set a project price for a model: without effective_from its base price (every call, past and future, that no dated row covers), with it a price from that date; the key's other rows stay as its history",
+      summary: 'Set a project price for a model: without effective_from its base price (every call, past and future, that no dated row covers), ' +
+        "with it a price from that date; the key's other rows stay as its history",
       responses: { 200: { description: 'The stored price', schema: 'ModelPrice' } },
       async handler(ctx) {
         ctx.body = await models.set(ctx.state.projectId!, ctx.params.model!, ctx.state.body as ModelPriceInput, ctx.state.principal!.userId);

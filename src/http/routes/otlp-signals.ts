@@ -23,15 +23,21 @@ export function otlpSignalRoutes(config: Config, logs: LogIngest, metrics: Pick<
     {
       method: 'POST', path: '/api/v1/logs', operationId: 'ingestLogs', tag: 'traces', access: 'authenticated', need: 'write', ingest: true,
       query: 'TraceIngestQuery',
-      summary: 'Ingest OpenTelemetry logs: GenAI events (gen_ai.user.message, gen_ai.choice, ...) join their spans\' messages; other logs are ignored',
+      summary:
+        'Ingest OpenTelemetry logs: GenAI events (gen_ai.user.message, gen_ai.choice, ...) ' +
+        "join their spans' messages; other logs are ignored",
       rawBody: {
         description:
-          'An OTLP ExportLogsServiceRequest (application/x-protobuf) or OTLP/JSON (`resourceLogs`, application/json), Content-Encoding gzip or deflate. ' +
-          'A record whose event name (`event_name`, or the `event.name` attribute) is a GenAI message event and that names its trace and span joins that span\'s messages in the execution\'s timeline, whichever arrives first.',
+          'An OTLP ExportLogsServiceRequest (application/x-protobuf) or OTLP/JSON (`resourceLogs`, application/json), ' +
+          'Content-Encoding gzip or deflate. ' +
+          'A record whose event name (`event_name`, or the `event.name` attribute) is a GenAI message event and that names its trace and span ' +
+          "joins that span's messages in the execution's timeline, whichever arrives first.",
         contentTypes: { 'application/x-protobuf': undefined, 'application/json': undefined },
       },
       responses: {
-        200: { description: 'Accepted. JSON requests get counts (and the per-record explanation with ?explain=true); protobuf requests an empty ExportLogsServiceResponse', schema: 'LogIngestResult' },
+        200: { description:
+            'Accepted. JSON requests get counts (and the per-record explanation with ?explain=true); ' +
+            'protobuf requests an empty ExportLogsServiceResponse', schema: 'LogIngestResult' },
         ...errors('OTLP logs request'),
         503: { description: 'Write queue full or ClickHouse unavailable: retry after Retry-After', schema: 'Error' },
       },
@@ -47,11 +53,15 @@ export function otlpSignalRoutes(config: Config, logs: LogIngest, metrics: Pick<
       method: 'POST', path: '/api/v1/metrics', operationId: 'ingestMetrics', tag: 'traces', access: 'authenticated', need: 'write', ingest: true,
       summary: 'Accept OpenTelemetry metrics without storing them (counted as ignored), so SDKs that export every signal do not error',
       rawBody: {
-        description: 'An OTLP ExportMetricsServiceRequest (application/x-protobuf) or OTLP/JSON (`resourceMetrics`, application/json), Content-Encoding gzip or deflate.',
+        description:
+          'An OTLP ExportMetricsServiceRequest (application/x-protobuf) or OTLP/JSON (`resourceMetrics`, application/json), ' +
+          'Content-Encoding gzip or deflate.',
         contentTypes: { 'application/x-protobuf': undefined, 'application/json': undefined },
       },
       responses: {
-        200: { description: 'Read and ignored. JSON requests get the count; protobuf requests an empty ExportMetricsServiceResponse (full success)', schema: 'MetricIngestResult' },
+        200: { description:
+            'Read and ignored. JSON requests get the count; ' +
+            'protobuf requests an empty ExportMetricsServiceResponse (full success)', schema: 'MetricIngestResult' },
         ...errors('OTLP metrics request'),
       },
       async handler(ctx) {

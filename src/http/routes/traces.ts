@@ -1,4 +1,4 @@
-// POST /api/v1/traces (api.md part 4): OTLP/HTTP protobuf, OTLP/JSON and the flat JSON form,
+// POST /api/v1/traces (docs/traces.md): OTLP/HTTP protobuf, OTLP/JSON and the flat JSON form,
 // gzip or deflate, into the caller's project. Body limits are checked before and while inflating.
 // Answers JSON counts to JSON requests (or Accept: application/json, or ?explain=true), and a
 // protobuf ExportTraceServiceResponse to protobuf requests, with partial_success when spans were
@@ -19,12 +19,15 @@ export function traceRoutes(config: Config, ingest: TraceIngest): RouteDef[] {
       summary: 'Ingest OpenTelemetry spans (OTLP/HTTP protobuf or JSON, or the flat JSON form)',
       rawBody: {
         description:
-          'An OTLP ExportTraceServiceRequest (application/x-protobuf), OTLP/JSON (`resourceSpans`), or the flat form `{"spans":[...]}` (application/json). ' +
+          'An OTLP ExportTraceServiceRequest (application/x-protobuf), OTLP/JSON (`resourceSpans`), ' +
+          'or the flat form `{"spans":[...]}` (application/json). ' +
           'Content-Encoding gzip or deflate. The project is the API key\'s, or the one `X-Project-Id` names among a token\'s projects.',
         contentTypes: { 'application/x-protobuf': undefined, 'application/json': undefined },
       },
       responses: {
-        200: { description: 'Stored. JSON requests get counts; protobuf requests get an ExportTraceServiceResponse (partial_success when spans were rejected)', schema: 'TraceIngestResult' },
+        200: { description:
+            'Stored. JSON requests get counts; ' +
+            'protobuf requests get an ExportTraceServiceResponse (partial_success when spans were rejected)', schema: 'TraceIngestResult' },
         400: { description: 'Not a valid request, or no valid span in it', schema: 'Error' },
         413: { description: 'Body over MAX_BODY_BYTES, or over MAX_INFLATED_BYTES once inflated', schema: 'Error' },
         415: { description: 'Content-Type or Content-Encoding not supported', schema: 'Error' },

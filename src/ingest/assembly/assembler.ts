@@ -5,17 +5,20 @@
 // row (sign −1, same version) and the new row (sign +1, version + 1), written in one insert, so
 // every sum over executions (daily spend included) stays exact without FINAL. The same content
 // writes nothing: retried batches and repeated runs change nothing.
-import type { ClickHouseStore } from '../../stores/clickhouse.ts';
 import type { Metrics } from '../../metrics.ts';
-import { isRefusedData } from '../batch-writer.ts';
-import type { BatchWriter } from '../batch-writer.ts';
+import { isRefusedData } from '../../stores/batch-writer.ts';
+import type { BatchWriter } from '../../stores/batch-writer.ts';
 import type { Logger } from '../../logger.ts';
-import type { JobProcessor, JobRunner } from '../../../jobs/runner.ts';
+import type { JobProcessor, JobRunner } from '../../jobs/runner.ts';
 import { toClickHouseTime } from '../../time.ts';
 import type { Lease, PendingTraces, TraceRef } from './pending.ts';
-import { summarizeTrace, type StoredSpan, type SummarizeDeps } from './summarize.ts';
+import { summarizeTrace, type SummarizeDeps } from '../../executions/from-spans.ts';
+import type { StoredSpan } from '../../executions/span-rows.ts';
+import { executionRow } from '../../executions/row.ts';
 import type { Template } from '../../prompts/template.ts';
-import { mergeLogEvents, readLogEvents } from './log-messages.ts';
+import { mergeLogEvents } from './log-messages.ts';
+import type { CurrentRows, ExecutionRepository } from '../../executions/execution-repository.ts';
+import type { SpanRepository } from '../../executions/span-repository.ts';
 
 export const ASSEMBLY_JOB = 'trace-assembly';
 
@@ -39,19 +42,11 @@ const BATCH_TRACES = 1_000;
 /** A trace that failed to assemble (or whose execution the store refused) is tried again after this. */
 const FAILED_RETRY_MS = 60_000;
 
-interface Current {
-  rows: Map<string, Record<string, unknown> & { trace_id: string }>;
-  located: Set<string>;
-}
 const MAX_BATCHES_PER_RUN = 10;
 
-export const SPAN_COLUMNS = `trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, received_at, name, status_code, status_message,
-  service_name, span_class, operation, provider, model, agent_id, session_id, user_id, tags, metadata, has_usage, tokens_in, tokens_out, tokens_cached_in,
-  tokens_cache_write_in, tokens_reasoning, toString(cost_provided) AS cost_provided, tool_name, tool_call_id, error_message,
-  prompt_usages, if(span_class IN ('inference', 'tool'), messages, '') AS messages`;
-
 export interface AssemblerDeps extends SummarizeDeps {
-  clickhouse: ClickHouseStore;
+  spans: Pick<SpanRepository, 'forAssembly' | 'logEvents' | 'tracesWithSpans' | 'genAiTracesSince'>;
+  executions: Pick<ExecutionRepository, 'current' | 'indexedTraces' | 'assembledSince' | 'insert'>;
   executionsWriter: BatchWriter;
   pending: PendingTraces;
   jobs: Pick<JobRunner, 'enqueue'>;
@@ -74,49 +69,17 @@ export function createAssembler(deps: AssemblerDeps) {
   }
 
   async function readSpans(projectId: string, traceIds: string[]): Promise<Map<string, StoredSpan[]>> {
-    const rows = await deps.clickhouse.query<StoredSpan>(
-      `SELECT ${SPAN_COLUMNS} FROM spans
-       WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}
-       ORDER BY trace_id, span_id, received_at DESC
-       LIMIT 1 BY trace_id, span_id`,
-      { p: projectId, ids: traceIds },
-      'assembly.spans',
-    );
-    const byTrace = new Map<string, StoredSpan[]>();
-    for (const r of rows) {
-      let list = byTrace.get(r.trace_id);
-      if (!list) byTrace.set(r.trace_id, (list = []));
-      list.push(r);
-    }
+    const byTrace = await deps.spans.forAssembly(projectId, traceIds);
     // GenAI events sent as logs fill what their spans do not carry (log-messages.ts).
-    const events = await readLogEvents(deps.clickhouse, projectId, [...byTrace.keys()]);
+    const events = await deps.spans.logEvents(projectId, [...byTrace.keys()]);
     for (const [traceId, spans] of events.size > 0 ? byTrace : []) byTrace.set(traceId, mergeLogEvents(spans, events.get(traceId)));
     return byTrace;
-  }
-
-  /** The stored rows (latest version) of these traces, every column, exact decimals as text; and which traces the index knows. */
-  async function currentRows(projectId: string, traceIds: string[]): Promise<Current> {
-    const located = await deps.clickhouse.query<{ trace_id: string; started_at: string }>(
-      'SELECT trace_id, started_at FROM execution_traces FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}',
-      { p: projectId, ids: traceIds },
-      'assembly.locate',
-    );
-    if (located.length === 0) return { rows: new Map(), located: new Set() };
-    const rows = await deps.clickhouse.query<Record<string, unknown> & { trace_id: string }>(
-      `SELECT * REPLACE (toString(cost_usd) AS cost_usd, toString(cost_computed_usd) AS cost_computed_usd)
-       FROM executions FINAL
-       WHERE project_id = {p:String} AND started_at IN {starts:Array(DateTime64(3, 'UTC'))} AND trace_id IN {ids:Array(String)} AND sign = 1
-       SETTINGS do_not_merge_across_partitions_select_final = 1`,
-      { p: projectId, starts: [...new Set(located.map((l) => l.started_at))], ids: located.map((l) => l.trace_id) },
-      'assembly.current',
-    );
-    return { rows: new Map(rows.map((r) => [r.trace_id, r])), located: new Set(located.map((l) => l.trace_id)) };
   }
 
   /** One trace's rows to write (cancel + new, or new), or why not. */
   type Outcome = { kind: 'write'; rows: object[] } | { kind: 'same' } | { kind: 'skip' } | { kind: 'later'; dueAt: number };
 
-  async function assembleTrace(projectId: string, traceId: string, spans: StoredSpan[] | undefined, current: Current, summarizeDeps: SummarizeDeps): Promise<Outcome> {
+  async function assembleTrace(projectId: string, traceId: string, spans: StoredSpan[] | undefined, current: CurrentRows, summarizeDeps: SummarizeDeps): Promise<Outcome> {
     if (!spans || !spans.some((s) => s.span_class === 'inference')) return { kind: 'skip' }; // not an execution (yet)
     if (!spans.some((s) => !s.parent_span_id)) {
       let lastReceived = 0; // a loop, not Math.max(...): a trace may hold more spans than the stack has room for arguments
@@ -147,11 +110,10 @@ export function createAssembler(deps: AssemblerDeps) {
       },
     });
     // The same content, or a direct record of this trace id (never replaced by spans).
-    if (stored && (stored.source !== 'otlp' || stored.content_hash === summary.content_hash)) return { kind: 'same' };
-    const { hasRoot: _r, ...row } = summary;
+    if (stored && (stored.source !== 'otlp' || stored.content_hash === summary.contentHash)) return { kind: 'same' };
     const version = stored ? Number(stored.version) + 1 : 1;
     const rows: object[] = stored ? [{ ...stored, sign: -1 }] : [];
-    rows.push({ ...row, version, sign: 1, received_at: toClickHouseTime(new Date(now())) });
+    rows.push(executionRow(summary.row, { version, sign: 1, received_at: toClickHouseTime(new Date(now())), content_hash: summary.contentHash }));
     return { kind: 'write', rows };
   }
 
@@ -178,16 +140,8 @@ export function createAssembler(deps: AssemblerDeps) {
 
   /** Of these traces, the ones with spans, an execution or GenAI log events stored (light key reads, no FINAL): those are read back. */
   async function knownTraces(projectId: string, traceIds: string[]): Promise<Set<string>> {
-    const rows = await deps.clickhouse.query<{ trace_id: string }>(
-      `SELECT DISTINCT trace_id FROM spans WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}
-       UNION DISTINCT
-       SELECT trace_id FROM execution_traces WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}
-       UNION DISTINCT
-       SELECT DISTINCT trace_id FROM span_log_events WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}`,
-      { p: projectId, ids: traceIds },
-      'assembly.known',
-    );
-    return new Set(rows.map((r) => r.trace_id));
+    const [withSpans, indexed] = await Promise.all([deps.spans.tracesWithSpans(projectId, traceIds), deps.executions.indexedTraces(projectId, traceIds)]);
+    return new Set([...withSpans, ...indexed]);
   }
 
   /**
@@ -206,8 +160,7 @@ export function createAssembler(deps: AssemblerDeps) {
       if (++n % 64 === 0) await new Promise((r) => setImmediate(r));
       try {
         const summary = await summarizeTrace(projectId, asReadBack(spans), summarizeDeps);
-        const { hasRoot: _r, ...row } = summary;
-        rows.push({ ...row, version: 1, sign: 1, received_at: receivedAt });
+        rows.push(executionRow(summary.row, { version: 1, sign: 1, received_at: receivedAt, content_hash: summary.contentHash }));
       } catch (err) {
         deps.logger.warn({ project_id: projectId, trace_id: traceId, err: { message: (err as Error).message } }, 'trace not assembled from its request; reading it back');
         notWritten.push(traceId);
@@ -215,11 +168,7 @@ export function createAssembler(deps: AssemblerDeps) {
     }
     if (rows.length === 0) return notWritten;
     try {
-      await deps.clickhouse.insert('executions', rows, {
-        insert_deduplication_token: dedupToken,
-        deduplicate_blocks_in_dependent_materialized_views: 1,
-        max_partitions_per_insert_block: '1000',
-      });
+      await deps.executions.insert(rows, dedupToken);
     } catch (err) {
       if (!isRefusedData(err)) throw err; // a store that is down: the loader tries the batch again
       deps.logger.warn({ project_id: projectId, traces: rows.length, err: { message: (err as Error).message } }, 'executions refused as a batch; reading their traces back one by one');
@@ -233,7 +182,7 @@ export function createAssembler(deps: AssemblerDeps) {
   /** Assembles a project's share of a lease; returns the traces done and those due again later. */
   async function assembleProject(lease: Lease, projectId: string, traceIds: string[]): Promise<{ done: TraceRef[]; later: Array<{ trace: TraceRef; dueAt: number }> }> {
     const spansByTrace = await readSpans(projectId, traceIds);
-    const current = await currentRows(projectId, traceIds);
+    const current = await deps.executions.current(projectId, traceIds);
     const summarizeDeps = batchSummarizeDeps();
     const done: TraceRef[] = [];
     const later: Array<{ trace: TraceRef; dueAt: number }> = [];
@@ -321,29 +270,8 @@ export function createAssembler(deps: AssemblerDeps) {
    */
   async function recover(sinceMs: number, limit = 100_000): Promise<number> {
     const since = toClickHouseTime(new Date(sinceMs));
-    const [candidates, assembled] = await Promise.all([
-      // Traces that received generative-AI spans, or GenAI log events for their spans, since then.
-      deps.clickhouse.query<{ project_id: string; trace_id: string; last: string }>(
-        `SELECT project_id, trace_id, max(last) AS last FROM (
-           SELECT project_id, trace_id, max(received_at) AS last FROM spans
-           WHERE received_at >= toDateTime64({since:String}, 3, 'UTC')
-           GROUP BY project_id, trace_id HAVING countIf(span_class = 'inference') > 0
-           UNION ALL
-           SELECT project_id, trace_id, max(received_at) AS last FROM span_log_events
-           WHERE received_at >= toDateTime64({since:String}, 3, 'UTC')
-           GROUP BY project_id, trace_id)
-         GROUP BY project_id, trace_id ORDER BY last DESC LIMIT {limit:UInt32}`,
-        { since, limit },
-        'assembly.recover.spans',
-      ),
-      deps.clickhouse.query<{ project_id: string; trace_id: string; at: string }>(
-        `SELECT project_id, trace_id, max(received_at) AS at FROM executions
-         WHERE received_at >= toDateTime64({since:String}, 3, 'UTC') AND source = 'otlp' AND sign = 1
-         GROUP BY project_id, trace_id`,
-        { since },
-        'assembly.recover.executions',
-      ),
-    ]);
+    // Traces that received generative-AI spans, or GenAI log events for their spans, since then.
+    const [candidates, assembled] = await Promise.all([deps.spans.genAiTracesSince(since, limit), deps.executions.assembledSince(since)]);
     const done = new Map(assembled.map((e) => [`${e.project_id}\u0000${e.trace_id}`, e.at]));
     const stale = candidates
       .filter((c) => {

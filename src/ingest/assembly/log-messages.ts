@@ -3,49 +3,9 @@
 // log events fill a side the span itself does not carry (content that an SDK sends only as log
 // events). Readers call this wherever a span's messages are read: trace assembly, the timeline
 // and the hierarchy, so the span and its events may arrive in either order.
-import type { ClickHouseStore } from '../../stores/clickhouse.ts';
-import type { AttrValue, DecodedEvent } from '../otlp/span.ts';
+import type { DecodedEvent } from '../../executions/span.ts';
+import type { FullSpan, SpanRepository } from '../../executions/span-repository.ts';
 import { messagesFromEvents } from '../mapping/log-events.ts';
-
-interface EventRow {
-  trace_id: string;
-  span_id: string;
-  time_ns: string;
-  event_name: string;
-  attributes: string;
-}
-
-/** trace id → span id → its log events, in time order (then arrival order). */
-export type LogEventsByTrace = Map<string, Map<string, DecodedEvent[]>>;
-
-export async function readLogEvents(ch: ClickHouseStore, projectId: string, traceIds: readonly string[]): Promise<LogEventsByTrace> {
-  const out: LogEventsByTrace = new Map();
-  if (traceIds.length === 0) return out;
-  const rows = await ch.query<EventRow>(
-    `SELECT trace_id, span_id, time_ns, event_name, attributes FROM (
-       SELECT trace_id, span_id, time_ns, received_at, seq, event_name, attributes FROM span_log_events
-       WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}
-       ORDER BY trace_id, span_id, record_hash, received_at
-       LIMIT 1 BY trace_id, span_id, record_hash)
-     ORDER BY trace_id, span_id, time_ns, received_at, seq`,
-    { p: projectId, ids: traceIds },
-    'spans.log_events',
-  );
-  for (const r of rows) {
-    let spans = out.get(r.trace_id);
-    if (!spans) out.set(r.trace_id, (spans = new Map()));
-    let list = spans.get(r.span_id);
-    if (!list) spans.set(r.span_id, (list = []));
-    let attributes: Record<string, AttrValue> = {};
-    try {
-      attributes = JSON.parse(r.attributes) as Record<string, AttrValue>;
-    } catch {
-      // stored by us as JSON; unreadable means nothing to merge
-    }
-    list.push({ name: r.event_name, timeNs: BigInt(r.time_ns), attributes });
-  }
-  return out;
-}
 
 interface WithMessages {
   span_id: string;
@@ -77,4 +37,10 @@ export function withLogMessages<S extends WithMessages>(span: S, events: readonl
 /** Every span of a trace with its log events merged in. */
 export function mergeLogEvents<S extends WithMessages>(spans: readonly S[], events: Map<string, DecodedEvent[]> | undefined): S[] {
   return events && events.size > 0 ? spans.map((s) => withLogMessages(s, events.get(s.span_id))) : [...spans];
+}
+
+/** One trace's spans, every column, with its log events merged in (the hierarchy and the timeline read these). */
+export async function spansWithLogMessages(spans: Pick<SpanRepository, 'ofTrace' | 'logEvents'>, projectId: string, traceId: string): Promise<FullSpan[]> {
+  const [list, events] = await Promise.all([spans.ofTrace(projectId, traceId), spans.logEvents(projectId, [traceId])]);
+  return mergeLogEvents(list, events.get(traceId));
 }

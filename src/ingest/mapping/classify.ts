@@ -1,10 +1,10 @@
-// Which kind of span this is (design/otel-mapping.md, "Classifying a span"). Only inference spans
+// Which kind of span this is (docs/otel-mapping.md, "Classifying a span"). Only inference spans
 // count usage and cost: agent and outer SDK spans repeat their children's totals.
 // The first rule that names the span wins, most explicit dialect marker first:
 //   openinference.span.kind › spring.ai.kind › gen_ai.operation.name › Vercel ai.* operation id ›
 //   traceloop.span.kind › llm.request.type › langsmith.span.kind › framework span names ›
 //   gen_ai.tool.name / gen_ai.tool.call.id › a model attribute › other.
-import type { SpanClass } from '../otlp/span.ts';
+import type { SpanClass } from '../../executions/span.ts';
 import { asStr, type SpanCtx } from './context.ts';
 import { G, MODEL_KEYS } from './keys.ts';
 

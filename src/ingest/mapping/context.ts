@@ -1,6 +1,6 @@
 // What every part of the mapper shares for one span: the attributes, value coercion that never
 // throws, JSON strings parsed once, and the explain record (what was mapped, what was ignored).
-import type { Attributes, DecodedSpan, MappedSpan } from '../otlp/span.ts';
+import type { Attributes, DecodedSpan, MappedSpan } from '../../executions/span.ts';
 
 export type Explain = MappedSpan['explain'];
 

@@ -1,8 +1,8 @@
 // The scalar fields of a mapped span: model, agent, conversation, tool call, error and a cost the
-// span states itself. Each reads its keys in the order of design/otel-mapping.md and records the
+// span states itself. Each reads its keys in the order of docs/otel-mapping.md and records the
 // key it used; a present key that lost to an earlier one, or that held the wrong type, is listed
 // as ignored with the reason.
-import type { SpanClass } from '../otlp/span.ts';
+import type { SpanClass } from '../../executions/span.ts';
 import { numberToDecimal } from '../../pricing/decimal.ts';
 import { asId, asStr, MALFORMED, parseStructured, preview, type SpanCtx } from './context.ts';
 import { AGENT_KEYS, AGENT_KEYS_TRACELOOP, COST_KEYS, MODEL_KEYS, SESSION_KEYS, TOOL_ARG_KEYS, TOOL_ID_KEYS, TOOL_NAME_KEYS, TOOL_RESULT_KEYS } from './keys.ts';

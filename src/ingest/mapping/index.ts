@@ -1,8 +1,8 @@
-// The semantic-convention mapper: one decoded span → what it means (design/otel-mapping.md).
+// The semantic-convention mapper: one decoded span → what it means (docs/otel-mapping.md).
 // Pure: no I/O, no stores, never throws. Trace-level decisions (agent from ancestors or
 // service.name, a prompt usage on an agent span applying to the inference spans below it, which
 // span's messages make the conversation) belong to trace assembly, which reads these results.
-import type { DecodedSpan, MappedSpan, SpanClass } from '../otlp/span.ts';
+import type { DecodedSpan, MappedSpan, SpanClass } from '../../executions/span.ts';
 import { classify } from './classify.ts';
 import { SpanCtx } from './context.ts';
 import { mapAgent, mapError, mapModel, mapProvidedCost, mapSession, mapTool } from './fields.ts';

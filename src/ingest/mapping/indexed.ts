@@ -3,7 +3,7 @@
 // `llm.output_messages.N.message.*`, Traceloop `gen_ai.prompt.N.*` and `gen_ai.completion.N.*`
 // (both with nested tool_calls.K.*), and `gen_ai.prompt.variable.<name>`. Indices are kept in a
 // Map, so a key like `llm.input_messages.999999.message.role` costs one entry, not an array.
-import type { AttrValue, NormalizedMessage } from '../otlp/span.ts';
+import type { AttrValue, NormalizedMessage } from '../../executions/span.ts';
 import { LIMITS, type SpanCtx } from './context.ts';
 import { G, KEY_GROUPS, METADATA_PREFIXES } from './keys.ts';
 import { normalizeMessage } from './normalize.ts';

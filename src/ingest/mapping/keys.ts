@@ -29,7 +29,7 @@ export const CLASS_KEYS = [
   'gen_ai.tool.call.id',
 ];
 
-/** Model keys, best first (reference §2.12; gen_ai.model.id is service-spec.md's ad-hoc key, last). */
+/** Model keys, best first (docs/otel-mapping.md, "Fields"; gen_ai.model.id, a key of the flat JSON form, last). */
 export const MODEL_KEYS = [
   'gen_ai.response.model',
   'gen_ai.request.model',

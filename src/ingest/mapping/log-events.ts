@@ -4,7 +4,7 @@
 // fields become the event's attributes, as SDKs that attach the same events to spans send them.
 // The event name comes from the record's `event_name`, else its `event.name` attribute. A record
 // that is not such an event, or that names no span to join, is ignored with the reason.
-import type { AttrValue, Attributes, DecodedEvent, DecodedSpan, NormalizedMessage } from '../otlp/span.ts';
+import type { AttrValue, Attributes, DecodedEvent, DecodedSpan, NormalizedMessage } from '../../executions/span.ts';
 import type { DecodedLogRecord } from '../otlp/logs.ts';
 import { idProblem, setAttr } from '../otlp/validate.ts';
 import { asStr, isObj, SpanCtx } from './context.ts';

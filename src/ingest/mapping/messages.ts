@@ -1,5 +1,5 @@
 // The messages a span sent (input, system instructions first) and received (output), from the
-// first source that yields any, per side, in the order of design/otel-mapping.md:
+// first source that yields any, per side, in the order of docs/otel-mapping.md:
 //   1 gen_ai.system_instructions / gen_ai.input.messages / gen_ai.output.messages (attributes,
 //     else the gen_ai.client.inference.operation.details event)
 //   2 v1.28–v1.36 per-message events (gen_ai.{system,user,assistant,tool}.message, gen_ai.choice)
@@ -12,7 +12,7 @@
 //     list, which would leave ADK without messages: placed after the conventions, before 8)
 //   8 input.value / output.value (not on tool spans: there they are the tool's arguments/result)
 // Lower sources present on the span are listed in explain.ignored as superseded.
-import type { AttrValue, DecodedEvent, NormalizedMessage, SpanClass } from '../otlp/span.ts';
+import type { AttrValue, DecodedEvent, NormalizedMessage, SpanClass } from '../../executions/span.ts';
 import { isObj, MALFORMED, parseLoose, parseStructured, preview, type SpanCtx } from './context.ts';
 import { rebuildIndexed, type KeyScan } from './indexed.ts';
 import { normalizeMessage, normalizeMessages, partsText } from './normalize.ts';

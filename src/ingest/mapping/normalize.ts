@@ -7,7 +7,7 @@
 // media becomes a placeholder like "[image https://…]"; each tool result becomes its own `tool`
 // message. Arguments that are JSON strings are parsed. Never throws on odd input: what is not
 // understood is skipped.
-import type { NormalizedMessage } from '../otlp/span.ts';
+import type { NormalizedMessage } from '../../executions/span.ts';
 import { asId, asStr, isObj, LIMITS, parseLoose, toText } from './context.ts';
 
 type Obj = Record<string, unknown>;

@@ -1,7 +1,7 @@
 // Message payloads in SDK-specific request/response shapes: the AI SDK's prompt and response
 // attributes, and OpenInference's raw input.value / output.value (a chat request or completion,
 // an OpenAI Responses request or response, or plain text).
-import type { NormalizedMessage } from '../otlp/span.ts';
+import type { NormalizedMessage } from '../../executions/span.ts';
 import { asStr, isObj, parseLoose, toText, type SpanCtx } from './context.ts';
 import { normalizeMessage, normalizeMessages } from './normalize.ts';
 

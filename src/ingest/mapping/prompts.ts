@@ -1,11 +1,11 @@
-// Template usages a span names: traceloom.prompt.{id,version,inputs} (api.md part 4), semconv
+// Template usages a span names: traceloom.prompt.{id,version,inputs} (docs/traces.md), semconv
 // gen_ai.prompt.{name,version,variable.*}, langfuse.observation.prompt.{name,version}.
 //
 // OpenInference llm.prompt_template.{template,version,variables} carries a template but no prompt
 // id. An id cannot be made up (prompt ids are the user's names; a hash of the template would
 // resolve to nothing), so these keys only complete a usage another key on the same span names
 // (its version and inputs when those are missing); alone they are listed as ignored.
-import type { SpanPromptUsage } from '../otlp/span.ts';
+import type { SpanPromptUsage } from '../../executions/span.ts';
 import { asId, isObj, preview, type SpanCtx } from './context.ts';
 import type { KeyScan } from './indexed.ts';
 

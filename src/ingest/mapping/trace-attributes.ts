@@ -14,6 +14,7 @@
 import { asId, isObj, preview, toText, type SpanCtx } from './context.ts';
 import { firstOf } from './fields.ts';
 import { METADATA_OBJECT_KEYS, METADATA_PREFIXES, TAG_KEYS, USER_KEYS } from './keys.ts';
+import { BOUNDS } from '../../executions/execution-attributes.ts';
 
 export interface TraceAttributes {
   userId: string;
@@ -29,8 +30,6 @@ const NOT_METADATA = new Set([
   'ai.telemetry.metadata.sessionId',
   'ai.telemetry.metadata.tags',
 ]);
-
-export const BOUNDS = { id: 256, tags: 50, tag: 128, metadataKeys: 50, metadataValue: 2000 };
 
 const cut = (s: string, max: number) => (s.length > max ? s.slice(0, max) : s);
 

@@ -11,7 +11,7 @@
 //    (v6 reports the total, with inputTokenDetails.noCacheTokens beside it);
 //  - gen_ai.usage.experimental.reasoning_tokens (Google ADK): Gemini's candidates count, sent as
 //    output_tokens, excludes thoughts.
-import type { SpanUsage } from '../otlp/span.ts';
+import type { SpanUsage } from '../../executions/span.ts';
 import { asCount, isObj, preview, type SpanCtx } from './context.ts';
 import { USAGE_CACHE_READ as CACHE_READ, USAGE_CACHE_WRITE as CACHE_WRITE, USAGE_IN, USAGE_NO_CACHE, USAGE_OUT, USAGE_REASONING as REASONING, USAGE_TOTAL as TOTAL } from './keys.ts';
 

@@ -4,7 +4,7 @@
 // (`{"spans":[{trace_id, span_name, attributes:{...}}]}`). Per-span problems reject that span;
 // only a document of neither shape is a 400.
 import { badRequest } from '../../errors.ts';
-import { DEFAULT_DECODE_LIMITS, type Attributes, type DecodedEvent, type DecodedLink, type DecodedSpan, type DecodeLimits, type DecodeResult, type RejectedSpan } from './span.ts';
+import { DEFAULT_DECODE_LIMITS, type Attributes, type DecodedEvent, type DecodedLink, type DecodedSpan, type DecodeLimits, type DecodeResult, type RejectedSpan } from '../../executions/span.ts';
 import { addNote, countNote, echoId, idProblem, spanKindFrom, statusCodeFrom } from './validate.ts';
 import { DIGITS, hexId, isObj, JsonAttributeReader, nsFrom, pick, show, str, type Obj } from './json-attributes.ts';
 

@@ -3,7 +3,7 @@
 // or string). Only a document that is not a logs request is a 400; a record with unreadable ids
 // keeps '' ids (the mapper says why it cannot be joined).
 import { badRequest } from '../../errors.ts';
-import { DEFAULT_DECODE_LIMITS, type DecodeLimits } from './span.ts';
+import { DEFAULT_DECODE_LIMITS, type DecodeLimits } from '../../executions/span.ts';
 import { hexId, isObj, JsonAttributeReader, nsFrom, pick, str } from './json-attributes.ts';
 import type { DecodedLogRecord, LogsDecodeResult } from './logs.ts';
 

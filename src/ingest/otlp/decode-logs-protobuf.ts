@@ -2,7 +2,7 @@
 // decoder (every length checked against its enclosing message; the common messages shared in
 // proto-attributes.ts). Field numbers: opentelemetry.proto.logs.v1 (ResourceLogs 1 resource,
 // 2 scope_logs; ScopeLogs 1 scope, 2 log_records; LogRecord below).
-import { DEFAULT_DECODE_LIMITS, type AttrValue, type Attributes, type DecodeLimits } from './span.ts';
+import { DEFAULT_DECODE_LIMITS, type AttrValue, type Attributes, type DecodeLimits } from '../../executions/span.ts';
 import { addNote, countNote } from './validate.ts';
 import { AttributeReader, decodeOrRefuse, T_LEN1, T_LEN2 } from './proto-attributes.ts';
 import type { DecodedLogRecord, LogsDecodeResult } from './logs.ts';
@@ -67,7 +67,10 @@ class LogsRequestDecoder extends AttributeReader {
     for (let i = first; i < this.records.length; i++) this.records[i]!.scopeName = name;
   }
 
-  /** LogRecord: 1 time (fixed64), 2 severity_number, 3 severity_text, 5 body, 6 attributes, 9 trace_id, 10 span_id, 11 observed time, 12 event_name. */
+  /**
+   * LogRecord: 1 time (fixed64), 2 severity_number, 3 severity_text, 5 body, 6 attributes,
+   * 9 trace_id, 10 span_id, 11 observed time, 12 event_name.
+   */
   private logRecord(end: number, resource: Attributes): void {
     const r = this.r;
     const notes: string[] = [];

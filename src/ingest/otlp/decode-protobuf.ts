@@ -2,7 +2,7 @@
 // Only the fields we keep are decoded; everything else is skipped by wire type. Every declared
 // length is checked against its enclosing message before anything is read or allocated, so a
 // hostile body costs at most one pass over its own bytes. Field numbers: reference part 4.
-import { DEFAULT_DECODE_LIMITS, type Attributes, type DecodedEvent, type DecodedLink, type DecodedSpan, type DecodeLimits, type DecodeResult, type RejectedSpan } from './span.ts';
+import { DEFAULT_DECODE_LIMITS, type Attributes, type DecodedEvent, type DecodedLink, type DecodedSpan, type DecodeLimits, type DecodeResult, type RejectedSpan } from '../../executions/span.ts';
 import { addNote, countNote, echoId, idProblem, knownOr0 } from './validate.ts';
 import { AttributeReader, decodeOrRefuse, T_LEN1, T_LEN2, T_LEN3, T_LEN4 } from './proto-attributes.ts';
 

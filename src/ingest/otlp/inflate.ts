@@ -2,13 +2,13 @@
 // size is counted chunk by chunk and the stream is destroyed the moment it passes the limit, so a
 // decompression bomb costs at most `maxInflatedBytes` of memory and the time to produce it.
 import zlib from 'node:zlib';
-import { badRequest, HttpError } from '../../errors.ts';
+import { badRequest, PayloadTooLarge, UnsupportedMediaType } from '../../errors.ts';
 
 const SUPPORTED = new Set(['gzip', 'x-gzip', 'deflate']);
 const CHUNK_BYTES = 64 * 1024;
 
 export const inflatedTooLarge = (maxInflatedBytes: number) =>
-  new HttpError(413, `Request body exceeds the limit of ${maxInflatedBytes} bytes once inflated`);
+  new PayloadTooLarge(`Request body exceeds the limit of ${maxInflatedBytes} bytes once inflated`);
 
 export async function inflateBody(body: Buffer, contentEncoding: string | undefined, maxInflatedBytes: number): Promise<Buffer> {
   // Codings are listed in the order they were applied; undo them last to first.
@@ -17,7 +17,7 @@ export async function inflateBody(body: Buffer, contentEncoding: string | undefi
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== '' && c !== 'identity');
   for (const c of codings) {
-    if (!SUPPORTED.has(c)) throw new HttpError(415, `Content-Encoding "${c.slice(0, 40)}" is not supported; send gzip, deflate or identity`);
+    if (!SUPPORTED.has(c)) throw new UnsupportedMediaType(`Content-Encoding "${c.slice(0, 40)}" is not supported; send gzip, deflate or identity`);
   }
   let out = body;
   for (let i = codings.length - 1; i >= 0; i--) out = await inflateOne(out, codings[i]!, maxInflatedBytes);

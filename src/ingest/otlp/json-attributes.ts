@@ -1,7 +1,7 @@
 // What the OTLP/JSON decoders (traces, logs) share: ids as hex (tolerating base64 and byte
 // arrays), nanosecond times from strings or numbers, and attributes as OTLP's list of {key,value}
 // AnyValues or as plain JSON objects, within the DecodeLimits (what is cut is noted where it sits).
-import type { AttrValue, Attributes, DecodeLimits } from './span.ts';
+import type { AttrValue, Attributes, DecodeLimits } from '../../executions/span.ts';
 import { addNote, charsNote, countNote, cutChars, depthNote, int64Value, setAttr } from './validate.ts';
 
 export type Obj = Record<string, unknown>;

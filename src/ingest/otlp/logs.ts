@@ -2,7 +2,7 @@
 // LogRecord, with its resource and scope. Ids are lowercase hex as sent ('' when absent) and are
 // checked by the mapper, not the decoder: a log without a span is a valid log, only not one we can
 // join to a trace.
-import type { AttrValue, Attributes } from './span.ts';
+import type { AttrValue, Attributes } from '../../executions/span.ts';
 
 export interface DecodedLogRecord {
   /** Position in the request, counting every record of every resource and scope */

@@ -2,17 +2,17 @@
 // resource.v1): Resource, KeyValue, AnyValue, ArrayValue and KeyValueList, within the DecodeLimits
 // (attribute count, value size, nesting depth); what is cut is noted where it sits. The trace and
 // logs decoders extend this reader with their own messages.
-import { type AttrValue, type Attributes, type DecodeLimits } from './span.ts';
+import { type AttrValue, type Attributes, type DecodeLimits } from '../../executions/span.ts';
 import { addNote, charsNote, cutChars, depthNote, setAttr } from './validate.ts';
 import { utf8, WireReader } from './proto-wire.ts';
-import { badRequest, HttpError } from '../../errors.ts';
+import { badRequest, DomainError } from '../../errors.ts';
 
 /** Runs a decoder over a request body: anything structurally wrong is a 400 naming the message. */
 export function decodeOrRefuse(message: string, decode: () => void): void {
   try {
     decode();
   } catch (err) {
-    if (err instanceof HttpError) throw err;
+    if (err instanceof DomainError) throw err;
     // protobufjs throws RangeError("index out of range ...") when a read runs off the buffer.
     const text = err instanceof Error ? err.message : String(err);
     const what = text.startsWith('index out of range') ? `truncated (${text})` : err instanceof RangeError ? `values nested too deeply (${text})` : text;

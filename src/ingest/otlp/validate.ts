@@ -1,6 +1,6 @@
 // What the three decoders share: id validation, enum names, and the notes a decoder writes when
 // it cuts something to stay within DecodeLimits.
-import type { AttrValue, Attributes } from './span.ts';
+import type { AttrValue, Attributes } from '../../executions/span.ts';
 
 const ZERO_TRACE_ID = '0'.repeat(32);
 const ZERO_SPAN_ID = '0'.repeat(16);

@@ -1,12 +1,12 @@
 // `npm run worker`: a process that only runs job processors, for server mode (REDIS_URL).
 // Without Redis the jobs run inside the API process and no worker is needed.
-import { ConfigError, loadConfig } from '../src/config.ts';
-import { createLogger } from '../src/logger.ts';
-import { bootStores } from '../src/service.ts';
-import { onShutdownSignals } from '../src/signals.ts';
-import { createBroadcast } from '../src/stores/broadcast.ts';
-import { createDomain } from '../src/domain.ts';
-import { createJobRunner, startJobs } from './index.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createLogger } from './logger.ts';
+import { bootStores } from './service.ts';
+import { onShutdownSignals } from './signals.ts';
+import { createBroadcast } from './stores/broadcast.ts';
+import { createDomain } from './compose.ts';
+import { createJobRunner, startJobs } from './jobs/index.ts';
 
 let config;
 try {

@@ -1,31 +1,33 @@
-// The domain services of one process, built once at boot from the stores: what routes and jobs
-// call. Owns the batching writers, so it is closed (flushed) before the stores.
+// The composition root: the domain services of one process, built once at boot from the stores,
+// wired to each other here and nowhere else (docs/architecture.md): what routes and jobs call.
+// Owns the batching writers, so it is closed (flushed) before the stores.
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { Stores } from './stores/index.ts';
 import type { Broadcast } from './stores/broadcast.ts';
-import { BatchWriter } from './ingest/batch-writer.ts';
+import { BatchWriter } from './stores/batch-writer.ts';
 import { WriteAheadLog } from './stores/write-ahead-log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createSpanLoader, type IngestLog, type SpanLoader } from './ingest/span-loader.ts';
 import { createPromptCache } from './prompts/cache.ts';
 import { createPromptService, type PromptService } from './prompts/service.ts';
-import { createExecutionQueries, type ExecutionQueries } from './executions/queries.ts';
+import { createExecutionRepository, type ExecutionRepository } from './executions/execution-repository.ts';
 import { createExecutionRecorder, type ExecutionRecorder } from './executions/record.ts';
 import { createPriceResolver, type PriceResolver } from './pricing/prices.ts';
 import { createModelPriceService, type ModelPriceService } from './pricing/price-table.ts';
-import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
+import type { JobProcessor, JobRunner } from './jobs/runner.ts';
 import { createLocalPendingTraces, createRedisPendingTraces, type PendingTraces } from './ingest/assembly/pending.ts';
 import { ASSEMBLY_JOB, createAssembler, type Assembler } from './ingest/assembly/assembler.ts';
-import { STORED_SPAN_COLUMNS } from './ingest/assembly/summarize.ts';
+import { STORED_SPAN_COLUMNS } from './executions/span-rows.ts';
 import { createTraceIngest, type TraceIngest } from './ingest/traces.ts';
 import { createLogIngest, type LogIngest } from './ingest/logs.ts';
-import { createSpanQueries, type SpanQueries } from './executions/spans.ts';
+import { createSpanRepository, type SpanRepository } from './executions/span-repository.ts';
 import { createTraceViews, type TraceViews } from './executions/trace-views.ts';
-import { HttpError } from './errors.ts';
+import { spansWithLogMessages } from './ingest/assembly/log-messages.ts';
+import { DomainError } from './errors.ts';
 import { isConnectivityError, StoreUnavailableError } from './stores/errors.ts';
 
-/** api.md part 2: prompt ids are chosen by users in this form. */
+/** Prompt ids are chosen by users in this form (docs/prompts.md). */
 const PROMPT_ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 import { parseVersionRef } from './prompts/service.ts';
 import type { Template } from './prompts/template.ts';
@@ -36,17 +38,17 @@ import { createScheduledExport, type ScheduledExport } from './executions/schedu
 import { createExportStore } from './executions/export-store.ts';
 import { createSpendRollupRepository } from './spend/spend-rollup-repository.ts';
 import path from 'node:path';
-import { createRepriceLedger } from './spend/reprice-ledger.ts';
+import { createRepriceLedger } from './executions/execution-repository.ts';
 import { createRepriceJobStore } from './spend/reprice-job-store.ts';
 
 export interface Domain {
   metrics: Metrics;
   prompts: PromptService;
-  executions: { queries: ExecutionQueries; recorder: ExecutionRecorder; writer: BatchWriter; views: TraceViews; parquet: ParquetExport; scheduledExport: ScheduledExport };
+  executions: { queries: ExecutionRepository; recorder: ExecutionRecorder; writer: BatchWriter; views: TraceViews; parquet: ParquetExport; scheduledExport: ScheduledExport };
   /** Price resolution (project prices, then the catalogue) and the project price table. */
   prices: { resolver: PriceResolver; models: ModelPriceService };
   /** OTLP spans: ingest, assembly into executions, reads for hierarchy and timeline. */
-  traces: { ingest: TraceIngest; assembler: Assembler; spans: SpanQueries; log: IngestLog; loader: SpanLoader; pending: PendingTraces };
+  traces: { ingest: TraceIngest; assembler: Assembler; spans: SpanRepository; log: IngestLog; loader: SpanLoader; pending: PendingTraces };
   /** OTLP logs: GenAI events joined to their spans (stored in span_log_events, merged where spans are read). */
   logs: { ingest: LogIngest; writer: BatchWriter };
   /** Stats, template analytics, budgets (alerts, checks) and retention: src/spend, docs/spend.md. */
@@ -86,7 +88,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   // Block mode: an exceeded budget makes rendering answer 402.
   const prompts = createPromptService(stores.postgres, createPromptCache(broadcast), { beforeRender: (projectId) => spend.budgets.enforce(projectId) });
   const writer = writerOf('executions');
-  const queries = createExecutionQueries(stores.clickhouse);
+  const queries = createExecutionRepository(stores.clickhouse);
   const resolver = createPriceResolver(stores.postgres, broadcast);
   const reprice = createReprice({
     ledger: createRepriceLedger(stores.clickhouse),
@@ -96,7 +98,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     logger: logger.child({ area: 'reprice' }),
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
   });
-  const parquet = createParquetExport(stores.clickhouse, path.join(config.dataDir, 'export-scratch'));
+  const parquet = createParquetExport(stores.clickhouse, queries, path.join(config.dataDir, 'export-scratch'));
   const rollups = createSpendRollupRepository(stores.clickhouse);
   const scheduledExport = createScheduledExport({
     config: config.exports,
@@ -113,8 +115,10 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   const pending = stores.redis
     ? createRedisPendingTraces(stores.redis, { lockMs: 120_000, retryMs: 1_000 })
     : createLocalPendingTraces();
+  const spans = createSpanRepository(stores.clickhouse);
   const assembler = createAssembler({
-    clickhouse: stores.clickhouse,
+    spans,
+    executions: queries,
     executionsWriter: writer,
     pending,
     jobs,
@@ -130,7 +134,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
         return (await prompts.version(projectId, promptId, parseVersionRef(ref))).version;
       } catch (err) {
         if (err instanceof StoreUnavailableError || isConnectivityError(err)) throw err; // retried with the trace
-        if (!(err instanceof HttpError)) logger.warn({ prompt_id: promptId, err: { message: (err as Error).message } }, 'prompt reference not resolved');
+        if (!(err instanceof DomainError)) logger.warn({ prompt_id: promptId, err: { message: (err as Error).message } }, 'prompt reference not resolved');
         return undefined;
       }
     },
@@ -143,9 +147,8 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
       }
     },
   });
-  const spans = createSpanQueries(stores.clickhouse);
   let recovering: Promise<unknown> | undefined;
-  const views = createTraceViews({ queries, spans, prices: resolver });
+  const views = createTraceViews({ queries, spansOf: (projectId, traceId) => spansWithLogMessages(spans, projectId, traceId), prices: resolver });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
     { segmentBytes: config.ingest.logSegmentBytes, maxPendingBytes: config.ingest.logMaxBytes, maxPendingRows: config.ingest.logMaxRows, maxMemoryBytes: config.ingest.logMemoryBytes, maxLagMs: config.ingest.logMaxLagMs },
@@ -209,7 +212,7 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     processors: () => [assembler.processor, ...spend.processors(), reprice.processor as JobProcessor, scheduledExport.processor],
     async startIngest() {
       // Before this node ingests: executions stored before the spend rollups existed are copied in once.
-      const filled = await rollups.backfillIfEmpty();
+      const filled = await rollups.backfillIfEmpty(() => queries.anyStored(), (table, key) => queries.aggregateIntoRollup(table, key));
       if (filled.length) logger.info({ tables: filled }, 'spend rollups filled from the executions stored before them');
       // The column list of `spans` is read now: ingest encodes rows without asking the store.
       await stores.clickhouse.encoderOf('spans');

@@ -9,8 +9,8 @@
 import crypto from 'node:crypto';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from '../logger.ts';
-import { HttpError, unavailable } from '../errors.ts';
-import { isConnectivityError, StoreUnavailableError } from '../stores/errors.ts';
+import { Invalid, PayloadTooLarge, unavailable } from '../errors.ts';
+import { isConnectivityError, StoreUnavailableError } from './errors.ts';
 
 export type InsertFn = (table: string, rows: readonly object[], settings: ClickHouseSettings) => Promise<void>;
 
@@ -80,7 +80,8 @@ export class BatchWriter {
       // It would never fit, however long the client waited: not a 503 to retry.
       this.stats.refusedRows += rows.length;
       return Promise.reject(
-        new HttpError(413, `The request carries ${rows.length} ${this.opts.table} rows (${bytes} bytes); one request may carry at most ${this.opts.maxQueueRows} rows and ${this.opts.maxQueueBytes} bytes`),
+        new PayloadTooLarge(`The request carries ${rows.length} ${this.opts.table} rows (${bytes} bytes); ` +
+            `one request may carry at most ${this.opts.maxQueueRows} rows and ${this.opts.maxQueueBytes} bytes`),
       );
     }
     if (this.queuedRows + rows.length > this.opts.maxQueueRows || this.queuedBytes + bytes > this.opts.maxQueueBytes) {
@@ -205,7 +206,8 @@ export class BatchWriter {
     this.stats.failedRows += rows;
     this.logger.error({ table: this.opts.table, rows, err: { message: (error as Error).message } }, 'rows not stored: callers get an error');
     const refused = isRefusedData(error)
-      ? new HttpError(422, `The ${this.opts.table} rows could not be stored: the store refused their values (see the service log, request id in X-Request-Id)`)
+      ? new Invalid(`The ${this.opts.table} rows could not be stored: the store refused their values ` +
+              '(see the service log, request id in X-Request-Id)', 'unprocessable')
       : unavailable(`The ${this.opts.table} rows could not be stored; retry later`);
     for (const p of batch) p.reject(refused);
   }

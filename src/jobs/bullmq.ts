@@ -1,8 +1,8 @@
 // The runner on Redis: one BullMQ queue per processor. Producers (the API) enqueue; consumers
 // (`npm run worker`, and the API unless told otherwise) run the same processors.
 import { Queue, Worker } from 'bullmq';
-import type { RedisStore } from '../src/stores/redis.ts';
-import type { Logger } from '../src/logger.ts';
+import type { RedisStore } from '../stores/redis.ts';
+import type { Logger } from '../logger.ts';
 import type { EnqueueOptions, JobProcessor, JobRunner } from './runner.ts';
 
 export function createBullmqRunner(

@@ -1,7 +1,7 @@
 // A decoded span and its mapping → one row of the `spans` table. The mapped fields are stored so
 // trace assembly reads light columns; everything the exporter sent is kept (attributes, resource,
 // events, links) for the hierarchy, and the normalised messages for the timeline.
-import type { DecodedSpan, MappedSpan } from './otlp/span.ts';
+import type { DecodedSpan, MappedSpan, NormalizedMessage } from './span.ts';
 import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
 
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
@@ -52,6 +52,39 @@ export interface SpanRow {
   links: string;
   messages: string;
 }
+
+type ReadBackColumns = 'trace_id' | 'span_id' | 'parent_span_id' | 'start_time_ns' | 'end_time_ns' | 'received_at' | 'name' | 'status_code'
+  | 'status_message' | 'service_name' | 'span_class' | 'operation' | 'provider' | 'model' | 'agent_id' | 'session_id' | 'user_id' | 'tags' | 'metadata' | 'tool_name'
+  | 'tool_call_id' | 'error_message' | 'prompt_usages' | 'messages';
+
+/** The `messages` column of a span, parsed. */
+export interface ParsedMessages {
+  input?: NormalizedMessage[];
+  output?: NormalizedMessage[];
+  tool_arguments?: unknown;
+  tool_result?: unknown;
+}
+
+/** The columns of `spans` that make a StoredSpan. */
+export const STORED_SPAN_COLUMNS: ReadonlySet<string> = new Set([
+  'trace_id', 'span_id', 'parent_span_id', 'start_time_ns', 'end_time_ns', 'received_at', 'name', 'status_code', 'status_message', 'service_name',
+  'span_class', 'operation', 'provider', 'model', 'agent_id', 'session_id', 'user_id', 'tags', 'metadata', 'has_usage', 'tokens_in', 'tokens_out',
+  'tokens_cached_in', 'tokens_cache_write_in', 'tokens_reasoning', 'cost_provided', 'tool_name', 'tool_call_id', 'error_message', 'prompt_usages', 'messages',
+]);
+
+/** The columns of `spans` that assembly reads (one row per span, duplicates removed): 64-bit counts and decimals come back as text. */
+export type StoredSpan = Pick<SpanRow, ReadBackColumns> & {
+  has_usage: number | string;
+  tokens_in: string;
+  tokens_out: string;
+  tokens_cached_in: string;
+  tokens_cache_write_in: string;
+  tokens_reasoning: string;
+  cost_provided: string | null;
+};
+
+/** Every column of a span, as the hierarchy and the timeline read it. */
+export type FullSpan = StoredSpan & Pick<SpanRow, 'kind' | 'attributes' | 'resource' | 'events' | 'links' | 'scope_name' | 'truncated'>;
 
 const MOVED = '[normalised into the span\'s messages]';
 

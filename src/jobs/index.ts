@@ -1,7 +1,7 @@
 // Chooses the job runner once at boot, and lists the processors that exist.
-import type { Logger } from '../src/logger.ts';
-import type { Stores } from '../src/stores/index.ts';
-import type { Domain } from '../src/domain.ts';
+import type { Logger } from '../logger.ts';
+import type { Stores } from '../stores/index.ts';
+import type { Domain } from '../compose.ts';
 import { createBullmqRunner } from './bullmq.ts';
 import { createInProcessRunner } from './in-process.ts';
 import type { JobProcessor, JobRunner } from './runner.ts';

@@ -1,41 +1,20 @@
-// The spans of one trace → its execution row (architecture.md, invariants 2, 3 and 5). Usage and
+// The spans of one trace → its execution row (docs/architecture.md, invariants 2, 3 and 5). Usage and
 // cost come from inference spans only, and from an inference span only when none of its
 // descendants carries usage (an outer SDK span repeating its children's totals never counts).
-// The row has the shape of a direct record's (executions/record.ts), with source "otlp".
-import crypto from 'node:crypto';
-import type { NormalizedMessage, SpanPromptUsage } from '../otlp/span.ts';
-import type { SpanRow } from '../span-rows.ts';
-import type { PriceResolver } from '../../pricing/prices.ts';
-import { computeCost } from '../../pricing/cost.ts';
-import { fromScaled, NANOS, toScaled } from '../../pricing/decimal.ts';
-import { toClickHouseTime } from '../../time.ts';
-import { canonicalJson } from '../../prompts/template.ts';
-import { mergeConversation, plainConversation, type LlmCall, type ToolSpan } from '../../executions/conversation.ts';
-import type { Template } from '../../prompts/template.ts';
+// The row is built like a direct record's (row.ts), with source "otlp"; each counted span is
+// priced by the one pricing rule (pricing.ts).
+import type { SpanPromptUsage } from './span.ts';
+import type { StoredSpan } from './span-rows.ts';
+import type { PriceResolver } from '../pricing/prices.ts';
+import { fromScaled, NANOS } from '../pricing/decimal.ts';
+import { toClickHouseTime } from '../time.ts';
+import { mergeConversation, plainConversation } from './conversation.ts';
+import type { Template } from '../prompts/template.ts';
 import { executionAttributes } from './execution-attributes.ts';
 import { locateTemplate } from './template-location.ts';
-
-type ReadBackColumns = 'trace_id' | 'span_id' | 'parent_span_id' | 'start_time_ns' | 'end_time_ns' | 'received_at' | 'name' | 'status_code'
-  | 'status_message' | 'service_name' | 'span_class' | 'operation' | 'provider' | 'model' | 'agent_id' | 'session_id' | 'user_id' | 'tags' | 'metadata' | 'tool_name'
-  | 'tool_call_id' | 'error_message' | 'prompt_usages' | 'messages';
-
-/** The columns of `spans` that make a StoredSpan. */
-export const STORED_SPAN_COLUMNS: ReadonlySet<string> = new Set([
-  'trace_id', 'span_id', 'parent_span_id', 'start_time_ns', 'end_time_ns', 'received_at', 'name', 'status_code', 'status_message', 'service_name',
-  'span_class', 'operation', 'provider', 'model', 'agent_id', 'session_id', 'user_id', 'tags', 'metadata', 'has_usage', 'tokens_in', 'tokens_out',
-  'tokens_cached_in', 'tokens_cache_write_in', 'tokens_reasoning', 'cost_provided', 'tool_name', 'tool_call_id', 'error_message', 'prompt_usages', 'messages',
-]);
-
-/** The columns of `spans` that assembly reads (one row per span, duplicates removed): 64-bit counts and decimals come back as text. */
-export type StoredSpan = Pick<SpanRow, ReadBackColumns> & {
-  has_usage: number | string;
-  tokens_in: string;
-  tokens_out: string;
-  tokens_cached_in: string;
-  tokens_cache_write_in: string;
-  tokens_reasoning: string;
-  cost_provided: string | null;
-};
+import { priceCall } from './pricing.ts';
+import { callsAndTools, countedSpans } from './span-builders.ts';
+import { contentHash, templateUsageColumns, type ExecutionContent } from './row.ts';
 
 export interface ResolvedUsage {
   prompt_id: string;
@@ -52,44 +31,14 @@ export interface SummarizeDeps {
   promptTemplate?(projectId: string, promptId: string, version: number): Promise<Template | undefined>;
 }
 
-export interface ParsedMessages {
-  input?: NormalizedMessage[];
-  output?: NormalizedMessage[];
-  tool_arguments?: unknown;
-  tool_result?: unknown;
-}
-
 const big = (s: string) => BigInt(s || '0');
 const MAX_COST_NANOS = 10n ** 18n - 1n;
 const nsToDate = (ns: bigint) => new Date(Number(ns / 1_000_000n));
 
-function parseMessages(s: string): ParsedMessages {
-  if (!s) return {};
-  try {
-    return JSON.parse(s) as ParsedMessages;
-  } catch {
-    return {};
-  }
-}
-
-/** Spans with usage that count: inference spans none of whose descendants carries usage. */
-export function countedSpans(spans: readonly StoredSpan[]): Set<string> {
-  const byId = new Map(spans.map((s) => [s.span_id, s]));
-  const hasUsageBelow = new Set<string>();
-  for (const s of spans) {
-    if (s.span_class !== 'inference' || Number(s.has_usage) !== 1) continue;
-    // Walk up, marking every ancestor; stop at one already marked (its ancestors are too), so the
-    // whole pass is linear in the number of spans whatever the depth. `seen` guards cycles.
-    const seen = new Set<string>([s.span_id]);
-    for (let p = byId.get(s.parent_span_id); p && !seen.has(p.span_id) && !hasUsageBelow.has(p.span_id); p = byId.get(p.parent_span_id)) {
-      seen.add(p.span_id);
-      hasUsageBelow.add(p.span_id);
-    }
-  }
-  return new Set(spans.filter((s) => s.span_class === 'inference' && !hasUsageBelow.has(s.span_id)).map((s) => s.span_id));
-}
-
-/** The agent of the execution: named on the root, else on the first agent span, else on an inference span or its ancestors, else the service. */
+/**
+ * The agent of the execution: named on the root, else on the first agent span, else on an
+ * inference span or its ancestors, else the service.
+ */
 function agentOf(spans: readonly StoredSpan[], root: StoredSpan | undefined): string {
   if (root?.agent_id) return root.agent_id;
   const byStart = [...spans].sort((a, b) => (big(a.start_time_ns) < big(b.start_time_ns) ? -1 : 1));
@@ -123,8 +72,8 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     cachedIn += usage.cachedIn;
     cacheWriteIn += usage.cacheWriteIn;
     reasoning += Number(s.tokens_reasoning);
-    const price = await deps.prices.resolve(projectId, s.provider, s.model, nsToDate(big(s.start_time_ns)), usage.tokensIn);
-    const computed = price ? computeCost(usage, price) : undefined;
+    const priced = await priceCall(deps.prices, projectId, { provider: s.provider, model: s.model, at: nsToDate(big(s.start_time_ns)), usage, provided: s.cost_provided });
+    const { computed, price } = priced;
     if (computed) {
       computedNanos += computed.costNanos;
       anyComputed = true;
@@ -132,12 +81,9 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     } else {
       allComputed = false;
     }
-    if (s.cost_provided !== null && s.cost_provided !== undefined && s.cost_provided !== '') {
-      anyProvided = true;
-      costNanos += toScaled(s.cost_provided, NANOS);
-    } else if (computed) {
-      costNanos += computed.costNanos;
-    } else if (usage.tokensIn + usage.tokensOut > 0 || s.model) {
+    costNanos += priced.costNanos;
+    if (priced.source === 'provided') anyProvided = true;
+    else if (priced.source === 'unpriced' && (usage.tokensIn + usage.tokensOut > 0 || s.model)) {
       warnings.push(`span ${s.span_id}: no price for model ${s.model || '(none)'}${s.provider ? ` (${s.provider})` : ''}; its cost is not counted`);
     }
     const tokens = usage.tokensIn + usage.tokensOut;
@@ -184,20 +130,7 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     }
   }
 
-  const calls: LlmCall[] = [];
-  const tools: ToolSpan[] = [];
-  for (const s of spans) {
-    if (!s.messages) continue;
-    const m = parseMessages(s.messages);
-    if (s.span_class === 'inference' && (m.input?.length || m.output?.length)) {
-      calls.push({ spanId: s.span_id, startNs: big(s.start_time_ns), endNs: big(s.end_time_ns), input: m.input ?? [], output: m.output ?? [] });
-    }
-  }
-  for (const s of spans) {
-    if (s.span_class !== 'tool') continue;
-    const m = parseMessages(s.messages);
-    tools.push({ spanId: s.span_id, callId: s.tool_call_id, name: s.tool_name, startNs: big(s.start_time_ns), endNs: big(s.end_time_ns), isError: s.status_code === 'ERROR', arguments: m.tool_arguments, result: m.tool_result });
-  }
+  const { calls, tools } = callsAndTools(spans);
   const conversation = plainConversation(mergeConversation(calls, tools));
   const locations = await Promise.all(
     usages.map(async (u) => {
@@ -208,7 +141,7 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
 
   const errorSpan = spans.find((s) => s.status_code === 'ERROR');
   const attributes = executionAttributes(spans);
-  const row = {
+  const row: ExecutionContent = {
     project_id: projectId,
     started_at: toClickHouseTime(startedAt),
     trace_id: spans[0]!.trace_id,
@@ -235,19 +168,14 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     tags: attributes.tags,
     metadata: attributes.metadata,
     span_count: spans.length,
-    'tu.prompt_id': usages.map((u) => u.prompt_id),
-    'tu.version': usages.map((u) => u.version),
-    'tu.version_ref': usages.map((u) => u.version_ref),
-    'tu.role': locations.map((l) => l?.role ?? ''),
-    'tu.source': usages.map(() => 'otlp'),
-    'tu.message_index': locations.map((l) => l?.messageIndex ?? -1),
-    template_inputs: JSON.stringify(usages.map((u) => u.inputs)),
+    ...templateUsageColumns(
+      usages.map((u, i) => ({ ...u, role: locations[i]?.role ?? '', source: 'otlp', message_index: locations[i]?.messageIndex ?? -1 })),
+    ),
     conversation_history: JSON.stringify(conversation),
   };
   // What the execution says, whatever the batches and retries that carried its spans: a
   // re-assembly with the same content writes nothing.
-  const contentHash = crypto.createHash('sha256').update(canonicalJson(row)).digest('hex');
-  return { ...row, content_hash: contentHash, hasRoot: root !== undefined };
+  return { row, contentHash: contentHash(row), hasRoot: root !== undefined };
 }
 
 export type TraceSummary = Awaited<ReturnType<typeof summarizeTrace>>;

@@ -4,8 +4,8 @@
 // template at the first message whose content is the rendered text, else that contains it.
 // Undetermined (null in the API) when the template has variables the usage gives no input for,
 // or the rendered content is not in the conversation (an SDK that does not record content).
-import { render, type Template } from '../../prompts/template.ts';
-import type { NormalizedMessage } from '../otlp/span.ts';
+import { render, type Template } from '../prompts/template.ts';
+import type { NormalizedMessage } from './span.ts';
 
 export interface TemplateLocation {
   messageIndex: number;

@@ -3,7 +3,7 @@
 // is a delayed re-add (a timer), never a sleep in a loop: a failing job in backoff does not hold
 // back the other jobs of its processor. Jobs are derived work (budget evaluation, trace assembly)
 // that is recomputed from the stores, so a job lost in a crash is redone by the next one.
-import type { Logger } from '../src/logger.ts';
+import type { Logger } from '../logger.ts';
 import { backoffDelay, type EnqueueOptions, type JobProcessor, type JobRunner } from './runner.ts';
 
 interface Pending {

@@ -1,6 +1,6 @@
 // Background jobs behind one small interface, with two implementations chosen once at boot:
 // BullMQ on Redis (REDIS_URL) or an in-process runner. Processors are written once for both.
-import type { Logger } from '../src/logger.ts';
+import type { Logger } from '../logger.ts';
 
 export interface JobContext {
   readonly logger: Logger;

@@ -2,8 +2,10 @@
 // other spans in start order. user_id and session_id: the first span that names one; tags: every
 // span's, in that order, each once (at most 50); metadata: every span's keys, the first span to set
 // a key wins (at most 50 keys). The bounds are those of a direct record.
-import type { StoredSpan } from './summarize.ts';
-import { BOUNDS } from '../mapping/trace-attributes.ts';
+import type { StoredSpan } from './span-rows.ts';
+
+/** The bounds of an execution's user and session ids, tags and metadata (a direct record's; the mapping cuts spans' to them). */
+export const BOUNDS = { id: 256, tags: 50, tag: 128, metadataKeys: 50, metadataValue: 2000 };
 
 type AttributeSpan = Pick<StoredSpan, 'span_id' | 'parent_span_id' | 'start_time_ns' | 'session_id' | 'user_id' | 'tags' | 'metadata'>;
 

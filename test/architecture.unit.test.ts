@@ -1,0 +1,97 @@
+// The module rules of docs/architecture.md, checked on the source text:
+// - each table's SQL lives in one src file (its repository): the tables are read from the
+//   migrations in schema/, and a file "holds a table's SQL" when, outside comments, it names the
+//   table after FROM, INTO, UPDATE, JOIN or TABLE. The migrations (schema/*.sql, run by
+//   src/stores/migrate.ts) are DDL and exempt: they are not under src/ and name every table;
+// - executions/ never imports ingest/ (ingest depends on executions, not the reverse);
+// - domain modules never import http/ (only the edges and the composition do);
+// - nothing under src/ imports a path outside src/.
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SRC = path.join(ROOT, 'src');
+
+function filesUnder(dir: string, ext: RegExp): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const full = path.join(dir, e.name);
+    return e.isDirectory() ? filesUnder(full, ext) : ext.test(e.name) ? [full] : [];
+  });
+}
+
+const rel = (file: string) => path.relative(ROOT, file).split(path.sep).join('/');
+const sources = filesUnder(SRC, /\.tsx?$/).map((file) => ({ file: rel(file), text: fs.readFileSync(file, 'utf8') }));
+
+/** The text without comments (block comments, and line comments that start a line or follow code after a space). */
+function code(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|\s)\/\/.*$/gm, '$1');
+}
+
+/** Every table and view the migrations create. */
+function schemaTables(): string[] {
+  const names = new Set<string>();
+  for (const file of filesUnder(path.join(ROOT, 'schema'), /\.sql$/)) {
+    for (const m of fs.readFileSync(file, 'utf8').matchAll(/CREATE\s+(?:TABLE|MATERIALIZED\s+VIEW|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)/gi)) {
+      names.add(m[1]!.toLowerCase());
+    }
+  }
+  return [...names].sort();
+}
+
+/** Relative import specifiers of a file, resolved to repository paths. */
+function importsOf(file: string, text: string): string[] {
+  const out: string[] = [];
+  for (const m of code(text).matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)'(\.{1,2}\/[^']+)'/g)) {
+    out.push(rel(path.resolve(ROOT, path.dirname(file), m[1]!)));
+  }
+  return out;
+}
+
+describe('architecture', () => {
+  const tables = schemaTables();
+
+  it('reads the table list from the migrations', () => {
+    expect(tables).toEqual(expect.arrayContaining(['spans', 'executions', 'execution_traces', 'daily_spend', 'budgets', 'budget_alerts', 'prompts', 'api_keys']));
+  });
+
+  it("each table's SQL is in one src file, its repository", () => {
+    const owners = new Map<string, string[]>();
+    for (const table of tables) {
+      const sql = new RegExp(`\\b(?:FROM|INTO|UPDATE|JOIN|TABLE)\\s+(?:ONLY\\s+)?${table}\\b`);
+      owners.set(
+        table,
+        sources.filter((s) => sql.test(code(s.text))).map((s) => s.file),
+      );
+    }
+    const spread = [...owners].filter(([, files]) => files.length > 1).map(([table, files]) => `${table}: ${files.join(', ')}`);
+    expect(spread).toEqual([]);
+    // The check sees SQL where it is (a scan that finds nothing would pass for the wrong reason).
+    expect(owners.get('spans')).toEqual(['src/executions/span-repository.ts']);
+    expect(owners.get('executions')).toEqual(['src/executions/execution-repository.ts']);
+    expect(owners.get('daily_spend')).toEqual(['src/spend/daily-spend.ts']);
+  });
+
+  it('executions/ never imports ingest/', () => {
+    const wrong = sources
+      .filter((s) => s.file.startsWith('src/executions/'))
+      .flatMap((s) => importsOf(s.file, s.text).filter((i) => i.startsWith('src/ingest/')).map((i) => `${s.file} → ${i}`));
+    expect(wrong).toEqual([]);
+  });
+
+  it('domain modules never import http/ (only the edges, the boot and the composition root do)', () => {
+    // The edges: http/ itself, grpc/ (maps errors through http/errors.ts), the admin CLI (talks
+    // HTTP to the admin socket); the boot and composition: main.ts, service.ts, compose.ts.
+    const allowed = (file: string) =>
+      file.startsWith('src/http/') || file.startsWith('src/grpc/') || file.startsWith('src/admin') || ['src/main.ts', 'src/service.ts', 'src/compose.ts'].includes(file);
+    const wrong = sources
+      .filter((s) => !allowed(s.file))
+      .flatMap((s) => importsOf(s.file, s.text).filter((i) => i.startsWith('src/http/')).map((i) => `${s.file} → ${i}`));
+    expect(wrong).toEqual([]);
+  });
+
+  it('nothing under src/ imports a path outside src/', () => {
+    const wrong = sources.flatMap((s) => importsOf(s.file, s.text).filter((i) => !i.startsWith('src/')).map((i) => `${s.file} → ${i}`));
+    expect(wrong).toEqual([]);
+  });
+});
