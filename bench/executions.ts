@@ -24,13 +24,17 @@ const timed = async (n: number, fn: (i: number) => Promise<unknown>) => (await t
  * materialized views as real writes): 50 projects × 90 days before 2026-11-01; project p-7 is
  * stored as "default". Shared by the executions and spend benchmarks.
  */
-export async function generateExecutions(ch: ClickHouseStore, rows: number): Promise<void> {
+export async function generateExecutions(ch: ClickHouseStore, rows: number, opts: { attribution?: boolean } = {}): Promise<void> {
+  // Spend breakdowns: 100,000 distinct users in the "default" project, two tags per execution (of 3 and 7).
+  const attribution = opts.attribution
+    ? { columns: ', user_id, tags', values: ", concat('user-', toString(intDiv(number, 50) % 100000)), [['prod', 'staging', 'dev'][number % 3 + 1], concat('team-', toString(number % 7))]" }
+    : { columns: '', values: '' };
   const chunk = 2_000_000;
   for (let offset = 0; offset < rows; offset += chunk) {
     const n = Math.min(chunk, rows - offset);
     await ch.command(
       `INSERT INTO executions (project_id, started_at, trace_id, version, sign, ended_at, received_at, source, agent_id, provider, model, status,
-         tokens_in, tokens_out, latency_ms, cost_usd, cost_source, price_id, content_hash, \`tu.prompt_id\`, \`tu.version\`, \`tu.version_ref\`, \`tu.role\`, \`tu.source\`, \`tu.message_index\`, conversation_history)
+         tokens_in, tokens_out, latency_ms, cost_usd, cost_source, price_id, content_hash, \`tu.prompt_id\`, \`tu.version\`, \`tu.version_ref\`, \`tu.role\`, \`tu.source\`, \`tu.message_index\`, conversation_history${attribution.columns})
        SELECT if(number % 50 = 7, 'default', concat('p-', toString(number % 50))) AS project_id,
          toDateTime64('2026-11-01 00:00:00', 3, 'UTC') - toIntervalMillisecond((number * 7919) % (90 * 86400000)) AS started_at,
          concat('tr-', toString(number)) AS trace_id, 1, 1, started_at + toIntervalMillisecond(800), started_at + toIntervalMillisecond(900), 'api',
@@ -38,7 +42,7 @@ export async function generateExecutions(ch: ClickHouseStore, rows: number): Pro
          if(number % 37 = 0, 'error', 'ok'), 500 + number % 4000, 50 + number % 900, 200 + number % 5000,
          toDecimal64((number % 1000) / 100000, 9), 'computed', 'bench', 'h',
          if(number % 4 = 0, ['support'], []), if(number % 4 = 0, [1], []), if(number % 4 = 0, ['latest'], []), if(number % 4 = 0, [''], []), if(number % 4 = 0, [''], []), if(number % 4 = 0, [-1], []),
-         '[{"role":"user","content":"hello there, this is a benchmark message"}]'
+         '[{"role":"user","content":"hello there, this is a benchmark message"}]'${attribution.values}
        FROM numbers(${offset}, ${n})`,
     );
   }

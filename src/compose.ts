@@ -32,11 +32,19 @@ const PROMPT_ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
 import { parseVersionRef } from './prompts/service.ts';
 import type { Template } from './prompts/template.ts';
 import { createSpend, type Spend } from './spend/index.ts';
+import { createReprice, type Reprice } from './spend/reprice.ts';
+import { createParquetExport, type ParquetExport } from './executions/parquet-export.ts';
+import { createScheduledExport, type ScheduledExport } from './executions/scheduled-export.ts';
+import { createExportStore } from './executions/export-store.ts';
+import { createSpendRollupRepository } from './spend/spend-rollup-repository.ts';
+import path from 'node:path';
+import { createRepriceLedger } from './executions/execution-repository.ts';
+import { createRepriceJobStore } from './spend/reprice-job-store.ts';
 
 export interface Domain {
   metrics: Metrics;
   prompts: PromptService;
-  executions: { queries: ExecutionRepository; recorder: ExecutionRecorder; writer: BatchWriter; views: TraceViews };
+  executions: { queries: ExecutionRepository; recorder: ExecutionRecorder; writer: BatchWriter; views: TraceViews; parquet: ParquetExport; scheduledExport: ScheduledExport };
   /** Price resolution (project prices, then the catalogue) and the project price table. */
   prices: { resolver: PriceResolver; models: ModelPriceService };
   /** OTLP spans: ingest, assembly into executions, reads for hierarchy and timeline. */
@@ -45,6 +53,8 @@ export interface Domain {
   logs: { ingest: LogIngest; writer: BatchWriter };
   /** Stats, template analytics, budgets (alerts, checks) and retention: src/spend, docs/spend.md. */
   spend: Spend;
+  /** Repricing executions after a price change (dry run, jobs with progress): src/spend/reprice.ts. */
+  reprice: Reprice;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
@@ -80,6 +90,26 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   const writer = writerOf('executions');
   const queries = createExecutionRepository(stores.clickhouse);
   const resolver = createPriceResolver(stores.postgres, broadcast);
+  const reprice = createReprice({
+    ledger: createRepriceLedger(stores.clickhouse),
+    store: createRepriceJobStore(stores.postgres),
+    prices: resolver,
+    jobs,
+    logger: logger.child({ area: 'reprice' }),
+    onSpendMoved: (projectId) => spend.spendMoved(projectId),
+  });
+  const parquet = createParquetExport(stores.clickhouse, queries, path.join(config.dataDir, 'export-scratch'));
+  const rollups = createSpendRollupRepository(stores.clickhouse);
+  const scheduledExport = createScheduledExport({
+    config: config.exports,
+    scratchDir: path.join(config.dataDir, 'export-scratch'),
+    store: createExportStore(stores.postgres),
+    parquet,
+    queries,
+    daysWithExecutions: (projectId, from, to) => rollups.daysWithExecutions(projectId, from, to),
+    now: () => spend.clock.now(),
+    logger: logger.child({ area: 'exports' }),
+  });
   const recorder = createExecutionRecorder({ writer, prompts, prices: resolver, queries, onSpendMoved: (projectId) => spend.spendMoved(projectId) });
 
   const pending = stores.redis
@@ -173,13 +203,17 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   return {
     metrics,
     prompts,
-    executions: { queries, recorder, writer, views },
+    executions: { queries, recorder, writer, views, parquet, scheduledExport },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
     traces: { ingest, assembler, spans, log, loader, pending },
     logs: { ingest: logs, writer: logsWriter },
     spend,
-    processors: () => [assembler.processor, ...spend.processors()],
+    reprice,
+    processors: () => [assembler.processor, ...spend.processors(), reprice.processor as JobProcessor, scheduledExport.processor],
     async startIngest() {
+      // Before this node ingests: executions stored before the spend rollups existed are copied in once.
+      const filled = await rollups.backfillIfEmpty(() => queries.anyStored(), (table, key) => queries.aggregateIntoRollup(table, key));
+      if (filled.length) logger.info({ tables: filled }, 'spend rollups filled from the executions stored before them');
       // The column list of `spans` is read now: ingest encodes rows without asking the store.
       await stores.clickhouse.encoderOf('spans');
       ingestStarted = true;
@@ -201,6 +235,8 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
         ) as Promise<unknown>;
       }
       await spend.schedule(runner);
+      await reprice.resume(runner);
+      await scheduledExport.schedule(runner);
     },
     // Spans first: their assembly writes executions.
     flush: async () => {

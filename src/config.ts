@@ -104,6 +104,26 @@ export interface Config {
     /** how often the retention job applies the projects' retention settings */
     readonly retentionIntervalMs: number;
   };
+  /** Scheduled Parquet exports of each day's executions (docs/executions.md); off when neither target is set */
+  readonly exports: {
+    /** a local (or mounted) directory to write them to */
+    readonly dir: string | undefined;
+    /** an S3-compatible bucket to PUT them in (signature v4) */
+    readonly s3: {
+      readonly endpoint: string;
+      readonly bucket: string;
+      readonly region: string;
+      readonly accessKeyId: string;
+      readonly secretAccessKey: string;
+      readonly prefix: string;
+    } | undefined;
+    /** how often the export job looks for days to export */
+    readonly intervalMs: number;
+    /** a day is exported this long after its end (late data, traces still being assembled) */
+    readonly delayMs: number;
+    /** days missed (the service was down) are exported for this many days back */
+    readonly catchUpDays: number;
+  };
   readonly timeouts: {
     /** a store call that takes longer fails with 503 instead of hanging */
     readonly storeMs: number;
@@ -190,6 +210,21 @@ function initProject(env: Env): Config['init'] {
     throw new ConfigError('TRACELOOM_INIT_API_KEY', 'must be "tl_" followed by 40 letters and digits (e.g. tl_$(head -c 1000 /dev/urandom | tr -dc A-Za-z0-9 | head -c 40))');
   }
   return { projectId, projectName, apiKey };
+}
+
+/** EXPORT_S3_*: all of endpoint, bucket and keys, or none. The secret is never echoed. */
+function exportS3(env: Env): Config['exports']['s3'] {
+  const endpoint = url(env, 'EXPORT_S3_ENDPOINT', ['http:', 'https:']);
+  const bucket = str(env, 'EXPORT_S3_BUCKET');
+  const accessKeyId = str(env, 'EXPORT_S3_ACCESS_KEY_ID');
+  const secretAccessKey = str(env, 'EXPORT_S3_SECRET_ACCESS_KEY');
+  const given = { EXPORT_S3_ENDPOINT: endpoint, EXPORT_S3_BUCKET: bucket, EXPORT_S3_ACCESS_KEY_ID: accessKeyId, EXPORT_S3_SECRET_ACCESS_KEY: secretAccessKey };
+  if (Object.values(given).every((v) => v === undefined)) return undefined;
+  for (const [name, v] of Object.entries(given)) if (v === undefined) throw new ConfigError(name, 'must be set with the other EXPORT_S3_* variables');
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket!)) throw new ConfigError('EXPORT_S3_BUCKET', 'must be a bucket name (3 to 63 lowercase letters, digits, "." or "-")');
+  const prefix = str(env, 'EXPORT_S3_PREFIX') ?? '';
+  if (prefix.startsWith('/')) throw new ConfigError('EXPORT_S3_PREFIX', 'must not start with "/"');
+  return { endpoint: endpoint!, bucket: bucket!, region: str(env, 'EXPORT_S3_REGION') ?? 'us-east-1', accessKeyId: accessKeyId!, secretAccessKey: secretAccessKey!, prefix };
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -282,6 +317,13 @@ export function loadConfig(env: Env = process.env): Config {
       webhookBackoffMs: int(env, 'WEBHOOK_BACKOFF_MS', 5_000, 1, 3_600_000),
       webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       retentionIntervalMs: int(env, 'RETENTION_INTERVAL_MS', 86_400_000, 1_000, 7 * 86_400_000),
+    },
+    exports: {
+      dir: str(env, 'EXPORT_DIR') === undefined ? undefined : path.resolve(str(env, 'EXPORT_DIR')!),
+      s3: exportS3(env),
+      intervalMs: int(env, 'EXPORT_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
+      delayMs: int(env, 'EXPORT_DELAY_MS', 3_600_000, 0, 86_400_000),
+      catchUpDays: int(env, 'EXPORT_CATCH_UP_DAYS', 7, 1, 366),
     },
     timeouts: {
       storeMs: int(env, 'STORE_TIMEOUT_MS', 10_000, 100, 600_000),

@@ -73,7 +73,7 @@ describe(`budgets (${mode} mode)`, () => {
     }, 'spend visible');
     expect(b).toMatchObject({ budget_monthly_usd: null, alert_threshold_pct: null, enforcement_mode: null, webhook_url: null, month: '2026-11', remaining_usd: null, pct_used: null, status: 'ok', blocked: false, reset_at: '2026-12-01T00:00:00.000Z', alerts: [] });
     const c = await call('GET', '/budget/check', ingest());
-    expect(c.body).toEqual({ allowed: true, status: 'ok', enforcement_mode: null, remaining_usd: null, reset_at: '2026-12-01T00:00:00.000Z' });
+    expect(c.body).toEqual({ allowed: true, status: 'ok', enforcement_mode: null, remaining_usd: null, reset_at: '2026-12-01T00:00:00.000Z', budgets: [] });
   });
 
   it('only admins set it; the body is validated', async () => {
@@ -157,7 +157,7 @@ describe(`budgets (${mode} mode)`, () => {
     expect(put.body).toMatchObject({ status: 'exceeded', blocked: true, enforcement_mode: 'block' });
     const c = await call('GET', '/budget/check', ingest());
     expect(c.status).toBe(200);
-    expect(c.body).toEqual({ allowed: false, status: 'exceeded', enforcement_mode: 'block', remaining_usd: 0, reset_at: '2026-12-01T00:00:00.000Z' });
+    expect(c.body).toEqual({ allowed: false, status: 'exceeded', enforcement_mode: 'block', remaining_usd: 0, reset_at: '2026-12-01T00:00:00.000Z', budgets: [] });
     const r = await call('POST', '/prompts/greet/render', admin(), { inputs: { name: 'x' } });
     expect(r.status).toBe(402);
     expect(r.body.detail).toMatch(/^Budget exceeded - /);
@@ -171,7 +171,7 @@ describe(`budgets (${mode} mode)`, () => {
   it('a new month starts clean; its alerts fire again', async () => {
     svc.domain.spend.clock.now = () => new Date('2026-12-01T00:00:05.000Z');
     // before any evaluation, the check already reads the stored state as a fresh month
-    expect((await call('GET', '/budget/check', ingest())).body).toEqual({ allowed: true, status: 'ok', enforcement_mode: 'block', remaining_usd: 10, reset_at: '2027-01-01T00:00:00.000Z' });
+    expect((await call('GET', '/budget/check', ingest())).body).toEqual({ allowed: true, status: 'ok', enforcement_mode: 'block', remaining_usd: 10, reset_at: '2027-01-01T00:00:00.000Z', budgets: [] });
     const b = await budget();
     expect(b).toMatchObject({ month: '2026-12', spent_usd: 0, status: 'ok', blocked: false });
     expect(b.alerts).toHaveLength(2); // November's, listed with their month

@@ -213,6 +213,49 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
   }
 
   return {
+    /** The SQL filter of a listing (project predicate first, bound parameters): the Parquet export applies the same. */
+    filterOf: (projectId: string, q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>) => where(projectId, { ...q, limit: 0, offset: 0 }),
+
+    /**
+     * The SELECT of a Parquet export (parquet-export.ts runs it with FORMAT Parquet): the live rows
+     * matching a filter, newest first, in the JSON Lines columns typed, then user, session, tags, metadata.
+     */
+    parquetSelect: (filter: { sql: string }) =>
+      `SELECT trace_id, agent_id, provider, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_source, status, started_at,
+         CAST(notEmpty(\`tu.prompt_id\`) AS Bool) AS has_templates, toUInt32(length(\`tu.prompt_id\`)) AS template_count, span_count, source,
+         user_id, session_id, tags, metadata
+       FROM executions FINAL WHERE ${filter.sql} AND sign = 1 ORDER BY started_at DESC, trace_id DESC`,
+
+    /** Whether any execution row is stored (every project). */
+    async anyStored(): Promise<boolean> {
+      const [r] = await ch.query<{ n: string }>('SELECT toString(count()) AS n FROM (SELECT 1 FROM executions LIMIT 1)', {}, 'executions.any');
+      return Number(r?.n ?? 0) > 0;
+    },
+
+    /**
+     * Sums every stored execution into a spend rollup (schema/clickhouse/006), as its view does:
+     * signed sums per project, hour and dimensions; `key` the array dimension it joins, if any.
+     */
+    async aggregateIntoRollup(table: string, key: 'tag' | 'prompt_id' | undefined): Promise<void> {
+      const join = key === 'tag' ? "ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag" : key === 'prompt_id' ? "ARRAY JOIN if(empty(`tu.prompt_id`), [''], arrayDistinct(`tu.prompt_id`)) AS prompt_id" : '';
+      const k = key ? `${key}, ` : '';
+      await ch.command(
+        `INSERT INTO ${table} (project_id, ${k}hour, provider, model, agent_id, user_id, session_id, cost_usd, tokens_in, tokens_out, executions, unpriced_executions)
+         SELECT project_id, ${k}toStartOfHour(started_at, 'UTC') AS hour, provider, model, agent_id, user_id, session_id,
+           sum(toDecimal128(cost_usd, 9) * sign), sum(toInt64(tokens_in) * sign), sum(toInt64(tokens_out) * sign), sum(toInt64(sign)),
+           sum(if(cost_source = 'unpriced', toInt64(sign), 0))
+         FROM executions ${join}
+         GROUP BY project_id, ${k}hour, provider, model, agent_id, user_id, session_id`,
+        {},
+        { max_partitions_per_insert_block: '10000' },
+      );
+    },
+
+    /** Live executions matching a filter (sum of sign: each counted once). */
+    async countLive(filter: { sql: string; params: Record<string, unknown> }): Promise<number> {
+      const [r] = await ch.query<{ n: string }>(`SELECT toString(sum(sign)) AS n FROM executions WHERE ${filter.sql}`, filter.params, 'executions.count');
+      return Number(r?.n ?? 0);
+    },
     /** The stored rows (latest version) of these traces, every column, exact decimals as text; and which traces the index knows. */
     async current(projectId: string, traceIds: string[]): Promise<CurrentRows> {
       const located = await ch.query<{ trace_id: string; started_at: string }>(
@@ -343,3 +386,105 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
 }
 
 export type ExecutionRepository = ReturnType<typeof createExecutionRepository>;
+
+// ---- Repricing (src/spend/reprice.ts): the live rows a reprice scope covers, read in keyset
+// pages, and the corrections it writes (cancel row + new version, as the ledger always does).
+
+/** The executions a reprice covers: started in [from, to), optionally of one provider and/or model. */
+export interface RepriceScope {
+  provider?: string;
+  model?: string;
+  from: Date;
+  to: Date;
+}
+
+/** A live execution row; `cost_usd` and `cost_computed_usd` as exact text. Full rows carry every column. */
+export type LedgerRow = Record<string, unknown> & {
+  started_at: string;
+  trace_id: string;
+  version: string | number;
+  provider: string;
+  model: string;
+  tokens_in: string;
+  tokens_out: string;
+  tokens_cached_in: string;
+  tokens_cache_write_in: string;
+  tokens_reasoning: string;
+  cost_usd: string;
+  cost_source: string;
+  cost_computed_usd: string | null;
+  price_id: string;
+};
+
+const LIGHT = `started_at, trace_id, version, provider, model, tokens_in, tokens_out, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
+  toString(cost_usd) AS cost_usd, cost_source, toString(cost_computed_usd) AS cost_computed_usd, price_id`;
+const FULL = '* REPLACE (toString(cost_usd) AS cost_usd, toString(cost_computed_usd) AS cost_computed_usd)';
+
+/**
+ * Direct records whose cost the service computed (or could not: unpriced). A provided cost is
+ * what the caller paid, never repriced; OTLP executions are priced per inference span at assembly
+ * (docs/spend.md, "Repricing").
+ */
+function repriceScopeWhere(projectId: string, s: RepriceScope) {
+  const parts = [
+    'project_id = {p:String}',
+    "started_at >= toDateTime64({from:String}, 3, 'UTC')",
+    "started_at < toDateTime64({to:String}, 3, 'UTC')",
+    "source = 'api'",
+    "cost_source != 'provided'",
+  ];
+  const params: Record<string, unknown> = { p: projectId, from: toClickHouseTime(s.from), to: toClickHouseTime(s.to) };
+  if (s.provider !== undefined) {
+    parts.push('provider = {provider:String}');
+    params.provider = s.provider;
+  }
+  if (s.model !== undefined) {
+    parts.push('model = {model:String}');
+    params.model = s.model;
+  }
+  return { sql: parts.join(' AND '), params };
+}
+
+export function createRepriceLedger(ch: ClickHouseStore) {
+  return {
+    /** Live executions in scope (sum of sign: each counted once). */
+    async count(projectId: string, s: RepriceScope): Promise<bigint> {
+      const w = repriceScopeWhere(projectId, s);
+      const [r] = await ch.query<{ n: string }>(`SELECT toString(sum(sign)) AS n FROM executions WHERE ${w.sql}`, w.params, 'reprice.count');
+      return BigInt(r?.n ?? 0);
+    },
+    /**
+     * The live rows among the next `n` raw rows after `after` (started_at, trace_id), in key order,
+     * and the key the page ended at (undefined at the end of the scope). The raw keys are read in
+     * order without FINAL (a LIMIT that stops early); the live rows are then collapsed (FINAL) within
+     * that key range only, so each page costs its own range, not the rest of the scope.
+     */
+    async page(projectId: string, s: RepriceScope, after: { startedAt: string; traceId: string } | undefined, n: number, full: boolean): Promise<{ rows: LedgerRow[]; end?: { startedAt: string; traceId: string } }> {
+      const w = repriceScopeWhere(projectId, s);
+      const cursor = after ? " AND (started_at, trace_id) > (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})" : '';
+      const params = { ...w.params, n, ...(after ? { c_started: after.startedAt, c_trace: after.traceId } : {}) };
+      const keys = await ch.query<{ started_at: string; trace_id: string }>(
+        `SELECT started_at, trace_id FROM executions WHERE ${w.sql}${cursor} ORDER BY started_at, trace_id LIMIT {n:UInt32}`,
+        params,
+        'reprice.keys',
+      );
+      const last = keys[keys.length - 1];
+      if (!last) return { rows: [] };
+      const rows = await ch.query<LedgerRow>(
+        `SELECT ${full ? FULL : LIGHT} FROM executions FINAL
+         WHERE ${w.sql}${cursor} AND (started_at, trace_id) <= (toDateTime64({e_started:String}, 3, 'UTC'), {e_trace:String}) AND sign = 1
+         ORDER BY started_at, trace_id
+         SETTINGS do_not_merge_across_partitions_select_final = 1`,
+        { ...params, e_started: last.started_at, e_trace: last.trace_id },
+        full ? 'reprice.page' : 'reprice.page.light',
+      );
+      return { rows, end: { startedAt: last.started_at, traceId: last.trace_id } };
+    },
+    /** Corrections: each a cancel row and its new version, in one insert. */
+    async write(rows: object[]): Promise<void> {
+      if (rows.length) await ch.insert('executions', rows, { max_partitions_per_insert_block: '1000' });
+    },
+  };
+}
+
+export type RepriceLedger = ReturnType<typeof createRepriceLedger>;

@@ -13,6 +13,10 @@ import { createBudgetStore } from './budget-store.ts';
 import { createBudgetStateStore } from './budget-state.ts';
 import { createBudgets, EVALUATE_JOB, WEBHOOK_JOB, type BudgetMetrics, type Clock } from './budgets.ts';
 import { createRetention, RETENTION_JOB } from './retention.ts';
+import { createBreakdowns } from './breakdowns.ts';
+import { createSpendRollupRepository } from './spend-rollup-repository.ts';
+import { createScopedBudgets, SCOPED_EVALUATE_JOB } from './scoped-budgets.ts';
+import { createScopedBudgetStore } from './scoped-budget-store.ts';
 
 export type { Clock };
 
@@ -33,11 +37,23 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
     metrics,
   });
   const retention = createRetention(stores.clickhouse, createRetentionSettings(stores.postgres), log);
+  const rollups = createSpendRollupRepository(stores.clickhouse);
+  const scopedBudgets = createScopedBudgets({
+    store: createScopedBudgetStore(stores.postgres),
+    rollups,
+    redis: stores.redis,
+    jobs,
+    config: config.spend,
+    now,
+    logger: log,
+  });
 
   return {
     clock,
     stats: createStats(dailySpend, (projectId) => countActivePrompts(stores.postgres, projectId), now),
     analytics: createAnalytics(stores.clickhouse, now),
+    breakdowns: createBreakdowns(rollups, now),
+    scopedBudgets,
     budgets,
     retention,
 
@@ -48,6 +64,9 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
      */
     spendMoved(projectId: string): void {
       budgets.requestEvaluation(projectId, config.spend.budgetEvalDebounceMs);
+      jobs
+        .enqueue(SCOPED_EVALUATE_JOB, { projectId }, { jobId: `scoped-${projectId}`, delayMs: config.spend.budgetEvalDebounceMs })
+        .catch((err: Error) => log.warn({ project_id: projectId, err: { message: err.message } }, 'scoped budget evaluation not enqueued; the periodic one will catch up'));
     },
 
     /** Applies retention settings soon (after a change), besides the daily run. */
@@ -83,6 +102,7 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
             await retention.apply();
           },
         } as JobProcessor,
+        ...scopedBudgets.processors(),
       ];
     },
 
@@ -92,6 +112,7 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
       // At boot: warm this node's budget states and catch up on deliveries owed, then retention.
       await runner.enqueue(EVALUATE_JOB, {}, { jobId: 'boot' });
       await runner.enqueue(RETENTION_JOB, {}, { jobId: 'boot' });
+      await scopedBudgets.schedule(runner);
     },
   };
 }

@@ -39,12 +39,20 @@ export function executionRoutes(domain: Domain): RouteDef[] {
     {
       // Registered before /:trace_id, which would otherwise take "export" for a trace id.
       method: 'GET', path: `${BASE}/export`, operationId: 'exportExecutions', tag, access: 'authenticated', need: 'read', query: 'ExecutionExportQuery',
-      summary: 'Stream every execution matching the list filters as JSON Lines or CSV (no page limit, constant memory)',
+      summary: 'Stream every execution matching the list filters as JSON Lines, CSV or Parquet (no page limit, constant memory)',
       responses: {
-        200: { description: 'application/x-ndjson (format=jsonl) or text/csv (format=csv)' },
+        200: { description: 'application/x-ndjson (format=jsonl), text/csv (format=csv) or application/vnd.apache.parquet (format=parquet: written by the engine, typed columns, plus user_id, session_id, tags, metadata)' },
       },
       async handler(ctx) {
-        const { format, ...filters } = ctx.state.query as { format: 'csv' | 'jsonl' } & Omit<ListQuery, 'limit' | 'offset' | 'cursor'>;
+        const { format, ...filters } = ctx.state.query as { format: 'csv' | 'jsonl' | 'parquet' } & Omit<ListQuery, 'limit' | 'offset' | 'cursor'>;
+        if (format === 'parquet') {
+          const file = await domain.executions.parquet.temporary(queries.filterOf(ctx.state.projectId!, filters));
+          ctx.set('Content-Type', 'application/vnd.apache.parquet');
+          ctx.set('Content-Disposition', `attachment; filename="executions-${ctx.state.projectId}.parquet"`);
+          ctx.length = file.bytes;
+          ctx.body = file.stream;
+          return;
+        }
         const items = queries.export(ctx.state.projectId!, filters);
         const first = await items.next(); // errors (bad filter, store down) still become a status
         async function* all() {

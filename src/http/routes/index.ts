@@ -8,6 +8,7 @@ import { projectRoutes } from './projects.ts';
 import { promptRoutes } from './prompts.ts';
 import { executionRoutes } from './executions.ts';
 import { spendRoutes } from './spend.ts';
+import { scopedBudgetRoutes } from './scoped-budgets.ts';
 import { traceRoutes } from './traces.ts';
 import { otlpSignalRoutes } from './otlp-signals.ts';
 import type { Config } from '../../config.ts';
@@ -36,6 +37,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...promptRoutes(deps.domain.prompts),
     ...executionRoutes(deps.domain),
     ...spendRoutes(deps.domain),
+    ...scopedBudgetRoutes(deps.domain),
     ...traceRoutes(deps.config, deps.domain.traces.ingest),
     ...otlpSignalRoutes(deps.config, deps.domain.logs.ingest, deps.domain.metrics),
     ...modelPriceRoutes(deps.domain.prices.models),

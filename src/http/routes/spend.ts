@@ -4,14 +4,25 @@ import type { Domain } from '../../compose.ts';
 import type { BudgetInput } from '../../spend/budgets.ts';
 import type { AnalyticsQuery } from '../../spend/analytics.ts';
 import type { WindowQuery } from '../../spend/stats.ts';
+import type { BreakdownQuery } from '../../spend/breakdowns.ts';
+import type { RepriceInput } from '../../spend/reprice.ts';
+import type { CheckQuery } from '../../spend/scoped-budgets.ts';
 import type { RouteDef } from './types.ts';
 
 const P = '/api/projects/:project_id';
 const tag = 'spend';
 
 export function spendRoutes(domain: Domain): RouteDef[] {
-  const { stats, analytics, budgets, retention } = domain.spend;
+  const { stats, analytics, budgets, retention, breakdowns } = domain.spend;
   return [
+    {
+      method: 'GET', path: `${P}/spend`, operationId: 'getSpendBreakdown', tag, access: 'authenticated', need: 'read', query: 'SpendBreakdownQuery',
+      summary: 'Spend grouped by time, provider, model, agent, user, session, tag, prompt or metadata.<key>, each also a filter; costliest first, the rest in `other`',
+      responses: { 200: { description: 'The breakdown', schema: 'SpendBreakdown' } },
+      async handler(ctx) {
+        ctx.body = await breakdowns.breakdown(ctx.state.projectId!, ctx.state.query as BreakdownQuery);
+      },
+    },
     {
       method: 'GET', path: `${P}/stats`, operationId: 'getProjectStats', tag, access: 'authenticated', need: 'read', query: 'StatsQuery',
       summary: 'Spend of the project over whole UTC days (default: the last 30), from the daily rollups',
@@ -47,11 +58,38 @@ export function spendRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: `${P}/budget/check`, operationId: 'checkBudget', tag, access: 'authenticated', need: 'read', ingest: true,
-      summary: 'Pre-flight check before an LLM call: answered from memory or Redis (ingest keys allowed)',
+      method: 'GET', path: `${P}/budget/check`, operationId: 'checkBudget', tag, access: 'authenticated', need: 'read', ingest: true, query: 'BudgetCheckQuery',
+      summary: 'Pre-flight check before an LLM call, for the project budget and every scoped budget that applies (agent_id, user_id, tag): answered from memory or Redis (ingest keys allowed)',
       responses: { 200: { description: 'Whether calls are allowed', schema: 'BudgetCheck' } },
       async handler(ctx) {
-        ctx.body = await budgets.check(ctx.state.projectId!);
+        const [project, scoped] = await Promise.all([budgets.check(ctx.state.projectId!), domain.spend.scopedBudgets.check(ctx.state.projectId!, ctx.state.query as CheckQuery)]);
+        ctx.body = { ...project, allowed: project.allowed && scoped.every((b) => b.allowed), budgets: scoped };
+      },
+    },
+    {
+      method: 'POST', path: `${P}/reprice`, operationId: 'reprice', tag, access: 'authenticated', need: 'admin', body: 'RepriceRequest',
+      summary: 'Price executions again (admin): dry_run counts what would change; otherwise a job rewrites them as corrections',
+      responses: {
+        200: { description: 'Dry run: what would change', schema: 'RepriceDryRun' },
+        202: { description: 'The job, queued (progress at GET .../reprice/{id})', schema: 'RepriceJob' },
+        409: { description: 'A repricing job of the project is unfinished', schema: 'Error' },
+      },
+      async handler(ctx) {
+        const input = ctx.state.body as RepriceInput;
+        if (input.dry_run) {
+          ctx.body = await domain.reprice.dryRun(ctx.state.projectId!, input);
+          return;
+        }
+        ctx.status = 202;
+        ctx.body = await domain.reprice.start(ctx.state.projectId!, input, ctx.state.principal?.userId ?? 'unknown');
+      },
+    },
+    {
+      method: 'GET', path: `${P}/reprice/:reprice_id`, operationId: 'getRepriceJob', tag, access: 'authenticated', need: 'admin',
+      summary: 'Progress of a repricing job (admin)',
+      responses: { 200: { description: 'The job', schema: 'RepriceJob' }, 404: { description: 'No such job in this project', schema: 'Error' } },
+      async handler(ctx) {
+        ctx.body = await domain.reprice.get(ctx.state.projectId!, ctx.params.reprice_id!);
       },
     },
     {

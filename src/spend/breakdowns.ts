@@ -1,0 +1,205 @@
+// Spend breakdowns (GET .../spend): cost, executions and tokens grouped by any of time, provider,
+// model, agent, user, session, tag, prompt and metadata.<key>, each also a filter. Read from the
+// hourly rollups (schema/clickhouse/006); metadata, and tag combined with prompt, from the signed
+// executions rows (docs/spend.md, "Breakdowns"). Money: nano-dollar BigInts, decimal strings out.
+import { badRequest } from '../errors.ts';
+import { fromScaled, NANOS } from '../pricing/decimal.ts';
+import { parseTime } from '../time.ts';
+import { nanos } from './money.ts';
+import type { BreakdownFilter, BreakdownRow, BreakdownSource, GroupColumn, SpendRollupRepository } from './spend-rollup-repository.ts';
+import { MAX_WINDOW_DAYS } from './window.ts';
+
+export type Granularity = 'hour' | 'day' | 'week' | 'month';
+
+export interface BreakdownQuery {
+  group_by?: string[];
+  window?: string;
+  start?: string;
+  end?: string;
+  granularity?: Granularity;
+  limit?: number;
+  provider?: string[];
+  model?: string[];
+  agent_id?: string[];
+  user_id?: string[];
+  session_id?: string[];
+  tag?: string[];
+  prompt_id?: string[];
+  /** `metadata.<key>` filters arrive as such parameters */
+  [metadataFilter: `metadata.${string}`]: string | string[] | undefined;
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+export const DEFAULT_LIMIT = 100;
+const MAX_METADATA_KEY = 256;
+
+/** group_by names → the source column (time names are handled apart). */
+const DIMENSIONS = {
+  provider: 'provider',
+  model: 'model',
+  agent: 'agent_id',
+  user: 'user_id',
+  session: 'session_id',
+  tag: 'tag',
+  prompt: 'prompt_id',
+} as const;
+const TIME_DIMENSIONS = ['time', 'hour', 'day', 'week', 'month'] as const;
+const FILTERS = ['provider', 'model', 'agent_id', 'user_id', 'session_id', 'tag', 'prompt_id'] as const;
+const KNOWN = [...TIME_DIMENSIONS, ...Object.keys(DIMENSIONS), 'metadata.<key>'];
+
+interface Dimension {
+  /** the name as given in group_by: the key of the value in each row */
+  name: string;
+  group: GroupColumn;
+}
+
+/** Comma-separated or repeated values, trimmed, empty ones dropped. */
+const split = (values: string[] | undefined) => (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+
+function parseDimensions(groupBy: string[] | undefined, granularity: Granularity | undefined): Dimension[] {
+  const dims: Dimension[] = [];
+  let time: string | undefined;
+  for (const name of split(groupBy)) {
+    if (dims.some((d) => d.name === name)) throw badRequest(`group_by: "${name}" is given twice`);
+    if ((TIME_DIMENSIONS as readonly string[]).includes(name)) {
+      if (time) throw badRequest(`group_by: "${time}" and "${name}" are both time dimensions; give one (its bucket is granularity)`);
+      time = name;
+      const bucket = name === 'time' ? (granularity ?? 'day') : (name as Granularity);
+      if (name !== 'time' && granularity && granularity !== bucket) throw badRequest(`granularity: "${granularity}" contradicts group_by "${name}"`);
+      dims.push({ name, group: { kind: 'time', bucket } });
+    } else if (name.startsWith('metadata.')) {
+      const key = name.slice('metadata.'.length);
+      if (!key || key.length > MAX_METADATA_KEY) throw badRequest(`group_by: "${name}" needs a metadata key of 1 to ${MAX_METADATA_KEY} characters`);
+      dims.push({ name, group: { kind: 'metadata', key } });
+    } else if (name in DIMENSIONS) {
+      dims.push({ name, group: { kind: 'column', column: DIMENSIONS[name as keyof typeof DIMENSIONS] } });
+    } else {
+      throw badRequest(`group_by: unknown dimension "${name}"; known: ${KNOWN.join(', ')}`);
+    }
+  }
+  if (dims.length > 6) throw badRequest('group_by: at most 6 dimensions');
+  return dims;
+}
+
+function parseFilter(q: BreakdownQuery): BreakdownFilter {
+  const filter: BreakdownFilter = { anyOf: {}, metadata: {} };
+  for (const f of FILTERS) {
+    // A comma is part of a tag (as in the executions list); other values may be comma-separated.
+    const values = f === 'tag' ? (q.tag ?? []).map((t) => t.trim()).filter(Boolean) : split(q[f]);
+    if (values.length) filter.anyOf[f] = values;
+  }
+  for (const [param, value] of Object.entries(q)) {
+    if (!param.startsWith('metadata.')) continue;
+    const key = param.slice('metadata.'.length);
+    if (!key || key.length > MAX_METADATA_KEY) throw badRequest(`${param}: needs a metadata key of 1 to ${MAX_METADATA_KEY} characters`);
+    const values = Array.isArray(value) ? value : [value ?? ''];
+    if (values.length !== 1) throw badRequest(`${param}: give one value`);
+    filter.metadata[key] = values[0]!;
+  }
+  return filter;
+}
+
+/** [start, end) on whole UTC hours: `window` (e.g. 24h, 7d: ending at the next whole hour or day) or start/end. */
+export function hourWindow(q: Pick<BreakdownQuery, 'window' | 'start' | 'end'>, now: Date): { start: Date; end: Date } {
+  if (q.window !== undefined && (q.start !== undefined || q.end !== undefined)) throw badRequest('window: cannot be combined with start or end');
+  let start: number;
+  let end: number;
+  if (q.window !== undefined) {
+    const m = /^([1-9]\d{0,5})([hd])$/.exec(q.window);
+    if (!m) throw badRequest(`window: must be a number of hours or days such as 24h or 30d, got ${JSON.stringify(q.window)}`);
+    const unit = m[2] === 'h' ? HOUR_MS : DAY_MS;
+    end = Math.floor(now.getTime() / unit) * unit + unit;
+    start = end - Number(m[1]) * unit;
+  } else {
+    const endRaw = q.end !== undefined ? parseTime(q.end, 'end') : undefined;
+    const startRaw = q.start !== undefined ? parseTime(q.start, 'start') : undefined;
+    if (startRaw && endRaw && startRaw >= endRaw) throw badRequest('start: must be before end');
+    end = endRaw ? Math.ceil(endRaw.getTime() / HOUR_MS) * HOUR_MS : Math.floor(now.getTime() / DAY_MS) * DAY_MS + DAY_MS;
+    start = startRaw ? Math.floor(startRaw.getTime() / HOUR_MS) * HOUR_MS : end - 30 * DAY_MS;
+  }
+  if (start >= end) throw badRequest('start: must be before end');
+  if (end - start > MAX_WINDOW_DAYS * DAY_MS) throw badRequest(`window: at most ${MAX_WINDOW_DAYS} days`);
+  return { start: new Date(start), end: new Date(end) };
+}
+
+/**
+ * Which table answers: an execution counts once per distinct tag (prompt) in the tag (prompt)
+ * rollup, so that rollup is exact when the tag is grouped or filtered by one value. Metadata, tag
+ * with prompt, or "any of several tags" without grouping by tag, read the executions rows.
+ */
+export function sourceOf(groups: GroupColumn[], filter: BreakdownFilter): BreakdownSource {
+  const grouped = (c: string) => groups.some((g) => g.kind === 'column' && g.column === c);
+  const uses = (c: 'tag' | 'prompt_id') => grouped(c) || (filter.anyOf[c]?.length ?? 0) > 0;
+  const exactOn = (c: 'tag' | 'prompt_id') => grouped(c) || (filter.anyOf[c]?.length ?? 0) === 1;
+  if (groups.some((g) => g.kind === 'metadata') || Object.keys(filter.metadata).length > 0) return 'executions';
+  if (uses('tag') && uses('prompt_id')) return 'executions';
+  if (uses('tag')) return exactOn('tag') ? 'spend_hourly_tags' : 'executions';
+  if (uses('prompt_id')) return exactOn('prompt_id') ? 'spend_hourly_prompts' : 'executions';
+  return 'spend_hourly';
+}
+
+const dec = (n: bigint) => fromScaled(n, NANOS);
+const chTime = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
+
+function measures(cost: string, executions: string, tokensIn: string, tokensOut: string, unpriced: string) {
+  return { cost_usd: dec(nanos(cost)), executions: Number(executions), tokens_in: Number(tokensIn), tokens_out: Number(tokensOut), unpriced_executions: Number(unpriced) };
+}
+
+export function createBreakdowns(repo: SpendRollupRepository, now: () => Date) {
+  return {
+    async breakdown(projectId: string, q: BreakdownQuery) {
+      const dims = parseDimensions(q.group_by, q.granularity);
+      const filter = parseFilter(q);
+      const w = hourWindow(q, now());
+      const limit = q.limit ?? DEFAULT_LIMIT;
+      const groups = dims.map((d) => d.group);
+      const read = (g: GroupColumn[], n: number) =>
+        repo.breakdown({ projectId, source: sourceOf(g, filter), start: chTime(w.start), end: chTime(w.end), groups: g, filter, limit: n });
+      const multiValued = groups.some((g) => g.kind === 'column' && (g.column === 'tag' || g.column === 'prompt_id'));
+      // Rows of a tag (prompt) breakdown count an execution once per value: the total counts it once.
+      const [rows, totals] = await Promise.all([read(groups, limit), multiValued ? read([], 1) : undefined]);
+      const first: BreakdownRow | undefined = rows[0];
+      const groupCount = Number(first?.groups_t ?? 0);
+      let restCost = nanos(first?.all_cost_t);
+      let restN = BigInt(first?.all_executions_t ?? 0);
+      let restIn = BigInt(first?.all_tokens_in_t ?? 0);
+      let restOut = BigInt(first?.all_tokens_out_t ?? 0);
+      let restUnpriced = BigInt(first?.all_unpriced_t ?? 0);
+      const items = rows.map((r) => {
+        restCost -= nanos(r.cost_t);
+        restN -= BigInt(r.executions_t);
+        restIn -= BigInt(r.tokens_in_t);
+        restOut -= BigInt(r.tokens_out_t);
+        restUnpriced -= BigInt(r.unpriced_t);
+        const keys: Record<string, string> = {};
+        dims.forEach((d, i) => {
+          const v = r[`g${i}`]!;
+          keys[d.name] = d.group.kind === 'time' ? new Date(Number(v) * 1000).toISOString() : String(v);
+        });
+        return { ...keys, ...measures(r.cost_t, r.executions_t, r.tokens_in_t, r.tokens_out_t, r.unpriced_t) };
+      });
+      const t = multiValued ? totals?.[0] : first;
+      const timeDim = dims.find((d) => d.group.kind === 'time');
+      const source = sourceOf(groups, filter);
+      return {
+        start: w.start.toISOString(),
+        end: w.end.toISOString(),
+        group_by: dims.map((d) => d.name),
+        granularity: timeDim?.group.kind === 'time' ? timeDim.group.bucket : null,
+        source: source === 'executions' ? 'executions' : 'rollup',
+        total: t
+          ? measures(t.all_cost_t, t.all_executions_t, t.all_tokens_in_t, t.all_tokens_out_t, t.all_unpriced_t)
+          : measures('0', '0', '0', '0', '0'),
+        groups: groupCount,
+        rows: items,
+        other:
+          groupCount > items.length
+            ? { groups: groupCount - items.length, cost_usd: dec(restCost), executions: Number(restN), tokens_in: Number(restIn), tokens_out: Number(restOut), unpriced_executions: Number(restUnpriced) }
+            : null,
+      };
+    },
+  };
+}
+
+export type Breakdowns = ReturnType<typeof createBreakdowns>;
