@@ -102,7 +102,10 @@ describe(`ingest durability (${mode} mode)`, () => {
       expect(behind.status).toBe(503);
       expect(behind.headers.get('retry-after')).toBe('1');
       expect(((await behind.json()) as { detail: string }).detail).toMatch(/^Ingest is behind/);
-      expect((await getJson(`${first.url}/metrics`)).body).toMatch(/traceloom_ingest_refused_total\{reason="behind"[^}]*\} 1/);
+      // Refused before its body is read or decoded: an overloaded process spends nothing on it.
+      const undecodable = await fetch(`${first.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/x-protobuf' }, body: Buffer.from([0xff, 0xff, 0xff]) });
+      expect(undecodable.status).toBe(503);
+      expect((await getJson(`${first.url}/metrics`)).body).toMatch(/traceloom_ingest_refused_total\{reason="behind"[^}]*\} 2/);
     } finally {
       await first.close();
     }

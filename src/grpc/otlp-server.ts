@@ -76,6 +76,7 @@ export async function startOtlpGrpc(deps: { config: Config; identity: Identity; 
 
   server.addService(exportService('trace.v1.TraceService'), {
     Export: unary('TraceService/Export', async (projectId, body) => {
+      domain.traces.ingest.admit();
       const r = await domain.traces.ingest.ingest(projectId, decodeProtobufTraces(body));
       return encodeExportResponse(r.spans_rejected, r.errors.join('; '));
     }),

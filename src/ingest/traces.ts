@@ -86,7 +86,17 @@ function explainSpan(span: DecodedSpan, m: MappedSpan): SpanExplanation {
 
 export function createTraceIngest(deps: TraceIngestDeps) {
   let encoder: RowEncoder | undefined;
+  /** The 503 of a log that refuses (counted). */
+  function refusedBy(err: LogFullError): Error {
+    deps.metrics.ingestRefused.inc({ reason: err.reason === 'lag' ? 'behind' : 'queue_full' });
+    return unavailable(err.reason === 'lag' ? 'Ingest is behind (spans accepted earlier are still being stored); retry later' : 'The spans write queue is full; retry later', 1);
+  }
   return {
+    /** Throws the 503 a request would get now, before its body is read and decoded: refused work is not done. */
+    admit(): void {
+      const refused = deps.log.refusal();
+      if (refused) throw refusedBy(refused);
+    },
     async ingest(projectId: string, decoded: DecodeResult, opts: { explain?: boolean } = {}): Promise<IngestResult> {
       const { spans, rejected } = decoded;
       const errors = rejected.slice(0, MAX_ERRORS).map((r) => `span ${r.index}${r.spanId ? ` (${r.spanId})` : ''}: ${r.reason}`);
@@ -124,10 +134,7 @@ export function createTraceIngest(deps: TraceIngestDeps) {
       try {
         await deps.log.append({ p: projectId, n: spans.length, t: [...traces.keys()], c: encoder.columns.length }, Buffer.from(sink.view()));
       } catch (err) {
-        if (err instanceof LogFullError) {
-          deps.metrics.ingestRefused.inc({ reason: err.reason === 'lag' ? 'behind' : 'queue_full' });
-          throw unavailable(err.reason === 'lag' ? 'Ingest is behind (spans accepted earlier are still being stored); retry later' : 'The spans write queue is full; retry later', 1);
-        }
+        if (err instanceof LogFullError) throw refusedBy(err);
         if (err instanceof LogWriteError) {
           deps.metrics.ingestRefused.inc({ reason: 'log_write' });
           deps.logger.error({ err: { message: err.message } }, 'ingest log write failed');

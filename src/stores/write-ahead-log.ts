@@ -251,6 +251,21 @@ export class WriteAheadLog<H = unknown> {
     return Math.max(waited, Math.round((ahead * 1000) / this.loadRowsPerS));
   }
 
+  /**
+   * Why a record of `rows` rows and `bytes` bytes would be refused now, or undefined: the bounds
+   * `append` applies. With nothing (the defaults), whether the log refuses anything at all: a
+   * caller asks before doing the work of a record, so an overloaded process does not spend it
+   * on records it would refuse.
+   */
+  refusal(rows = 0, bytes = 0): LogFullError | undefined {
+    if (this.pendingRows > 0 && (this.pendingBytes + bytes > this.opts.maxPendingBytes || this.pendingRows + rows > this.opts.maxPendingRows)) {
+      return new LogFullError(`${this.pendingRows} rows (${this.pendingBytes} bytes) are not yet loaded; the bound is ${this.opts.maxPendingRows} rows and ${this.opts.maxPendingBytes} bytes`);
+    }
+    const lagMs = this.opts.maxLagMs ? this.expectedLagMs(rows) : 0;
+    if (lagMs > this.opts.maxLagMs!) return new LogFullError(`records not yet loaded would wait ${lagMs} ms; the bound is ${this.opts.maxLagMs} ms`, 'lag');
+    return undefined;
+  }
+
   /** How long the oldest record not yet loaded has waited (ms), or 0. */
   oldestUnloadedMs(): number {
     return this.unloaded.length ? Date.now() - this.unloaded[0]!.at : 0;
@@ -277,16 +292,12 @@ export class WriteAheadLog<H = unknown> {
     if (this.closed) return Promise.reject(new LogWriteError('the ingest log is closed'));
     const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
     const bytes = FRAME + headerBytes.length + payload.length;
+    const refused = this.refusal(this.rowsOf(header), bytes);
+    if (refused) {
+      this.stats.refused++;
+      return Promise.reject(refused);
+    }
     const rows = this.rowsOf(header);
-    if ((this.pendingBytes + bytes > this.opts.maxPendingBytes || this.pendingRows + rows > this.opts.maxPendingRows) && this.pendingRows > 0) {
-      this.stats.refused++;
-      return Promise.reject(new LogFullError(`${this.pendingRows} rows (${this.pendingBytes} bytes) are not yet loaded; the bound is ${this.opts.maxPendingRows} rows and ${this.opts.maxPendingBytes} bytes`));
-    }
-    const lagMs = this.opts.maxLagMs ? this.expectedLagMs(rows) : 0;
-    if (lagMs > this.opts.maxLagMs!) {
-      this.stats.refused++;
-      return Promise.reject(new LogFullError(`records not yet loaded would wait ${lagMs} ms; the bound is ${this.opts.maxLagMs} ms`, 'lag'));
-    }
     const frame = Buffer.allocUnsafe(FRAME + headerBytes.length);
     frame.writeUInt32LE(headerBytes.length + payload.length + 4, 0);
     frame.writeUInt32LE(headerBytes.length, 8);

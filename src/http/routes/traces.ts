@@ -35,6 +35,7 @@ export function traceRoutes(config: Config, ingest: TraceIngest): RouteDef[] {
       },
       async handler(ctx) {
         const projectId = ingestProject(ctx);
+        ingest.admit();
         const req = await readOtlpBody(ctx, config);
         const decoded = req.isProtobuf ? decodeProtobufTraces(req.body) : decodeJsonTraces(req.json());
         const explain = (ctx.state.query as { explain: boolean }).explain;
