@@ -34,20 +34,44 @@ export async function benchAuth(): Promise<AuthFigure[]> {
     await ensureProject(svc.stores.postgres, 'bench');
     const N = 500;
     const keys: string[] = [];
-    for (let i = 0; i < N; i++) keys.push((await createApiKey(svc.stores.postgres, { projectId: 'bench', name: `k${i}`, expiresInDays: 30, scope: 'full', role: 'member', createdBy: null })).key);
+    for (let i = 0; i < N; i++)
+      keys.push(
+        (
+          await createApiKey(svc.stores.postgres, {
+            projectId: 'bench',
+            name: `k${i}`,
+            expiresInDays: 30,
+            scope: 'full',
+            role: 'member',
+            createdBy: null,
+          })
+        ).key,
+      );
     const auth = (c: { apiKey?: string; authorization?: string }) => svc.identity.authenticate(c);
     figures.push(stats('API key, uncached (SHA-256 + PostgreSQL lookup)', await time(N, (i) => auth({ apiKey: keys[i]! }))));
     figures.push(stats('API key, cached', await time(5_000, (i) => auth({ apiKey: keys[i % N]! }))));
     const tokens: string[] = [];
     for (let i = 0; i < N; i++) tokens.push(await idp.token({ sub: `u${i % 10}`, project_id: 'bench', jti: String(i) }));
     await auth({ authorization: `Bearer ${tokens[0]}` }); // JWKS fetched once
-    figures.push(stats('JWT RS256, uncached (signature + claims)', await time(N - 1, (i) => auth({ authorization: `Bearer ${tokens[i + 1]}` }))));
+    figures.push(
+      stats('JWT RS256, uncached (signature + claims)', await time(N - 1, (i) => auth({ authorization: `Bearer ${tokens[i + 1]}` }))),
+    );
     figures.push(stats('JWT, cached', await time(5_000, (i) => auth({ authorization: `Bearer ${tokens[i % N]}` }))));
     const url = `${svc.url}/api/me/context`;
     const health = await time(1_000, () => fetch(`${svc.url}/api/health`).then((r) => r.text()));
     figures.push(stats('HTTP GET /api/health (no auth; pings 3 stores)', health));
-    figures.push(stats('HTTP GET /api/me/context, API key (cached)', await time(1_000, (i) => fetch(url, { headers: { 'X-API-Key': keys[i % N]! } }).then((r) => r.text()))));
-    figures.push(stats('HTTP GET /api/me/context, JWT (cached)', await time(1_000, (i) => fetch(url, { headers: { Authorization: `Bearer ${tokens[i % N]}` } }).then((r) => r.text()))));
+    figures.push(
+      stats(
+        'HTTP GET /api/me/context, API key (cached)',
+        await time(1_000, (i) => fetch(url, { headers: { 'X-API-Key': keys[i % N]! } }).then((r) => r.text())),
+      ),
+    );
+    figures.push(
+      stats(
+        'HTTP GET /api/me/context, JWT (cached)',
+        await time(1_000, (i) => fetch(url, { headers: { Authorization: `Bearer ${tokens[i % N]}` } }).then((r) => r.text())),
+      ),
+    );
   } finally {
     await svc.close();
     await idp.stop();

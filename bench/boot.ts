@@ -77,7 +77,11 @@ export async function benchBoot(): Promise<BootFigures[]> {
     const db = await freshDatabase(databaseUrl);
     try {
       figures.push(
-        await measureBoot('servers (PostgreSQL + Redis; ClickHouse chDB)', { DATABASE_URL: db.url, REDIS_URL: redisUrl, REDIS_PREFIX: 'tlbench', CLICKHOUSE_URL: '' }, fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-srv-'))),
+        await measureBoot(
+          'servers (PostgreSQL + Redis; ClickHouse chDB)',
+          { DATABASE_URL: db.url, REDIS_URL: redisUrl, REDIS_PREFIX: 'tlbench', CLICKHOUSE_URL: '' },
+          fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-srv-')),
+        ),
       );
     } finally {
       await db.drop();

@@ -25,8 +25,12 @@ export async function benchConsole(opts: { reloads?: number } = {}): Promise<Fig
   const figures: Figure[] = [];
   const build = await buildConsole();
   const assets = build.files.filter((f) => f.name.startsWith('assets/'));
-  for (const f of build.files) figures.push({ what: `bundle: ${f.name.replace(/-[A-Z0-9]+\./, '.')}`, value: `${kib(f.bytes)} raw, ${kib(f.gzipBytes)} gzip` });
-  figures.push({ what: 'bundle: JS + CSS, as served (gzip)', value: `${kib(assets.reduce((s, f) => s + f.gzipBytes, 0))} (${kib(assets.reduce((s, f) => s + f.bytes, 0))} raw)` });
+  for (const f of build.files)
+    figures.push({ what: `bundle: ${f.name.replace(/-[A-Z0-9]+\./, '.')}`, value: `${kib(f.bytes)} raw, ${kib(f.gzipBytes)} gzip` });
+  figures.push({
+    what: 'bundle: JS + CSS, as served (gzip)',
+    value: `${kib(assets.reduce((s, f) => s + f.gzipBytes, 0))} (${kib(assets.reduce((s, f) => s + f.bytes, 0))} raw)`,
+  });
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-console-'));
   const config = loadConfig({ DATA_DIR: dir, PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' });
@@ -45,13 +49,18 @@ export async function benchConsole(opts: { reloads?: number } = {}): Promise<Fig
       await browser.page.locator('tr[data-trace-id]').first().waitFor();
       return browser.page.evaluate((name) => {
         const mark = performance.getEntriesByName(name)[0]!;
-        const api = performance.getEntriesByType('resource').find((r) => r.name.includes('/api/projects/default/executions?')) as PerformanceResourceTiming;
+        const api = performance
+          .getEntriesByType('resource')
+          .find((r) => r.name.includes('/api/projects/default/executions?')) as PerformanceResourceTiming;
         const rows = document.querySelectorAll('tr[data-trace-id]').length;
         return { renderMs: mark.startTime, apiMs: api.duration, rows };
       }, RENDERED);
     };
     const cold = await load(false);
-    figures.push({ what: `executions page, first visit (empty cache): navigation → ${cold.rows} rows rendered`, value: `${cold.renderMs.toFixed(0)} ms (list API call ${cold.apiMs.toFixed(0)} ms)` });
+    figures.push({
+      what: `executions page, first visit (empty cache): navigation → ${cold.rows} rows rendered`,
+      value: `${cold.renderMs.toFixed(0)} ms (list API call ${cold.apiMs.toFixed(0)} ms)`,
+    });
     const warm: Array<{ renderMs: number; apiMs: number }> = [];
     for (let i = 0; i < reloads; i++) warm.push(await load(true));
     const r = warm.map((w) => w.renderMs);

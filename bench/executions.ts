@@ -27,7 +27,11 @@ const timed = async (n: number, fn: (i: number) => Promise<unknown>) => (await t
 export async function generateExecutions(ch: ClickHouseStore, rows: number, opts: { attribution?: boolean } = {}): Promise<void> {
   // Spend breakdowns: 100,000 distinct users in the "default" project, two tags per execution (of 3 and 7).
   const attribution = opts.attribution
-    ? { columns: ', user_id, tags', values: ", concat('user-', toString(intDiv(number, 50) % 100000)), [['prod', 'staging', 'dev'][number % 3 + 1], concat('team-', toString(number % 7))]" }
+    ? {
+        columns: ', user_id, tags',
+        values:
+          ", concat('user-', toString(intDiv(number, 50) % 100000)), [['prod', 'staging', 'dev'][number % 3 + 1], concat('team-', toString(number % 7))]",
+      }
     : { columns: '', values: '' };
   const chunk = 2_000_000;
   for (let offset = 0; offset < rows; offset += chunk) {
@@ -51,21 +55,33 @@ export async function generateExecutions(ch: ClickHouseStore, rows: number, opts
 export async function benchExecutions(rows: number): Promise<Figure[]> {
   const figures: Figure[] = [];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-exec-'));
-  const config = loadConfig({ DATA_DIR: dir, PORT: '0', OTLP_GRPC_PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'silent', DATABASE_URL: '', REDIS_URL: '' });
+  const config = loadConfig({
+    DATA_DIR: dir,
+    PORT: '0',
+    OTLP_GRPC_PORT: '0',
+    AUTH_REQUIRED: 'false',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: '',
+    REDIS_URL: '',
+  });
   const svc = await startService(config, { logger: createLogger({ logLevel: 'silent' }) });
   const ch = svc.stores.clickhouse;
   try {
     // 50 projects × 90 days; project p-7 is the one the API reads (as "default").
     const t0 = performance.now();
     await generateExecutions(ch, rows);
-    figures.push({ what: `generated ${rows.toLocaleString('en-US')} executions (50 projects, 90 days) in the engine`, value: `${((performance.now() - t0) / 1000).toFixed(1)} s` });
+    figures.push({
+      what: `generated ${rows.toLocaleString('en-US')} executions (50 projects, 90 days) in the engine`,
+      value: `${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    });
     await ch.command('OPTIMIZE TABLE execution_traces FINAL');
 
     const base = `${svc.url}/api/projects/default/executions`;
-    const get = (url: string) => fetch(url).then(async (r) => {
-      if (r.status !== 200) throw new Error(`${url}: ${r.status} ${await r.text()}`);
-      return r.json() as Promise<{ items: Array<{ trace_id: string }>; next_cursor: string | null; total: number }>;
-    });
+    const get = (url: string) =>
+      fetch(url).then(async (r) => {
+        if (r.status !== 200) throw new Error(`${url}: ${r.status} ${await r.text()}`);
+        return r.json() as Promise<{ items: Array<{ trace_id: string }>; next_cursor: string | null; total: number }>;
+      });
     const filters = 'provider=openai,anthropic&start=2026-09-01T00:00:00Z&end=2026-10-15T00:00:00Z';
     const page1 = await timed(30, () => get(`${base}?limit=50&${filters}`));
     figures.push({ what: 'list page 1, filtered, with total (p50 / p95)', value: `${ms(pct(page1, 0.5))} / ${ms(pct(page1, 0.95))} ms` });
@@ -82,17 +98,26 @@ export async function benchExecutions(rows: number): Promise<Figure[]> {
       pages++;
     }
     const deep = await timed(30, () => get(`${base}?limit=50&${filters}${cursor ? `&cursor=${cursor}` : ''}`));
-    figures.push({ what: `list page ${pages.toLocaleString('en-US')} by cursor, filtered (of ${total.toLocaleString('en-US')} matching) (p50 / p95)`, value: `${ms(pct(deep, 0.5))} / ${ms(pct(deep, 0.95))} ms` });
+    figures.push({
+      what: `list page ${pages.toLocaleString('en-US')} by cursor, filtered (of ${total.toLocaleString('en-US')} matching) (p50 / p95)`,
+      value: `${ms(pct(deep, 0.5))} / ${ms(pct(deep, 0.95))} ms`,
+    });
     const traces = (await get(`${base}?limit=200`)).items.map((i) => i.trace_id);
     const detail = await timed(100, (i) => get(`${base}/${traces[i % traces.length]}`));
     figures.push({ what: 'detail by trace id (p50 / p95)', value: `${ms(pct(detail, 0.5))} / ${ms(pct(detail, 0.95))} ms` });
     const spend = await timed(30, () =>
-      ch.query("SELECT day, toString(sum(cost_usd)) AS cost FROM daily_spend WHERE project_id = 'default' AND day >= '2026-10-01' AND day < '2026-11-01' GROUP BY day ORDER BY day"),
+      ch.query(
+        "SELECT day, toString(sum(cost_usd)) AS cost FROM daily_spend WHERE project_id = 'default' AND day >= '2026-10-01' AND day < '2026-11-01' GROUP BY day ORDER BY day",
+      ),
     );
-    figures.push({ what: 'daily spend for a month, one project (p50 / p95)', value: `${ms(pct(spend, 0.5))} / ${ms(pct(spend, 0.95))} ms` });
+    figures.push({
+      what: 'daily spend for a month, one project (p50 / p95)',
+      value: `${ms(pct(spend, 0.5))} / ${ms(pct(spend, 0.95))} ms`,
+    });
 
     // Export: 1,000,000 executions of one project streamed over HTTP as CSV
-    const extra = 1_000_000 - Number((await ch.query<{ n: string }>("SELECT count() AS n FROM executions WHERE project_id = 'default'"))[0]!.n);
+    const extra =
+      1_000_000 - Number((await ch.query<{ n: string }>("SELECT count() AS n FROM executions WHERE project_id = 'default'"))[0]!.n);
     if (extra > 0) {
       await ch.command(
         `INSERT INTO executions (project_id, started_at, trace_id, version, sign, ended_at, received_at, source, agent_id, provider, model, status, tokens_in, tokens_out, latency_ms, cost_usd, cost_source, content_hash)
@@ -127,7 +152,15 @@ export async function benchExecutions(rows: number): Promise<Figure[]> {
           const r = await fetch(base, {
             method: 'POST',
             headers: { 'Content-Type': 'application/json' },
-            body: JSON.stringify({ trace_id: `http-${i}`, provider: 'openai', model: 'gpt-4o-mini', tokens_in: 1200, tokens_out: 300, latency_ms: 900, conversation_history: [{ role: 'user', content: 'hi' }] }),
+            body: JSON.stringify({
+              trace_id: `http-${i}`,
+              provider: 'openai',
+              model: 'gpt-4o-mini',
+              tokens_in: 1200,
+              tokens_out: 300,
+              latency_ms: 900,
+              conversation_history: [{ role: 'user', content: 'hi' }],
+            }),
           });
           await r.text();
           if (r.status !== 201) throw new Error(`ingest ${r.status}`);
@@ -136,7 +169,10 @@ export async function benchExecutions(rows: number): Promise<Figure[]> {
       }),
     );
     const wall = (performance.now() - start) / 1000;
-    figures.push({ what: 'direct ingest over HTTP, 64 concurrent clients (executions/s; p50 / p99)', value: `${Math.round(N / wall)}/s; ${ms(pct(lat, 0.5))} / ${ms(pct(lat, 0.99))} ms` });
+    figures.push({
+      what: 'direct ingest over HTTP, 64 concurrent clients (executions/s; p50 / p99)',
+      value: `${Math.round(N / wall)}/s; ${ms(pct(lat, 0.5))} / ${ms(pct(lat, 0.99))} ms`,
+    });
   } finally {
     await svc.close();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -19,4 +19,3 @@ export async function freshDatabase(url: string): Promise<{ url: string; drop: (
     },
   };
 }
-

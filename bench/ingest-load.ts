@@ -25,7 +25,9 @@ const ONE_BY_ONE = SPANS < 4;
 function template(): { bodies: Buffer[]; traceIds: Buffer[] } {
   const spans = buildSpans(ONE_BY_ONE ? 4 : SPANS, PER_TRACE[0], PER_TRACE[1]);
   const traceIds = [...new Set(spans.map((s) => s.spanContext().traceId))].map((h) => Buffer.from(h, 'hex'));
-  const bodies = ONE_BY_ONE ? spans.map((s) => Buffer.from(ProtobufTraceSerializer.serializeRequest([s])!)) : [Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!)];
+  const bodies = ONE_BY_ONE
+    ? spans.map((s) => Buffer.from(ProtobufTraceSerializer.serializeRequest([s])!))
+    : [Buffer.from(ProtobufTraceSerializer.serializeRequest(spans)!)];
   return { bodies, traceIds };
 }
 
@@ -61,14 +63,22 @@ function nextBodies(): Buffer[] {
 const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
 function post(body: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url!, {
-      method: 'POST',
-      agent,
-      headers: { 'Content-Type': 'application/x-protobuf', 'Content-Length': body.length, ...(GZIP ? { 'Content-Encoding': 'gzip' } : {}) },
-    }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = http.request(
+      url!,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'Content-Type': 'application/x-protobuf',
+          'Content-Length': body.length,
+          ...(GZIP ? { 'Content-Encoding': 'gzip' } : {}),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

@@ -30,12 +30,20 @@ interface LoadResult {
 
 function runLoad(url: string, spans: number, gzip: boolean, clients: number, seconds: number): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/ingest-load.ts', url, String(spans), gzip ? '1' : '0', String(clients), String(seconds)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'bench/ingest-load.ts', url, String(spans), gzip ? '1' : '0', String(clients), String(seconds)],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (d) => (out += d));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as LoadResult) : reject(new Error(`load generator exited with ${code}`))));
+    child.on('exit', (code) =>
+      code === 0
+        ? resolve(JSON.parse(out.trim().split('\n').pop()!) as LoadResult)
+        : reject(new Error(`load generator exited with ${code}`)),
+    );
   });
 }
 
@@ -44,7 +52,8 @@ async function startProfile(): Promise<(file: string) => Promise<void>> {
   const inspector = await import('node:inspector');
   const session = new inspector.Session();
   session.connect();
-  const post = (method: string, params?: object) => new Promise<unknown>((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
   await post('Profiler.enable');
   await post('Profiler.setSamplingInterval', { interval: 500 });
   await post('Profiler.start');
@@ -60,7 +69,13 @@ const mib = (b: number) => Math.round(b / 2 ** 20);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** The cases of the issue: spans per request, gzip, clients. BENCH_INGEST_CASES=512,512gz,100,10,1 picks some. */
-const CASES: Array<[number, boolean, number]> = [[512, false, 8], [512, true, 8], [100, false, 8], [10, false, 64], [1, false, 64]];
+const CASES: Array<[number, boolean, number]> = [
+  [512, false, 8],
+  [512, true, 8],
+  [100, false, 8],
+  [10, false, 64],
+  [1, false, 64],
+];
 
 export async function benchIngest(): Promise<Figure[]> {
   const seconds = Number(process.env.BENCH_INGEST_SECONDS ?? 60);
@@ -68,7 +83,16 @@ export async function benchIngest(): Promise<Figure[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-ingest-'));
   // INGEST_* and TRACE_* from the environment tune the writer and assembly under test.
   const tuning = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(INGEST|TRACE)_/.test(k)));
-  const config = loadConfig({ ...tuning, DATA_DIR: dir, PORT: '0', OTLP_GRPC_PORT: '0', AUTH_REQUIRED: 'false', LOG_LEVEL: 'warn', DATABASE_URL: '', REDIS_URL: '' });
+  const config = loadConfig({
+    ...tuning,
+    DATA_DIR: dir,
+    PORT: '0',
+    OTLP_GRPC_PORT: '0',
+    AUTH_REQUIRED: 'false',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: '',
+    REDIS_URL: '',
+  });
   const svc = await startService(config, { logger: createLogger({ logLevel: 'warn' }) });
   const ch = svc.stores.clickhouse;
   const { log } = svc.domain.traces;
@@ -83,7 +107,9 @@ export async function benchIngest(): Promise<Figure[]> {
   try {
     let totalSpans = 0;
     const rates: number[] = [];
-    const cases = CASES.filter(([n, gz]) => !process.env.BENCH_INGEST_CASES || process.env.BENCH_INGEST_CASES.split(',').includes(`${n}${gz ? 'gz' : ''}`));
+    const cases = CASES.filter(
+      ([n, gz]) => !process.env.BENCH_INGEST_CASES || process.env.BENCH_INGEST_CASES.split(',').includes(`${n}${gz ? 'gz' : ''}`),
+    );
     for (const [spans, gzip, clients] of cases) {
       let peakRss = 0;
       let peakAt: NodeJS.MemoryUsage | undefined;
@@ -114,12 +140,19 @@ export async function benchIngest(): Promise<Figure[]> {
       }
       const catchUpS = (performance.now() - stopped) / 1000;
       if (process.env.BENCH_MEMORY && peakAt) {
-        const engine = await ch.query<{ metric: string; value: string }>("SELECT metric, value FROM system.metrics WHERE metric IN ('MemoryTracking', 'MergesMutationsMemoryTracking')");
-        console.error(`    at peak: heap ${mib(peakAt.heapUsed)}/${mib(peakAt.heapTotal)} MiB, external ${mib(peakAt.external)} MiB (array buffers ${mib(peakAt.arrayBuffers)}); engine now ${engine.map((e) => `${e.metric} ${mib(Number(e.value))} MiB`).join(', ')}`);
+        const engine = await ch.query<{ metric: string; value: string }>(
+          "SELECT metric, value FROM system.metrics WHERE metric IN ('MemoryTracking', 'MergesMutationsMemoryTracking')",
+        );
+        console.error(
+          `    at peak: heap ${mib(peakAt.heapUsed)}/${mib(peakAt.heapTotal)} MiB, external ${mib(peakAt.external)} MiB (array buffers ${mib(peakAt.arrayBuffers)}); engine now ${engine.map((e) => `${e.metric} ${mib(Number(e.value))} MiB`).join(', ')}`,
+        );
       }
       totalSpans += r.spans;
       rates.push(r.spansPerS);
-      const refused = Object.entries(r.statuses).filter(([st]) => st !== '200').map(([st, n]) => `${n}×${st}`).join(', ');
+      const refused = Object.entries(r.statuses)
+        .filter(([st]) => st !== '200')
+        .map(([st, n]) => `${n}×${st}`)
+        .join(', ');
       figures.push({
         what: `${spans} span${spans > 1 ? 's' : ''}/request, gzip ${gzip ? 'on' : 'off'}, ${clients} clients, ${seconds} s`,
         value: `${fmt(r.spansPerS)} spans/s; p50 ${r.p50.toFixed(0)} ms, p99 ${r.p99.toFixed(0)} ms; peak RSS ${mib(peakRss)} MiB; assembly lag ≤ ${(maxLag / 1000).toFixed(1)} s during the load, caught up ${catchUpS.toFixed(1)} s after; ${fmt(r.requests)} requests of ${Math.round(r.bytesPerRequest / 1024)} KiB${refused ? `; refused ${refused}` : ''}`,
@@ -143,8 +176,14 @@ export async function benchIngest(): Promise<Figure[]> {
     for (const [i, b] of batches.entries()) await ch.insertRowBinary('spans_raw_bench', [b], { insert_deduplication_token: `raw-${i}` });
     const rawRate = sample.length / ((performance.now() - t0) / 1000);
     await ch.command('DROP TABLE spans_raw_bench');
-    figures.push({ what: `raw RowBinary insert of ${fmt(sample.length)} of the same rows (encoded beforehand, batches of 20,000, no HTTP, no mapping)`, value: `${fmt(rawRate)} rows/s` });
-    figures.push({ what: 'ratio of each case to the raw RowBinary insert', value: cases.map(([n, gz], i) => `${n}${gz ? ' gzip' : ''}: ${(rates[i]! / rawRate).toFixed(2)}`).join('; ') });
+    figures.push({
+      what: `raw RowBinary insert of ${fmt(sample.length)} of the same rows (encoded beforehand, batches of 20,000, no HTTP, no mapping)`,
+      value: `${fmt(rawRate)} rows/s`,
+    });
+    figures.push({
+      what: 'ratio of each case to the raw RowBinary insert',
+      value: cases.map(([n, gz], i) => `${n}${gz ? ' gzip' : ''}: ${(rates[i]! / rawRate).toFixed(2)}`).join('; '),
+    });
     figures.push({ what: 'spans acknowledged in all (HTTP 200s)', value: fmt(totalSpans) });
   } finally {
     await svc.close();

@@ -21,39 +21,97 @@ export function buildSpans(count = SPANS, llmCalls = 4, toolCalls = 3): Readable
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({
-      'service.name': 'support-agent', 'service.version': '2.3.1', 'deployment.environment.name': 'production',
-      'telemetry.sdk.language': 'nodejs', 'telemetry.sdk.name': 'opentelemetry', 'telemetry.sdk.version': '2.12.1', 'host.name': 'ip-10-0-3-17',
+      'service.name': 'support-agent',
+      'service.version': '2.3.1',
+      'deployment.environment.name': 'production',
+      'telemetry.sdk.language': 'nodejs',
+      'telemetry.sdk.name': 'opentelemetry',
+      'telemetry.sdk.version': '2.12.1',
+      'host.name': 'ip-10-0-3-17',
     }),
     spanProcessors: [new SimpleSpanProcessor(exporter)],
   });
   const tracer = provider.getTracer('@traceloom/bench', '1.0.0');
-  const question = 'My order #48213 arrived damaged, the box was crushed and two of the glasses are broken. Can I get a replacement shipped before Friday? ';
+  const question =
+    'My order #48213 arrived damaged, the box was crushed and two of the glasses are broken. Can I get a replacement shipped before Friday? ';
   const messages = JSON.stringify([
-    { role: 'system', parts: [{ type: 'text', content: 'You are a helpful support agent for an online kitchenware shop. Be concise, confirm order numbers, and never promise refunds above 200 USD without escalation.' }] },
+    {
+      role: 'system',
+      parts: [
+        {
+          type: 'text',
+          content:
+            'You are a helpful support agent for an online kitchenware shop. Be concise, confirm order numbers, and never promise refunds above 200 USD without escalation.',
+        },
+      ],
+    },
     { role: 'user', parts: [{ type: 'text', content: question.repeat(4) }] },
     { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'lookup_order', arguments: { order_id: '48213' } }] },
     { role: 'tool', parts: [{ type: 'tool_call_response', id: 'call_1', response: { status: 'delivered', items: 6, carrier: 'UPS' } }] },
   ]);
-  const output = JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'I am sorry about that. I have arranged a replacement for the two glasses; it ships tomorrow by express.' }], finish_reason: 'stop' }]);
+  const output = JSON.stringify([
+    {
+      role: 'assistant',
+      parts: [
+        {
+          type: 'text',
+          content: 'I am sorry about that. I have arranged a replacement for the two glasses; it ships tomorrow by express.',
+        },
+      ],
+      finish_reason: 'stop',
+    },
+  ]);
   let t = 1_768_000_000;
   while (exporter.getFinishedSpans().length < count) {
-    const agent = tracer.startSpan('invoke_agent support', { kind: SpanKind.INTERNAL, startTime: [t, 0], attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support', 'session.id': `s-${t}` } });
+    const agent = tracer.startSpan('invoke_agent support', {
+      kind: SpanKind.INTERNAL,
+      startTime: [t, 0],
+      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support', 'session.id': `s-${t}` },
+    });
     const ctx = trace.setSpan(ROOT_CONTEXT, agent);
     for (let i = 0; i < llmCalls; i++) {
-      const llm = tracer.startSpan('chat gpt-4o', {
-        kind: SpanKind.CLIENT, startTime: [t, 1_000_000 + i * 100_000_000],
-        attributes: {
-          'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.response.model': 'gpt-4o-2024-08-06',
-          'gen_ai.request.temperature': 0.2, 'gen_ai.request.max_tokens': 1024, 'gen_ai.usage.input_tokens': 812 + i, 'gen_ai.usage.output_tokens': 64,
-          'gen_ai.response.finish_reasons': ['stop'], 'gen_ai.response.id': `chatcmpl-${t}-${i}`, 'gen_ai.input.messages': messages, 'gen_ai.output.messages': output,
-          'traceloom.prompt.id': 'support-triage', 'traceloom.prompt.version': '7',
+      const llm = tracer.startSpan(
+        'chat gpt-4o',
+        {
+          kind: SpanKind.CLIENT,
+          startTime: [t, 1_000_000 + i * 100_000_000],
+          attributes: {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.provider.name': 'openai',
+            'gen_ai.request.model': 'gpt-4o',
+            'gen_ai.response.model': 'gpt-4o-2024-08-06',
+            'gen_ai.request.temperature': 0.2,
+            'gen_ai.request.max_tokens': 1024,
+            'gen_ai.usage.input_tokens': 812 + i,
+            'gen_ai.usage.output_tokens': 64,
+            'gen_ai.response.finish_reasons': ['stop'],
+            'gen_ai.response.id': `chatcmpl-${t}-${i}`,
+            'gen_ai.input.messages': messages,
+            'gen_ai.output.messages': output,
+            'traceloom.prompt.id': 'support-triage',
+            'traceloom.prompt.version': '7',
+          },
         },
-      }, ctx);
+        ctx,
+      );
       llm.addEvent('gen_ai.content.completion', { 'gen_ai.event.index': 0 }, [t, 90_000_000 + i * 100_000_000]);
       llm.end([t, 95_000_000 + i * 100_000_000]);
     }
     for (let i = 0; i < toolCalls; i++) {
-      const tool = tracer.startSpan('execute_tool lookup_order', { kind: SpanKind.INTERNAL, startTime: [t, 500_000_000 + i * 1000], attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup_order', 'gen_ai.tool.call.id': `call_${i}`, 'gen_ai.tool.call.arguments': '{"order_id":"48213"}' } }, ctx);
+      const tool = tracer.startSpan(
+        'execute_tool lookup_order',
+        {
+          kind: SpanKind.INTERNAL,
+          startTime: [t, 500_000_000 + i * 1000],
+          attributes: {
+            'gen_ai.operation.name': 'execute_tool',
+            'gen_ai.tool.name': 'lookup_order',
+            'gen_ai.tool.call.id': `call_${i}`,
+            'gen_ai.tool.call.arguments': '{"order_id":"48213"}',
+          },
+        },
+        ctx,
+      );
       if (i === 2) tool.setStatus({ code: SpanStatusCode.ERROR, message: 'timeout' });
       tool.end([t, 600_000_000 + i * 1000]);
     }
@@ -93,7 +151,9 @@ export async function benchOtlpDecode(): Promise<void> {
   await row('OTLP/JSON: JSON.parse + decode', jsonText.length, () => decodeJsonTraces(JSON.parse(jsonText.toString('utf8'))));
   await row('OTLP/JSON: decode only (already parsed)', jsonText.length, () => decodeJsonTraces(jsonDoc));
   await row('gzip inflate, protobuf body', protoGz.length, () => inflateBody(protoGz, 'gzip', 64 * MiB));
-  await row('gzip inflate + protobuf decode', protoGz.length, async () => decodeProtobufTraces(await inflateBody(protoGz, 'gzip', 64 * MiB)));
+  await row('gzip inflate + protobuf decode', protoGz.length, async () =>
+    decodeProtobufTraces(await inflateBody(protoGz, 'gzip', 64 * MiB)),
+  );
   await row('gzip inflate, JSON body', jsonGz.length, () => inflateBody(jsonGz, 'gzip', 64 * MiB));
   // What ingest does per span after decoding: map the conventions, build the row, and the
   // JSONEachRow text the writer hands to the engine.
@@ -103,10 +163,14 @@ export async function benchOtlpDecode(): Promise<void> {
     decoded.map((s) => JSON.stringify(spanRow('p', s, mapSpan(s), '2026-11-22 00:00:00.000', '{}'))).join('\n'),
   );
 
-  console.log(`\n## OTLP decoding (${SPANS} spans per request, ~1 KB gen_ai.input.messages per LLM span; protobuf ${(proto.length / 1024).toFixed(0)} KiB, JSON ${(jsonText.length / 1024).toFixed(0)} KiB, gzip ${(protoGz.length / 1024).toFixed(0)} / ${(jsonGz.length / 1024).toFixed(0)} KiB; one core)`);
+  console.log(
+    `\n## OTLP decoding (${SPANS} spans per request, ~1 KB gen_ai.input.messages per LLM span; protobuf ${(proto.length / 1024).toFixed(0)} KiB, JSON ${(jsonText.length / 1024).toFixed(0)} KiB, gzip ${(protoGz.length / 1024).toFixed(0)} / ${(jsonGz.length / 1024).toFixed(0)} KiB; one core)`,
+  );
   console.log('| what | body (KiB) | ms per request | spans per second | MiB/s of body |');
   console.log('|---|---|---|---|---|');
   for (const [what, bytes, ms] of rows) {
-    console.log(`| ${what} | ${(bytes / 1024).toFixed(0)} | ${ms.toFixed(2)} | ${Math.round((SPANS * 1000) / ms).toLocaleString('en-US')} | ${(bytes / MiB / (ms / 1000)).toFixed(0)} |`);
+    console.log(
+      `| ${what} | ${(bytes / 1024).toFixed(0)} | ${ms.toFixed(2)} | ${Math.round((SPANS * 1000) / ms).toLocaleString('en-US')} | ${(bytes / MiB / (ms / 1000)).toFixed(0)} |`,
+    );
   }
 }

@@ -22,7 +22,13 @@ export interface Row {
 
 function stats(what: string, samples: number[], wallMs?: number): Row {
   const us = (q: number) => Math.round(quantile(samples, q) * 1000);
-  return { what, n: samples.length, p50Us: us(0.5), p99Us: us(0.99), perSecond: wallMs ? Math.round((samples.length / wallMs) * 1000) : undefined };
+  return {
+    what,
+    n: samples.length,
+    p50Us: us(0.5),
+    p99Us: us(0.99),
+    perSecond: wallMs ? Math.round((samples.length / wallMs) * 1000) : undefined,
+  };
 }
 
 export async function benchPrompts(env: Record<string, string> = {}): Promise<Row[]> {
@@ -44,25 +50,69 @@ async function run(env: Record<string, string>): Promise<Row[]> {
   try {
     const broadcast = createBroadcast(svc.stores.redis, logger);
     const prompts = createPromptService(svc.stores.postgres, createPromptCache(broadcast));
-    const uncached = createPromptService(svc.stores.postgres, { get: () => undefined, generation: () => 0, set: () => undefined, invalidate: async () => undefined });
+    const uncached = createPromptService(svc.stores.postgres, {
+      get: () => undefined,
+      generation: () => 0,
+      set: () => undefined,
+      invalidate: async () => undefined,
+    });
     const P = 'default';
-    await prompts.create(P, { prompt_id: 'agent-system', type: 'chat', template: [{ role: 'system', content: 'You are {{persona}}. Answer about {{topic}}.' }, { role: 'user', content: '{{question}}' }], labels: ['production'], config: { temperature: 0.2 } }, 'bench');
+    await prompts.create(
+      P,
+      {
+        prompt_id: 'agent-system',
+        type: 'chat',
+        template: [
+          { role: 'system', content: 'You are {{persona}}. Answer about {{topic}}.' },
+          { role: 'user', content: '{{question}}' },
+        ],
+        labels: ['production'],
+        config: { temperature: 0.2 },
+      },
+      'bench',
+    );
     const production = parseVersionRef('production');
     const latest = parseVersionRef('latest');
     await prompts.version(P, 'agent-system', production);
-    rows.push(stats('read by label, cached (in process)', (await timeEach(20_000, () => prompts.version(P, 'agent-system', production))).samples));
-    rows.push(stats('read by latest, cached (in process)', (await timeEach(20_000, () => prompts.version(P, 'agent-system', latest))).samples));
-    rows.push(stats('read by label, uncached (PostgreSQL)', (await timeEach(2_000, () => uncached.version(P, 'agent-system', production))).samples));
+    rows.push(
+      stats('read by label, cached (in process)', (await timeEach(20_000, () => prompts.version(P, 'agent-system', production))).samples),
+    );
+    rows.push(
+      stats('read by latest, cached (in process)', (await timeEach(20_000, () => prompts.version(P, 'agent-system', latest))).samples),
+    );
+    rows.push(
+      stats('read by label, uncached (PostgreSQL)', (await timeEach(2_000, () => uncached.version(P, 'agent-system', production))).samples),
+    );
     const inputs = { persona: 'a helpful agent', topic: 'billing', question: 'Why was I charged twice?' };
-    rows.push(stats('render by label, cached (in process)', (await timeEach(20_000, () => prompts.render(P, 'agent-system', production, inputs))).samples));
+    rows.push(
+      stats(
+        'render by label, cached (in process)',
+        (await timeEach(20_000, () => prompts.render(P, 'agent-system', production, inputs))).samples,
+      ),
+    );
     const url = `${svc.url}/api/projects/${P}/prompts/agent-system/versions/production`;
     rows.push(stats('HTTP GET version by label (cached)', (await timeEach(2_000, () => fetch(url).then((r) => r.text()))).samples));
-    const w = await timeEach(500, (i) => prompts.addVersion(P, 'agent-system', { template: [{ role: 'system', content: `v${i} {{persona}}` }] }, 'bench'));
+    const w = await timeEach(500, (i) =>
+      prompts.addVersion(P, 'agent-system', { template: [{ role: 'system', content: `v${i} {{persona}}` }] }, 'bench'),
+    );
     rows.push(stats('new version (transaction, sequential)', w.samples, w.wallMs));
     const start = performance.now();
-    await Promise.all(Array.from({ length: 8 }, (_, c) => (async () => { for (let i = 0; i < 50; i++) await prompts.addVersion(P, 'agent-system', { template: [{ role: 'system', content: `c${c} ${i}` }] }, 'bench'); })()));
+    await Promise.all(
+      Array.from({ length: 8 }, (_, c) =>
+        (async () => {
+          for (let i = 0; i < 50; i++)
+            await prompts.addVersion(P, 'agent-system', { template: [{ role: 'system', content: `c${c} ${i}` }] }, 'bench');
+        })(),
+      ),
+    );
     const wall = performance.now() - start;
-    rows.push({ what: 'new versions, 8 concurrent writers on one prompt', n: 400, p50Us: 0, p99Us: 0, perSecond: Math.round((400 / wall) * 1000) });
+    rows.push({
+      what: 'new versions, 8 concurrent writers on one prompt',
+      n: 400,
+      p50Us: 0,
+      p99Us: 0,
+      perSecond: Math.round((400 / wall) * 1000),
+    });
     broadcast.close();
   } finally {
     await svc.close();

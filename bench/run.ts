@@ -29,14 +29,22 @@ const benches: Record<string, () => Promise<unknown>> = {
   prompts: async () => {
     const modes: Array<[string, Record<string, string>]> = [
       ['embedded', { DATABASE_URL: '', REDIS_URL: '' }],
-      ['PostgreSQL + Redis', { DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_PREFIX: 'tlbench' }],
+      [
+        'PostgreSQL + Redis',
+        {
+          DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+          REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+          REDIS_PREFIX: 'tlbench',
+        },
+      ],
     ];
     console.log('\n## prompt reads and writes');
     console.log('| stores | what | n | p50 (µs) | p99 (µs) | per second |');
     console.log('|---|---|---|---|---|---|');
     for (const [name, env] of modes) {
       try {
-        for (const r of await benchPrompts(env)) console.log(`| ${name} | ${r.what} | ${r.n} | ${r.p50Us || ''} | ${r.p99Us || ''} | ${r.perSecond ?? ''} |`);
+        for (const r of await benchPrompts(env))
+          console.log(`| ${name} | ${r.what} | ${r.n} | ${r.p50Us || ''} | ${r.p99Us || ''} | ${r.perSecond ?? ''} |`);
       } catch (err) {
         console.log(`| ${name} | not measured: ${(err as Error).message} | | | | |`);
       }
@@ -60,7 +68,8 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('\n## web console (bundle; executions page in headless Chromium, 10,000 executions in the project, embedded stores)');
     console.log('| what | figure |');
     console.log('|---|---|');
-    for (const f of await benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10) })) console.log(`| ${f.what} | ${f.value} |`);
+    for (const f of await benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10) }))
+      console.log(`| ${f.what} | ${f.value} |`);
   },
   ingest: async () => {
     console.log('\n## OTLP ingest over HTTP (embedded chDB; load from a separate process)');
@@ -70,7 +79,9 @@ const benches: Record<string, () => Promise<unknown>> = {
   },
 };
 
-console.log(`# Traceloom benchmarks — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB`);
+console.log(
+  `# Traceloom benchmarks — ${new Date().toISOString()} — node ${process.version}, ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB`,
+);
 for (const [name, run] of Object.entries(benches)) {
   if (only && only !== name) continue;
   await run();

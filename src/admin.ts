@@ -90,7 +90,8 @@ const commands: Record<string, Command> = {
       const projectId = projectOption(opts);
       const name = nameOption(opts, 100, true)!;
       const days = opts['expires-in-days'] === undefined ? 90 : Number(opts['expires-in-days']);
-      if (!Number.isInteger(days) || days < 1 || days > 3650) throw new UsageError('--expires-in-days must be an integer between 1 and 3650');
+      if (!Number.isInteger(days) || days < 1 || days > 3650)
+        throw new UsageError('--expires-in-days must be an integer between 1 and 3650');
       const scope = opts.scope ?? 'full';
       if (scope !== 'full' && scope !== 'ingest') throw new UsageError('--scope must be full or ingest');
       const role = (opts.role ?? 'member') as Role;
@@ -109,7 +110,8 @@ const commands: Record<string, Command> = {
     prepare(args) {
       const projectId = projectOption(parseOptions(args, { project: 'value' }));
       return async ({ operator, out }) => {
-        for (const p of await operator.listKeys(projectId)) out([p.key_id, p.prefix, p.role, p.scope, p.status, p.expires_at, p.name].join('\t'));
+        for (const p of await operator.listKeys(projectId))
+          out([p.key_id, p.prefix, p.role, p.scope, p.status, p.expires_at, p.name].join('\t'));
       };
     },
   },
@@ -133,13 +135,19 @@ const commands: Record<string, Command> = {
     prepare(args) {
       parseOptions(args, {});
       // Opening the stores applied them; a running API applied them when it started.
-      return async ({ operator, out }) => out(operator.via === 'stores' ? 'migrations applied' : 'migrations applied (by the running API, at its start)');
+      return async ({ operator, out }) =>
+        out(operator.via === 'stores' ? 'migrations applied' : 'migrations applied (by the running API, at its start)');
     },
   },
 };
 
 function usage(): string {
-  return ['usage: npm run admin -- <command> [options]', '', 'commands:', ...Object.values(commands).map((c) => `  ${c.usage}\n      ${c.summary}`)].join('\n');
+  return [
+    'usage: npm run admin -- <command> [options]',
+    '',
+    'commands:',
+    ...Object.values(commands).map((c) => `  ${c.usage}\n      ${c.summary}`),
+  ].join('\n');
 }
 
 /** How long a command waits for an API that is still starting (it holds DATA_DIR before it serves). */
@@ -162,7 +170,9 @@ async function openOperator(config: Config, logger: Logger, note: (line: string)
       const code = (err as NodeJS.ErrnoException).code;
       // Not listening yet: the API is starting (or another command holds the stores for a moment).
       if ((code !== 'ENOENT' && code !== 'ECONNREFUSED') || Date.now() > deadline) {
-        throw new Error(`process ${holder} holds ${config.dataDir}, and nothing answers on its admin socket ${socketPath}: ${(err as Error).message}`);
+        throw new Error(
+          `process ${holder} holds ${config.dataDir}, and nothing answers on its admin socket ${socketPath}: ${(err as Error).message}`,
+        );
       }
       if (!waiting) note(`process ${holder} holds ${config.dataDir}: waiting for its admin socket…`);
       await new Promise((r) => setTimeout(r, 500));

@@ -44,7 +44,14 @@ import { createRepriceJobStore } from './spend/reprice-job-store.ts';
 export interface Domain {
   metrics: Metrics;
   prompts: PromptService;
-  executions: { queries: ExecutionRepository; recorder: ExecutionRecorder; writer: BatchWriter; views: TraceViews; parquet: ParquetExport; scheduledExport: ScheduledExport };
+  executions: {
+    queries: ExecutionRepository;
+    recorder: ExecutionRecorder;
+    writer: BatchWriter;
+    views: TraceViews;
+    parquet: ParquetExport;
+    scheduledExport: ScheduledExport;
+  };
   /** Price resolution (project prices, then the catalogue) and the project price table. */
   prices: { resolver: PriceResolver; models: ModelPriceService };
   /** OTLP spans: ingest, assembly into executions, reads for hierarchy and timeline. */
@@ -67,7 +74,13 @@ export interface Domain {
   close(): Promise<void>;
 }
 
-export function createDomain(config: Config, stores: Stores, broadcast: Broadcast, logger: Logger, jobs: Pick<JobRunner, 'enqueue'>): Domain {
+export function createDomain(
+  config: Config,
+  stores: Stores,
+  broadcast: Broadcast,
+  logger: Logger,
+  jobs: Pick<JobRunner, 'enqueue'>,
+): Domain {
   /** The batching writer of one ClickHouse table (spans and executions share the ingest settings). */
   const writerOf = (table: string) =>
     new BatchWriter(
@@ -86,7 +99,9 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
   const metrics = createMetrics();
   const spend = createSpend(config, stores, logger, jobs, metrics);
   // Block mode: an exceeded budget makes rendering answer 402.
-  const prompts = createPromptService(stores.postgres, createPromptCache(broadcast), { beforeRender: (projectId) => spend.budgets.enforce(projectId) });
+  const prompts = createPromptService(stores.postgres, createPromptCache(broadcast), {
+    beforeRender: (projectId) => spend.budgets.enforce(projectId),
+  });
   const writer = writerOf('executions');
   const queries = createExecutionRepository(stores.clickhouse);
   const resolver = createPriceResolver(stores.postgres, broadcast);
@@ -110,11 +125,15 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     now: () => spend.clock.now(),
     logger: logger.child({ area: 'exports' }),
   });
-  const recorder = createExecutionRecorder({ writer, prompts, prices: resolver, queries, onSpendMoved: (projectId) => spend.spendMoved(projectId) });
+  const recorder = createExecutionRecorder({
+    writer,
+    prompts,
+    prices: resolver,
+    queries,
+    onSpendMoved: (projectId) => spend.spendMoved(projectId),
+  });
 
-  const pending = stores.redis
-    ? createRedisPendingTraces(stores.redis, { lockMs: 120_000, retryMs: 1_000 })
-    : createLocalPendingTraces();
+  const pending = stores.redis ? createRedisPendingTraces(stores.redis, { lockMs: 120_000, retryMs: 1_000 }) : createLocalPendingTraces();
   const spans = createSpanRepository(stores.clickhouse);
   const assembler = createAssembler({
     spans,
@@ -134,7 +153,8 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
         return (await prompts.version(projectId, promptId, parseVersionRef(ref))).version;
       } catch (err) {
         if (err instanceof StoreUnavailableError || isConnectivityError(err)) throw err; // retried with the trace
-        if (!(err instanceof DomainError)) logger.warn({ prompt_id: promptId, err: { message: (err as Error).message } }, 'prompt reference not resolved');
+        if (!(err instanceof DomainError))
+          logger.warn({ prompt_id: promptId, err: { message: (err as Error).message } }, 'prompt reference not resolved');
         return undefined;
       }
     },
@@ -148,10 +168,20 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     },
   });
   let recovering: Promise<unknown> | undefined;
-  const views = createTraceViews({ queries, spansOf: (projectId, traceId) => spansWithLogMessages(spans, projectId, traceId), prices: resolver });
+  const views = createTraceViews({
+    queries,
+    spansOf: (projectId, traceId) => spansWithLogMessages(spans, projectId, traceId),
+    prices: resolver,
+  });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
-    { segmentBytes: config.ingest.logSegmentBytes, maxPendingBytes: config.ingest.logMaxBytes, maxPendingRows: config.ingest.logMaxRows, maxMemoryBytes: config.ingest.logMemoryBytes, maxLagMs: config.ingest.logMaxLagMs },
+    {
+      segmentBytes: config.ingest.logSegmentBytes,
+      maxPendingBytes: config.ingest.logMaxBytes,
+      maxPendingRows: config.ingest.logMaxRows,
+      maxMemoryBytes: config.ingest.logMemoryBytes,
+      maxLagMs: config.ingest.logMaxLagMs,
+    },
     (h) => h.n,
   );
   const loader = createSpanLoader({
@@ -191,9 +221,22 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     logger,
   });
   const logsWriter = writerOf('span_log_events');
-  const logs = createLogIngest({ writer: logsWriter, pending, wake: (dueAt) => assembler.wake(dueAt), debounceMs: config.traces.debounceMs, metrics, logger });
+  const logs = createLogIngest({
+    writer: logsWriter,
+    pending,
+    wake: (dueAt) => assembler.wake(dueAt),
+    debounceMs: config.traces.debounceMs,
+    metrics,
+    logger,
+  });
   metrics.setSources({
-    ingestQueue: () => ({ rows: log.pendingRows, bytes: log.pendingBytes, records: log.queued, segments: log.segments, oldestWaitingMs: log.oldestUnloadedMs() }),
+    ingestQueue: () => ({
+      rows: log.pendingRows,
+      bytes: log.pendingBytes,
+      records: log.queued,
+      segments: log.segments,
+      oldestWaitingMs: log.oldestUnloadedMs(),
+    }),
     assemblyNextDue: () => pending.nextDue(),
     storeHealth: async () => {
       const h = await stores.health();
@@ -212,7 +255,10 @@ export function createDomain(config: Config, stores: Stores, broadcast: Broadcas
     processors: () => [assembler.processor, ...spend.processors(), reprice.processor as JobProcessor, scheduledExport.processor],
     async startIngest() {
       // Before this node ingests: executions stored before the spend rollups existed are copied in once.
-      const filled = await rollups.backfillIfEmpty(() => queries.anyStored(), (table, key) => queries.aggregateIntoRollup(table, key));
+      const filled = await rollups.backfillIfEmpty(
+        () => queries.anyStored(),
+        (table, key) => queries.aggregateIntoRollup(table, key),
+      );
       if (filled.length) logger.info({ tables: filled }, 'spend rollups filled from the executions stored before them');
       // The column list of `spans` is read now: ingest encodes rows without asking the store.
       await stores.clickhouse.encoderOf('spans');

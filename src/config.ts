@@ -33,13 +33,15 @@ export interface Config {
    * A project (and optionally its first admin key) the API makes sure of at every start, from
    * TRACELOOM_INIT_*: the first admin without an identity provider, with the API running.
    */
-  readonly init: {
-    readonly projectId: string;
-    /** undefined: the project's name is left as it is (its id for a new project) */
-    readonly projectName: string | undefined;
-    /** An operator-chosen `tl_` key, stored hashed with the admin role (never logged) */
-    readonly apiKey: string | undefined;
-  } | undefined;
+  readonly init:
+    | {
+        readonly projectId: string;
+        /** undefined: the project's name is left as it is (its id for a new project) */
+        readonly projectName: string | undefined;
+        /** An operator-chosen `tl_` key, stored hashed with the admin role (never logged) */
+        readonly apiKey: string | undefined;
+      }
+    | undefined;
   /** When set, GET /metrics asks for `Authorization: Bearer <token>` */
   readonly metricsToken: string | undefined;
   readonly idp: {
@@ -109,14 +111,16 @@ export interface Config {
     /** a local (or mounted) directory to write them to */
     readonly dir: string | undefined;
     /** an S3-compatible bucket to PUT them in (signature v4) */
-    readonly s3: {
-      readonly endpoint: string;
-      readonly bucket: string;
-      readonly region: string;
-      readonly accessKeyId: string;
-      readonly secretAccessKey: string;
-      readonly prefix: string;
-    } | undefined;
+    readonly s3:
+      | {
+          readonly endpoint: string;
+          readonly bucket: string;
+          readonly region: string;
+          readonly accessKeyId: string;
+          readonly secretAccessKey: string;
+          readonly prefix: string;
+        }
+      | undefined;
     /** how often the export job looks for days to export */
     readonly intervalMs: number;
     /** a day is exported this long after its end (late data, traces still being assembled) */
@@ -135,7 +139,10 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, message: string) {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
     super(`${variable}: ${message}`);
     this.name = 'ConfigError';
   }
@@ -178,7 +185,10 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
     throw new ConfigError(name, 'must be a URL');
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(name, `must be a URL with scheme ${protocols.map((p) => p.replace(':', '')).join(' or ')}, got ${parsed.protocol.replace(':', '')}`);
+    throw new ConfigError(
+      name,
+      `must be a URL with scheme ${protocols.map((p) => p.replace(':', '')).join(' or ')}, got ${parsed.protocol.replace(':', '')}`,
+    );
   }
   return raw;
 }
@@ -202,12 +212,19 @@ function initProject(env: Env): Config['init'] {
     return undefined;
   }
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(projectId)) {
-    throw new ConfigError('TRACELOOM_INIT_PROJECT_ID', 'must be 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit');
+    throw new ConfigError(
+      'TRACELOOM_INIT_PROJECT_ID',
+      'must be 1 to 128 letters, digits, ".", "_" or "-", starting with a letter or digit',
+    );
   }
-  if (projectName !== undefined && projectName.length > 200) throw new ConfigError('TRACELOOM_INIT_PROJECT_NAME', 'must be at most 200 characters');
+  if (projectName !== undefined && projectName.length > 200)
+    throw new ConfigError('TRACELOOM_INIT_PROJECT_NAME', 'must be at most 200 characters');
   // The value is never echoed: it is a secret.
   if (apiKey !== undefined && !/^tl_[0-9A-Za-z]{40}$/.test(apiKey)) {
-    throw new ConfigError('TRACELOOM_INIT_API_KEY', 'must be "tl_" followed by 40 letters and digits (e.g. tl_$(head -c 1000 /dev/urandom | tr -dc A-Za-z0-9 | head -c 40))');
+    throw new ConfigError(
+      'TRACELOOM_INIT_API_KEY',
+      'must be "tl_" followed by 40 letters and digits (e.g. tl_$(head -c 1000 /dev/urandom | tr -dc A-Za-z0-9 | head -c 40))',
+    );
   }
   return { projectId, projectName, apiKey };
 }
@@ -218,13 +235,27 @@ function exportS3(env: Env): Config['exports']['s3'] {
   const bucket = str(env, 'EXPORT_S3_BUCKET');
   const accessKeyId = str(env, 'EXPORT_S3_ACCESS_KEY_ID');
   const secretAccessKey = str(env, 'EXPORT_S3_SECRET_ACCESS_KEY');
-  const given = { EXPORT_S3_ENDPOINT: endpoint, EXPORT_S3_BUCKET: bucket, EXPORT_S3_ACCESS_KEY_ID: accessKeyId, EXPORT_S3_SECRET_ACCESS_KEY: secretAccessKey };
+  const given = {
+    EXPORT_S3_ENDPOINT: endpoint,
+    EXPORT_S3_BUCKET: bucket,
+    EXPORT_S3_ACCESS_KEY_ID: accessKeyId,
+    EXPORT_S3_SECRET_ACCESS_KEY: secretAccessKey,
+  };
   if (Object.values(given).every((v) => v === undefined)) return undefined;
-  for (const [name, v] of Object.entries(given)) if (v === undefined) throw new ConfigError(name, 'must be set with the other EXPORT_S3_* variables');
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket!)) throw new ConfigError('EXPORT_S3_BUCKET', 'must be a bucket name (3 to 63 lowercase letters, digits, "." or "-")');
+  for (const [name, v] of Object.entries(given))
+    if (v === undefined) throw new ConfigError(name, 'must be set with the other EXPORT_S3_* variables');
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket!))
+    throw new ConfigError('EXPORT_S3_BUCKET', 'must be a bucket name (3 to 63 lowercase letters, digits, "." or "-")');
   const prefix = str(env, 'EXPORT_S3_PREFIX') ?? '';
   if (prefix.startsWith('/')) throw new ConfigError('EXPORT_S3_PREFIX', 'must not start with "/"');
-  return { endpoint: endpoint!, bucket: bucket!, region: str(env, 'EXPORT_S3_REGION') ?? 'us-east-1', accessKeyId: accessKeyId!, secretAccessKey: secretAccessKey!, prefix };
+  return {
+    endpoint: endpoint!,
+    bucket: bucket!,
+    region: str(env, 'EXPORT_S3_REGION') ?? 'us-east-1',
+    accessKeyId: accessKeyId!,
+    secretAccessKey: secretAccessKey!,
+    prefix,
+  };
 }
 
 export function loadConfig(env: Env = process.env): Config {

@@ -30,8 +30,16 @@ export function createMetrics() {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  const spansAccepted = new Counter({ name: 'traceloom_ingest_spans_accepted_total', help: 'Spans made durable (answered 200)', registers: [registry] });
-  const spansRejected = new Counter({ name: 'traceloom_ingest_spans_rejected_total', help: 'Spans rejected as invalid (partial success)', registers: [registry] });
+  const spansAccepted = new Counter({
+    name: 'traceloom_ingest_spans_accepted_total',
+    help: 'Spans made durable (answered 200)',
+    registers: [registry],
+  });
+  const spansRejected = new Counter({
+    name: 'traceloom_ingest_spans_rejected_total',
+    help: 'Spans rejected as invalid (partial success)',
+    registers: [registry],
+  });
   const ingestRefused = new Counter({
     name: 'traceloom_ingest_refused_total',
     help: 'Ingest requests refused before anything was made durable, by reason (queue_full and log_write answer 503, too_large 413)',
@@ -46,18 +54,26 @@ export function createMetrics() {
   });
   const executionsAssembled = new Counter({
     name: 'traceloom_executions_assembled_total',
-    help: 'Executions written by trace assembly: from the request\'s own spans (request) or from spans read back (read_back)',
+    help: "Executions written by trace assembly: from the request's own spans (request) or from spans read back (read_back)",
     labelNames: ['path'] as const,
     registers: [registry],
   });
-  const loadFailures = new Counter({ name: 'traceloom_ingest_load_failures_total', help: 'Ingest log batches that failed to load (retried)', registers: [registry] });
+  const loadFailures = new Counter({
+    name: 'traceloom_ingest_load_failures_total',
+    help: 'Ingest log batches that failed to load (retried)',
+    registers: [registry],
+  });
   const logRecords = new Counter({
     name: 'traceloom_ingest_log_records_total',
     help: 'OTLP log records received: GenAI events joined to their spans (mapped) or accepted and not kept (ignored)',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  const metricPointsIgnored = new Counter({ name: 'traceloom_ingest_metric_points_ignored_total', help: 'OTLP metric data points received and not stored (answered as a success)', registers: [registry] });
+  const metricPointsIgnored = new Counter({
+    name: 'traceloom_ingest_metric_points_ignored_total',
+    help: 'OTLP metric data points received and not stored (answered as a success)',
+    registers: [registry],
+  });
   const grpcRequests = new Counter({
     name: 'traceloom_grpc_requests_total',
     help: 'OTLP/gRPC export calls answered, by method and gRPC status code name',
@@ -70,7 +86,12 @@ export function createMetrics() {
     labelNames: ['status'] as const,
     registers: [registry],
   });
-  const budgetAlerts = new Counter({ name: 'traceloom_budget_alerts_fired_total', help: 'Budget alerts fired (once per project, month and kind)', labelNames: ['kind'] as const, registers: [registry] });
+  const budgetAlerts = new Counter({
+    name: 'traceloom_budget_alerts_fired_total',
+    help: 'Budget alerts fired (once per project, month and kind)',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
   const alertDeliveries = new Counter({
     name: 'traceloom_budget_alert_deliveries_total',
     help: 'Budget alert webhook delivery attempts, by outcome (delivered, failed: retried with backoff)',
@@ -129,7 +150,8 @@ export function createMetrics() {
     async collect() {
       if (!sources) return;
       this.reset();
-      for (const [store, status] of Object.entries(await sources.storeHealth())) if (status !== 'disabled') this.set({ store }, status === 'ok' ? 1 : 0);
+      for (const [store, status] of Object.entries(await sources.storeHealth()))
+        if (status !== 'disabled') this.set({ store }, status === 'ok' ? 1 : 0);
     },
   });
 

@@ -130,7 +130,10 @@ export async function startService(
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
-  logger.info({ url, mode: { clickhouse: stores.clickhouse.mode, postgres: stores.postgres.mode, jobs: jobs.mode } }, 'traceloom listening');
+  logger.info(
+    { url, mode: { clickhouse: stores.clickhouse.mode, postgres: stores.postgres.mode, jobs: jobs.mode } },
+    'traceloom listening',
+  );
 
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -4,12 +4,14 @@ import { badRequest } from './errors.ts';
 export function parseTime(value: string | number, field: string): Date {
   let ms: number;
   if (typeof value === 'number' || /^\d{1,15}$/.test(value)) ms = Number(value);
-  else if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value)) ms = Date.parse(/[T ]\d/.test(value) && !/(Z|[+-]\d{2}:?\d{2})$/.test(value) ? `${value.replace(' ', 'T')}Z` : value);
+  else if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value))
+    ms = Date.parse(/[T ]\d/.test(value) && !/(Z|[+-]\d{2}:?\d{2})$/.test(value) ? `${value.replace(' ', 'T')}Z` : value);
   else ms = NaN;
   // Date.parse rolls impossible dates over ("2026-02-30" is 2026-03-02): the calendar date as
   // written must exist.
   if (typeof value === 'string' && Number.isFinite(ms) && !/^\d{1,15}$/.test(value) && !calendarDateExists(value)) ms = NaN;
-  if (!Number.isFinite(ms) || ms < 0 || ms > 32_503_680_000_000) throw badRequest(`${field}: must be an ISO 8601 timestamp or epoch milliseconds, got ${JSON.stringify(value)}`);
+  if (!Number.isFinite(ms) || ms < 0 || ms > 32_503_680_000_000)
+    throw badRequest(`${field}: must be an ISO 8601 timestamp or epoch milliseconds, got ${JSON.stringify(value)}`);
   return new Date(ms);
 }
 

@@ -11,7 +11,8 @@ import { createJobRunner, startJobs } from './jobs/index.ts';
 let config;
 try {
   config = loadConfig();
-  if (!config.redisUrl) throw new ConfigError('REDIS_URL', 'must be set for `npm run worker`: without Redis, jobs run inside the API process (`npm start`)');
+  if (!config.redisUrl)
+    throw new ConfigError('REDIS_URL', 'must be set for `npm run worker`: without Redis, jobs run inside the API process (`npm start`)');
 } catch (err) {
   if (err instanceof ConfigError) {
     process.stderr.write(`traceloom worker: invalid configuration: ${err.message}\n`);

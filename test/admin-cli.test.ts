@@ -35,11 +35,14 @@ const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 function onSocket(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request({ socketPath: adminSocketPath(t.dataDir), method, path, headers: payload ? { 'Content-Type': 'application/json' } : {} }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
-    });
+    const req = http.request(
+      { socketPath: adminSocketPath(t.dataDir), method, path, headers: payload ? { 'Content-Type': 'application/json' } : {} },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -51,7 +54,9 @@ describe(`npm run admin (${mode} mode)`, () => {
     expect(project.status, project.stderr).toBe(0);
     expect(project.stdout).toBe('selfhost\n');
 
-    const created = await runAdmin(cliEnv, ['create-key', '--project', 'selfhost', '--name', 'first admin', '--role', 'admin'], { viaNpm: true });
+    const created = await runAdmin(cliEnv, ['create-key', '--project', 'selfhost', '--name', 'first admin', '--role', 'admin'], {
+      viaNpm: true,
+    });
     expect(created.status, created.stderr).toBe(0);
     // `KEY=$(npm run -s admin -- create-key ...)`: stdout is the key and its newline, nothing else
     expect(created.stdout).toMatch(KEY_LINE);
@@ -82,7 +87,10 @@ describe(`npm run admin (${mode} mode)`, () => {
   it('while the API runs on DATA_DIR, through its admin socket: the same commands; a new key works at once, a revoked one fails at once', async () => {
     svc = await startTestService({}, { env: t });
     // The key made on the stores is an admin of its project: it sets a price and the retention
-    expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(firstAdminKey) })).body).toMatchObject({ project_id: 'selfhost', role: 'admin' });
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(firstAdminKey) })).body).toMatchObject({
+      project_id: 'selfhost',
+      role: 'admin',
+    });
     const price = await getJson(`${svc.url}/api/projects/selfhost/models/house-model`, {
       method: 'PUT',
       headers: { ...bearer(firstAdminKey), 'Content-Type': 'application/json' },
@@ -91,7 +99,11 @@ describe(`npm run admin (${mode} mode)`, () => {
     expect(price.status).toBe(200);
     expect(price.body.created_by).toMatch(/^api_key:/);
 
-    const created = await runAdmin(cliEnv, ['create-key', '--project', 'newproj', '--name', 'second', '--role', 'admin', '--expires-in-days', '7'], { viaNpm: true });
+    const created = await runAdmin(
+      cliEnv,
+      ['create-key', '--project', 'newproj', '--name', 'second', '--role', 'admin', '--expires-in-days', '7'],
+      { viaNpm: true },
+    );
     expect(created.status, created.stderr).toBe(0);
     expect(created.stdout).toMatch(KEY_LINE);
     expect(created.stderr).toContain('admin socket');
@@ -104,7 +116,17 @@ describe(`npm run admin (${mode} mode)`, () => {
     expect(ingest.status, ingest.stderr).toBe(0);
     const ctx = await getJson(`${svc.url}/api/me/context`, { headers: bearer(ingest.stdout.trim()) });
     expect(ctx.body).toMatchObject({ project_id: 'newproj', role: 'member', scope: 'ingest' });
-    const viewerIngest = await runAdmin(cliEnv, ['create-key', '--project', 'newproj', '--name', 'x', '--scope', 'ingest', '--role', 'viewer']);
+    const viewerIngest = await runAdmin(cliEnv, [
+      'create-key',
+      '--project',
+      'newproj',
+      '--name',
+      'x',
+      '--scope',
+      'ingest',
+      '--role',
+      'viewer',
+    ]);
     expect(viewerIngest.status).toBe(2); // the API's 400, through the socket
     expect(viewerIngest.stderr).toContain('role: an ingest key sends data, so its role is member or admin');
     expect(viewerIngest.stdout).toBe('');
@@ -122,7 +144,10 @@ describe(`npm run admin (${mode} mode)`, () => {
     const listed = await runAdmin(cliEnv, ['list-keys', '--project', 'newproj']);
     expect(listed.status, listed.stderr).toBe(0);
     expect(listed.stdout).toContain(`\t${key.slice(0, 11)}\tadmin\tfull\tactive\t`);
-    const keyId = listed.stdout.split('\n').find((l) => l.includes(key.slice(0, 11)))!.split('\t')[0]!;
+    const keyId = listed.stdout
+      .split('\n')
+      .find((l) => l.includes(key.slice(0, 11)))!
+      .split('\t')[0]!;
     expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(key) })).status).toBe(200); // cached on the node now
     const revoked = await runAdmin(cliEnv, ['revoke-key', '--project', 'newproj', '--key-id', keyId]);
     expect(revoked.status, revoked.stderr).toBe(0);
@@ -140,12 +165,20 @@ describe(`npm run admin (${mode} mode)`, () => {
     expect(fs.statSync(file).isSocket()).toBe(true);
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
 
-    expect((await onSocket('GET', '/api/me/context')).body).toMatchObject({ user_id: 'operator', auth_method: 'operator', project_id: null, role: 'admin' });
+    expect((await onSocket('GET', '/api/me/context')).body).toMatchObject({
+      user_id: 'operator',
+      auth_method: 'operator',
+      project_id: null,
+      role: 'admin',
+    });
     const made = await onSocket('POST', '/api/projects', { project_id: 'acme', name: 'Acme Inc' });
     expect(made.status).toBe(201);
     expect(made.body).toMatchObject({ project_id: 'acme', name: 'Acme Inc', role: 'admin' });
     expect(made.body.created_at).toMatch(/Z$/);
-    expect(await onSocket('POST', '/api/projects', { project_id: 'acme' })).toEqual({ status: 409, body: { detail: 'Project acme already exists' } });
+    expect(await onSocket('POST', '/api/projects', { project_id: 'acme' })).toEqual({
+      status: 409,
+      body: { detail: 'Project acme already exists' },
+    });
     const bad = await onSocket('POST', '/api/projects', { project_id: '-nope' });
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toContain('project_id: must match');
@@ -154,7 +187,11 @@ describe(`npm run admin (${mode} mode)`, () => {
     expect(all.body.items.map((p: { project_id: string }) => p.project_id)).toEqual(['acme', 'newproj', 'selfhost']);
 
     // Over TCP the same request is a tenant's: no role in one project creates another
-    const tcp = await getJson(`${svc!.url}/api/projects`, { method: 'POST', headers: { ...bearer(firstAdminKey), 'Content-Type': 'application/json' }, body: '{"project_id":"evil"}' });
+    const tcp = await getJson(`${svc!.url}/api/projects`, {
+      method: 'POST',
+      headers: { ...bearer(firstAdminKey), 'Content-Type': 'application/json' },
+      body: '{"project_id":"evil"}',
+    });
     expect(tcp.status).toBe(403);
     const mine = await getJson(`${svc!.url}/api/projects`, { headers: bearer(firstAdminKey) });
     expect(mine.body.items.map((p: { project_id: string }) => p.project_id)).toEqual(['selfhost']);

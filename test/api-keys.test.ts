@@ -38,7 +38,11 @@ const keyHeader = (k: string) => ({ 'X-API-Key': k });
 const json = { 'Content-Type': 'application/json' };
 
 async function createKey(body: object, token = admin, project = 'acme') {
-  return getJson(`${svc.url}/api/projects/${project}/api-keys`, { method: 'POST', headers: { ...json, ...bearer(token) }, body: JSON.stringify(body) });
+  return getJson(`${svc.url}/api/projects/${project}/api-keys`, {
+    method: 'POST',
+    headers: { ...json, ...bearer(token) },
+    body: JSON.stringify(body),
+  });
 }
 
 describe(`API keys (${mode} mode)`, () => {
@@ -51,13 +55,21 @@ describe(`API keys (${mode} mode)`, () => {
     const key: string = c.body.key;
 
     // stored hashed only
-    const stored = await svc.stores.postgres.query<{ key_hash: string }>('SELECT key_hash FROM api_keys WHERE key_id = $1', [c.body.key_id]);
+    const stored = await svc.stores.postgres.query<{ key_hash: string }>('SELECT key_hash FROM api_keys WHERE key_id = $1', [
+      c.body.key_id,
+    ]);
     expect(stored[0]!.key_hash).toBe(hashApiKey(key));
     expect(JSON.stringify(await svc.stores.postgres.query('SELECT * FROM api_keys'))).not.toContain(key);
 
     const ctx = await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(key) });
     expect(ctx.status).toBe(200);
-    expect(ctx.body).toMatchObject({ auth_method: 'api_key', project_id: 'acme', role: 'member', scope: 'full', user_id: `api_key:${c.body.key_id}` });
+    expect(ctx.body).toMatchObject({
+      auth_method: 'api_key',
+      project_id: 'acme',
+      role: 'member',
+      scope: 'full',
+      user_id: `api_key:${c.body.key_id}`,
+    });
 
     const list = await getJson(`${svc.url}/api/projects/acme/api-keys`, { headers: keyHeader(key) });
     expect(list.status).toBe(200);
@@ -90,7 +102,11 @@ describe(`API keys (${mode} mode)`, () => {
     expect(item.body.status).toBe('expired');
   });
 
-  it.each([['malformed', 'not-a-key'], ['well-formed but unknown', `tl_${'A'.repeat(40)}`], ['empty', ' ']])('a %s key is a 401', async (_n, key) => {
+  it.each([
+    ['malformed', 'not-a-key'],
+    ['well-formed but unknown', `tl_${'A'.repeat(40)}`],
+    ['empty', ' '],
+  ])('a %s key is a 401', async (_n, key) => {
     const r = await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(key) });
     expect(r.status).toBe(401);
     expect(r.body).toEqual(UNAUTHORIZED);
@@ -135,7 +151,9 @@ describe(`API keys (${mode} mode)`, () => {
     expect((await createKey({ name: 'x' }, viewer)).status).toBe(403);
     expect((await getJson(`${svc.url}/api/projects/acme/api-keys`, { headers: bearer(viewer) })).status).toBe(200);
     const c = await createKey({ name: 'to revoke' });
-    expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(member) })).status).toBe(403);
+    expect(
+      (await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(member) })).status,
+    ).toBe(403);
   });
 
   it('an ingest key may read its context but not list keys', async () => {
@@ -153,7 +171,9 @@ describe(`API keys (${mode} mode)`, () => {
     const otherAdmin = await idp.token({ sub: 'admin-3', project_id: 'initech', role: 'admin' });
     const c = await createKey({ name: 'initech key' }, otherAdmin, 'initech');
     expect((await getJson(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { headers: bearer(admin) })).status).toBe(404);
-    expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(404);
+    expect(
+      (await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status,
+    ).toBe(404);
     const bad = await getJson(`${svc.url}/api/projects/acme/api-keys/not-a-uuid`, { headers: bearer(admin) });
     expect(bad.status).toBe(404);
     expect(bad.body).toEqual({ detail: 'API key not found' });
@@ -169,7 +189,9 @@ describe(`API keys (${mode} mode)`, () => {
       const other = await startTestService({}, { env: svc.testEnv });
       try {
         expect((await getJson(`${other.url}/api/me/context`, { headers: keyHeader(c.body.key) })).status).toBe(200); // cached there now
-        expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(204);
+        expect(
+          (await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status,
+        ).toBe(204);
         const deadline = Date.now() + 5_000;
         let status = 200;
         while (status !== 401 && Date.now() < deadline) {
@@ -182,7 +204,9 @@ describe(`API keys (${mode} mode)`, () => {
       }
     } else {
       expect((await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(c.body.key) })).status).toBe(200);
-      expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(204);
+      expect(
+        (await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status,
+      ).toBe(204);
       expect((await getJson(`${svc.url}/api/me/context`, { headers: keyHeader(c.body.key) })).status).toBe(401);
     }
   });
@@ -209,8 +233,13 @@ describe(`bearer API keys and key roles (${mode} mode)`, () => {
     expect(ctx.body).toMatchObject({ auth_method: 'api_key', user_id: `api_key:${c.body.key_id}`, project_id: 'acme', role: 'member' });
     expect((await getJson(`${svc.url}/api/projects/acme/prompts`, { headers: bearer(c.body.key) })).status).toBe(200);
     // The scheme is case-insensitive, as for JWTs; a JWT still authenticates as one
-    expect((await getJson(`${svc.url}/api/me/context`, { headers: { Authorization: `bearer ${c.body.key}` } })).body.auth_method).toBe('api_key');
-    expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(admin) })).body).toMatchObject({ auth_method: 'jwt', user_id: 'admin-1' });
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: { Authorization: `bearer ${c.body.key}` } })).body.auth_method).toBe(
+      'api_key',
+    );
+    expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(admin) })).body).toMatchObject({
+      auth_method: 'jwt',
+      user_id: 'admin-1',
+    });
     // X-API-Key comes first when both are sent
     const other = await createKey({ name: 'other', role: 'viewer' });
     const both = await getJson(`${svc.url}/api/me/context`, { headers: { ...keyHeader(other.body.key), ...bearer(c.body.key) } });
@@ -222,9 +251,13 @@ describe(`bearer API keys and key roles (${mode} mode)`, () => {
   it('the same 401 for an unknown, malformed, revoked or expired bearer key', async () => {
     const revoked = await createKey({ name: 'to revoke' });
     const expired = await createKey({ name: 'to expire' });
-    await svc.stores.postgres.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE key_id = $1", [expired.body.key_id]);
+    await svc.stores.postgres.query("UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE key_id = $1", [
+      expired.body.key_id,
+    ]);
     expect((await getJson(`${svc.url}/api/me/context`, { headers: bearer(revoked.body.key) })).status).toBe(200); // cached now
-    expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${revoked.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(204);
+    expect(
+      (await fetch(`${svc.url}/api/projects/acme/api-keys/${revoked.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status,
+    ).toBe(204);
     for (const key of [`tl_${'B'.repeat(40)}`, 'tl_short', revoked.body.key, expired.body.key]) {
       const r = await getJson(`${svc.url}/api/me/context`, { headers: bearer(key) });
       expect(r.status, key.slice(0, 8)).toBe(401);
@@ -246,10 +279,15 @@ describe(`bearer API keys and key roles (${mode} mode)`, () => {
     }, 'the execution of the exported trace');
     expect(e).toMatchObject({ trace_id: run.traceId, source: 'otlp', span_count: 4 });
 
-    expect((await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status).toBe(204);
+    expect(
+      (await fetch(`${svc.url}/api/projects/acme/api-keys/${c.body.key_id}`, { method: 'DELETE', headers: bearer(admin) })).status,
+    ).toBe(204);
     const refused = exporting(svc.url, { protocol: 'json', gzip: false, headers: { Authorization: `Bearer ${c.body.key}` } });
     agentRun(refused.tracer).endRoot();
-    const err = await refused.flush().then(() => undefined, (e: unknown) => e);
+    const err = await refused.flush().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     // one error per refused export, each carrying the HTTP status and the API's body
     const errors = [err].flat() as Array<{ code?: number; data?: string }>;
     expect(errors.length).toBeGreaterThan(0);
@@ -265,7 +303,11 @@ describe(`bearer API keys and key roles (${mode} mode)`, () => {
     const memberKey = await createKey({ name: 'default role' });
     expect(memberKey.body.role).toBe('member');
     const put = (key: string) =>
-      getJson(`${svc.url}/api/projects/acme/retention`, { method: 'PUT', headers: { ...json, ...bearer(key) }, body: JSON.stringify({ days: 30 }) });
+      getJson(`${svc.url}/api/projects/acme/retention`, {
+        method: 'PUT',
+        headers: { ...json, ...bearer(key) },
+        body: JSON.stringify({ days: 30 }),
+      });
     expect((await put(adminKey.body.key)).status).toBe(200);
     expect((await put(memberKey.body.key)).status).toBe(403);
     expect((await put(viewerKey.body.key)).status).toBe(403);
@@ -293,14 +335,24 @@ describe(`bearer API keys and key roles (${mode} mode)`, () => {
     expect(byKey.body.items).toEqual([{ project_id: 'acme', name: 'acme', created_at: expect.stringMatching(/Z$/), role: 'viewer' }]);
     const multi = await idp.token({ sub: 'multi', project_id: ['acme', 'umbrella'], role: 'member' });
     const byJwt = await getJson(`${svc.url}/api/projects`, { headers: bearer(multi) });
-    expect(byJwt.body.items.map((p: { project_id: string; role: string }) => [p.project_id, p.role])).toEqual([['acme', 'member'], ['umbrella', 'member']]);
-    expect((await getJson(`${svc.url}/api/projects/umbrella`, { headers: bearer(multi) })).body).toMatchObject({ project_id: 'umbrella', role: 'member' });
+    expect(byJwt.body.items.map((p: { project_id: string; role: string }) => [p.project_id, p.role])).toEqual([
+      ['acme', 'member'],
+      ['umbrella', 'member'],
+    ]);
+    expect((await getJson(`${svc.url}/api/projects/umbrella`, { headers: bearer(multi) })).body).toMatchObject({
+      project_id: 'umbrella',
+      role: 'member',
+    });
     expect((await getJson(`${svc.url}/api/projects/umbrella`, { headers: bearer(key) })).status).toBe(403);
     const ingest = (await createKey({ name: 'ingest lister', scope: 'ingest' })).body.key;
     expect((await getJson(`${svc.url}/api/projects`, { headers: bearer(ingest) })).status).toBe(403);
     expect((await getJson(`${svc.url}/api/projects`)).status).toBe(401);
     // creating a project is the operator's (the admin socket): an admin JWT gets 403
-    const create = await getJson(`${svc.url}/api/projects`, { method: 'POST', headers: { ...json, ...bearer(admin) }, body: '{"project_id":"new-one"}' });
+    const create = await getJson(`${svc.url}/api/projects`, {
+      method: 'POST',
+      headers: { ...json, ...bearer(admin) },
+      body: '{"project_id":"new-one"}',
+    });
     expect(create.status).toBe(403);
     expect(create.body).toEqual(FORBIDDEN);
   });
@@ -314,7 +366,13 @@ describe('AUTH_REQUIRED=false', () => {
         { project_id: 'default', user_id: 'dev', role: 'admin' },
       ]);
       const r = await getJson(`${dev.url}/api/me/context`);
-      expect(r.body).toEqual({ user_id: 'dev', auth_method: 'none', project_id: 'default', role: 'admin', projects: [{ project_id: 'default', name: 'default', role: 'admin' }] });
+      expect(r.body).toEqual({
+        user_id: 'dev',
+        auth_method: 'none',
+        project_id: 'default',
+        role: 'admin',
+        projects: [{ project_id: 'default', name: 'default', role: 'admin' }],
+      });
       // a presented but invalid credential never falls through to the dev user
       expect((await getJson(`${dev.url}/api/me/context`, { headers: keyHeader('tl_bogus') })).status).toBe(401);
       // the dev user has no access to other projects

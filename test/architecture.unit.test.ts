@@ -32,7 +32,9 @@ function code(text: string): string {
 function schemaTables(): string[] {
   const names = new Set<string>();
   for (const file of filesUnder(path.join(ROOT, 'schema'), /\.sql$/)) {
-    for (const m of fs.readFileSync(file, 'utf8').matchAll(/CREATE\s+(?:TABLE|MATERIALIZED\s+VIEW|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)/gi)) {
+    for (const m of fs
+      .readFileSync(file, 'utf8')
+      .matchAll(/CREATE\s+(?:TABLE|MATERIALIZED\s+VIEW|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?([a-z_][a-z0-9_]*)/gi)) {
       names.add(m[1]!.toLowerCase());
     }
   }
@@ -52,7 +54,9 @@ describe('architecture', () => {
   const tables = schemaTables();
 
   it('reads the table list from the migrations', () => {
-    expect(tables).toEqual(expect.arrayContaining(['spans', 'executions', 'execution_traces', 'daily_spend', 'budgets', 'budget_alerts', 'prompts', 'api_keys']));
+    expect(tables).toEqual(
+      expect.arrayContaining(['spans', 'executions', 'execution_traces', 'daily_spend', 'budgets', 'budget_alerts', 'prompts', 'api_keys']),
+    );
   });
 
   it("each table's SQL is in one src file, its repository", () => {
@@ -75,7 +79,11 @@ describe('architecture', () => {
   it('executions/ never imports ingest/', () => {
     const wrong = sources
       .filter((s) => s.file.startsWith('src/executions/'))
-      .flatMap((s) => importsOf(s.file, s.text).filter((i) => i.startsWith('src/ingest/')).map((i) => `${s.file} → ${i}`));
+      .flatMap((s) =>
+        importsOf(s.file, s.text)
+          .filter((i) => i.startsWith('src/ingest/'))
+          .map((i) => `${s.file} → ${i}`),
+      );
     expect(wrong).toEqual([]);
   });
 
@@ -83,15 +91,26 @@ describe('architecture', () => {
     // The edges: http/ itself, grpc/ (maps errors through http/errors.ts), the admin CLI (talks
     // HTTP to the admin socket); the boot and composition: main.ts, service.ts, compose.ts.
     const allowed = (file: string) =>
-      file.startsWith('src/http/') || file.startsWith('src/grpc/') || file.startsWith('src/admin') || ['src/main.ts', 'src/service.ts', 'src/compose.ts'].includes(file);
+      file.startsWith('src/http/') ||
+      file.startsWith('src/grpc/') ||
+      file.startsWith('src/admin') ||
+      ['src/main.ts', 'src/service.ts', 'src/compose.ts'].includes(file);
     const wrong = sources
       .filter((s) => !allowed(s.file))
-      .flatMap((s) => importsOf(s.file, s.text).filter((i) => i.startsWith('src/http/')).map((i) => `${s.file} → ${i}`));
+      .flatMap((s) =>
+        importsOf(s.file, s.text)
+          .filter((i) => i.startsWith('src/http/'))
+          .map((i) => `${s.file} → ${i}`),
+      );
     expect(wrong).toEqual([]);
   });
 
   it('nothing under src/ imports a path outside src/', () => {
-    const wrong = sources.flatMap((s) => importsOf(s.file, s.text).filter((i) => !i.startsWith('src/')).map((i) => `${s.file} → ${i}`));
+    const wrong = sources.flatMap((s) =>
+      importsOf(s.file, s.text)
+        .filter((i) => !i.startsWith('src/'))
+        .map((i) => `${s.file} → ${i}`),
+    );
     expect(wrong).toEqual([]);
   });
 });

@@ -67,7 +67,11 @@ describe(`JWT authentication (${mode} mode)`, () => {
       },
     ],
     ['unknown kid', async () => idp.token({}, { key: await newSigningKey('not-published'), kid: 'not-published' })],
-    ['alg none', async () => `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'x', iss: idp.issuer, aud: idp.audience, exp: Math.floor(Date.now() / 1000) + 600 })}.`],
+    [
+      'alg none',
+      async () =>
+        `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'x', iss: idp.issuer, aud: idp.audience, exp: Math.floor(Date.now() / 1000) + 600 })}.`,
+    ],
     [
       'HS256 signed with the RSA public key as the secret',
       async () => {
@@ -79,7 +83,13 @@ describe(`JWT authentication (${mode} mode)`, () => {
       },
     ],
     ['missing sub', () => idp.token({ sub: undefined })],
-    ['missing exp', async () => new SignJWT({ sub: 'x', iss: idp.issuer, aud: idp.audience }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).sign(idp.keys[0]!.privateKey)],
+    [
+      'missing exp',
+      async () =>
+        new SignJWT({ sub: 'x', iss: idp.issuer, aud: idp.audience })
+          .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+          .sign(idp.keys[0]!.privateKey),
+    ],
     ['over 8 KB', () => idp.token({ padding: 'x'.repeat(9000) })],
     ['garbage', async () => 'not-a-jwt'],
     ['three garbage segments', async () => 'aaa.bbb.ccc'],

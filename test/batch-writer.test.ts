@@ -44,7 +44,15 @@ const row = (project: string, i: number, cost = '0.000123') => ({
 });
 
 const realInsert: InsertFn = (table, rows, settings) => stores.clickhouse.insert(table, rows, settings);
-const options = { table: 'executions', maxQueueRows: 10_000, maxQueueBytes: 10_000_000, maxBatchRows: 100, flushIntervalMs: 20, maxAttempts: 3, backoffMs: 10 };
+const options = {
+  table: 'executions',
+  maxQueueRows: 10_000,
+  maxQueueBytes: 10_000_000,
+  maxBatchRows: 100,
+  flushIntervalMs: 20,
+  maxAttempts: 3,
+  backoffMs: 10,
+};
 
 async function count(project: string) {
   const [r] = await stores.clickhouse.query<{ n: string; cost: string }>(
@@ -133,7 +141,14 @@ describe('batch writer', () => {
 
   it('a request with more rows than the queue can ever hold is 413, not a 503 to retry forever', async () => {
     const w = new BatchWriter(realInsert, { ...options, maxQueueRows: 3 }, logger);
-    const err = asHttp(await w.write([1, 2, 3, 4].map((i) => row('w-413', i)), 100).catch((e: unknown) => e));
+    const err = asHttp(
+      await w
+        .write(
+          [1, 2, 3, 4].map((i) => row('w-413', i)),
+          100,
+        )
+        .catch((e: unknown) => e),
+    );
     expect(err.status).toBe(413);
     await w.close();
   });

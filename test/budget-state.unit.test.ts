@@ -8,7 +8,15 @@ import type { RedisStore } from '../src/stores/redis.ts';
 
 const logger = createLogger({ logLevel: 'silent' });
 const state = (over: Partial<BudgetState>): BudgetState => ({
-  month: '2026-11', budgetNanos: '10000000000', spentNanos: '12000000000', thresholdPct: 80, mode: 'alert', status: 'exceeded', budgetVersion: 1_000, readAt: 5_000, ...over,
+  month: '2026-11',
+  budgetNanos: '10000000000',
+  spentNanos: '12000000000',
+  thresholdPct: 80,
+  mode: 'alert',
+  status: 'exceeded',
+  budgetVersion: 1_000,
+  readAt: 5_000,
+  ...over,
 });
 
 describe('budget state ordering', () => {
@@ -40,23 +48,24 @@ describe('budget state ordering', () => {
 // The Redis store exists in server mode (REDIS_URL set, as .ci/run's second run does); the
 // embedded run has no Redis, so the case is defined only when there is one to test against.
 const redisUrl = process.env.REDIS_URL;
-if (redisUrl) describe('budget state ordering in Redis (server mode)', () => {
-  const client = redisUrl ? new Redis(redisUrl) : undefined;
-  const prefix = `tl-test-${process.pid}-${Date.now()}`;
-  const redis = { client, prefix } as unknown as RedisStore;
-  afterAll(async () => {
-    await client?.del(`${prefix}:budget-state:p`);
-    client?.disconnect();
-  });
+if (redisUrl)
+  describe('budget state ordering in Redis (server mode)', () => {
+    const client = redisUrl ? new Redis(redisUrl) : undefined;
+    const prefix = `tl-test-${process.pid}-${Date.now()}`;
+    const redis = { client, prefix } as unknown as RedisStore;
+    afterAll(async () => {
+      await client?.del(`${prefix}:budget-state:p`);
+      client?.disconnect();
+    });
 
-  it('another node with an older state cannot overwrite the newer one (compare-and-set)', async () => {
-    const nodeA = createBudgetStateStore(redis, 0, logger);
-    const nodeB = createBudgetStateStore(redis, 0, logger);
-    expect(await nodeA.set('p', state({ mode: 'block', budgetVersion: 2_000, readAt: 5_100 }))).toBe(true);
-    expect(await nodeB.set('p', state({ mode: 'alert', budgetVersion: 1_000, readAt: 5_000 }))).toBe(false);
-    expect((await nodeB.get('p'))?.mode).toBe('block');
-    expect(JSON.parse((await client!.get(`${prefix}:budget-state:p`))!).mode).toBe('block');
-    expect(await nodeB.set('p', state({ mode: 'block', spentNanos: '1', budgetVersion: 2_000, readAt: 7_000 }))).toBe(true);
-    expect((await nodeA.get('p'))?.spentNanos).toBe('1');
+    it('another node with an older state cannot overwrite the newer one (compare-and-set)', async () => {
+      const nodeA = createBudgetStateStore(redis, 0, logger);
+      const nodeB = createBudgetStateStore(redis, 0, logger);
+      expect(await nodeA.set('p', state({ mode: 'block', budgetVersion: 2_000, readAt: 5_100 }))).toBe(true);
+      expect(await nodeB.set('p', state({ mode: 'alert', budgetVersion: 1_000, readAt: 5_000 }))).toBe(false);
+      expect((await nodeB.get('p'))?.mode).toBe('block');
+      expect(JSON.parse((await client!.get(`${prefix}:budget-state:p`))!).mode).toBe('block');
+      expect(await nodeB.set('p', state({ mode: 'block', spentNanos: '1', budgetVersion: 2_000, readAt: 7_000 }))).toBe(true);
+      expect((await nodeA.get('p'))?.spentNanos).toBe('1');
+    });
   });
-});

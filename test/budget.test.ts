@@ -21,12 +21,22 @@ const P = `/api/projects/${PROJECT}`;
 const NOV = new Date('2026-11-15T12:00:00.000Z');
 
 const call = (method: string, path: string, auth: Record<string, string>, body?: unknown) =>
-  getJson(`${svc.url}${P}${path}`, { method, headers: { 'Content-Type': 'application/json', ...auth }, body: body === undefined ? undefined : JSON.stringify(body) });
+  getJson(`${svc.url}${P}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json', ...auth },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 const admin = () => ({ Authorization: `Bearer ${adminJwt}` });
 const ingest = () => ({ 'X-API-Key': ingestKey });
 let seq = 0;
 async function spend(costUsd: number, startedAt = '2026-11-10T09:00:00Z') {
-  const r = await call('POST', '/executions', ingest(), { trace_id: `t-${++seq}`, cost_usd: costUsd, started_at: startedAt, provider: 'openai', model: 'gpt-x' });
+  const r = await call('POST', '/executions', ingest(), {
+    trace_id: `t-${++seq}`,
+    cost_usd: costUsd,
+    started_at: startedAt,
+    provider: 'openai',
+    model: 'gpt-x',
+  });
   expect(r.status).toBe(201);
 }
 const budget = async () => (await call('GET', '/budget', admin())).body;
@@ -71,9 +81,28 @@ describe(`budgets (${mode} mode)`, () => {
       const x = await budget();
       return x.spent_usd === 1.5 && x;
     }, 'spend visible');
-    expect(b).toMatchObject({ budget_monthly_usd: null, alert_threshold_pct: null, enforcement_mode: null, webhook_url: null, month: '2026-11', remaining_usd: null, pct_used: null, status: 'ok', blocked: false, reset_at: '2026-12-01T00:00:00.000Z', alerts: [] });
+    expect(b).toMatchObject({
+      budget_monthly_usd: null,
+      alert_threshold_pct: null,
+      enforcement_mode: null,
+      webhook_url: null,
+      month: '2026-11',
+      remaining_usd: null,
+      pct_used: null,
+      status: 'ok',
+      blocked: false,
+      reset_at: '2026-12-01T00:00:00.000Z',
+      alerts: [],
+    });
     const c = await call('GET', '/budget/check', ingest());
-    expect(c.body).toEqual({ allowed: true, status: 'ok', enforcement_mode: null, remaining_usd: null, reset_at: '2026-12-01T00:00:00.000Z', budgets: [] });
+    expect(c.body).toEqual({
+      allowed: true,
+      status: 'ok',
+      enforcement_mode: null,
+      remaining_usd: null,
+      reset_at: '2026-12-01T00:00:00.000Z',
+      budgets: [],
+    });
   });
 
   it('only admins set it; the body is validated', async () => {
@@ -103,23 +132,45 @@ describe(`budgets (${mode} mode)`, () => {
   });
 
   it('threshold then 100%: exactly two alerts, signed, the failing receiver retried', async () => {
-    const put = await call('PUT', '/budget', admin(), { budget_monthly_usd: 10, alert_threshold_pct: 80, enforcement_mode: 'alert', webhook_url: receiver.url });
+    const put = await call('PUT', '/budget', admin(), {
+      budget_monthly_usd: 10,
+      alert_threshold_pct: 80,
+      enforcement_mode: 'alert',
+      webhook_url: receiver.url,
+    });
     expect(put.status).toBe(200);
     expect(put.body.webhook_secret).toMatch(/^whsec_/);
     receiver.secret = put.body.webhook_secret;
-    expect(put.body).toMatchObject({ budget_monthly_usd: 10, spent_usd: 1.5, remaining_usd: 8.5, pct_used: 15, status: 'ok', webhook_url: receiver.url });
+    expect(put.body).toMatchObject({
+      budget_monthly_usd: 10,
+      spent_usd: 1.5,
+      remaining_usd: 8.5,
+      pct_used: 15,
+      status: 'ok',
+      webhook_url: receiver.url,
+    });
     const again = await call('PUT', '/budget', admin(), { budget_monthly_usd: 10, alert_threshold_pct: 80, enforcement_mode: 'alert' });
     expect(again.body.webhook_secret).toBeUndefined(); // shown once
     expect(again.body.webhook_url).toBe(receiver.url); // omitted: unchanged
     // a viewer-level caller sees the budget but not the webhook URL (it is often a secret)
-    expect((await call('GET', '/budget', { Authorization: `Bearer ${memberJwt}` })).body.webhook_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/…$/);
+    expect((await call('GET', '/budget', { Authorization: `Bearer ${memberJwt}` })).body.webhook_url).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+\/…$/,
+    );
 
     receiver.script = [500]; // the first delivery fails
     await spend(5); // 65 %
     await spend(2); // 85 % → threshold
     const threshold = await until(() => receiver.verified.find((d) => d.body.kind === 'threshold'), 'threshold alert delivered');
     expect(receiver.deliveries.filter((d) => d.body.kind === 'threshold').map((d) => d.answered)).toEqual([500, 200]);
-    expect(threshold.body).toMatchObject({ type: 'budget.threshold', project_id: PROJECT, month: '2026-11', pct_used: 85, spent_usd: 8.5, budget_monthly_usd: 10, alert_threshold_pct: 80 });
+    expect(threshold.body).toMatchObject({
+      type: 'budget.threshold',
+      project_id: PROJECT,
+      month: '2026-11',
+      pct_used: 85,
+      spent_usd: 8.5,
+      budget_monthly_usd: 10,
+      alert_threshold_pct: 80,
+    });
     expect(threshold.headers['x-traceloom-event-id']).toBe(threshold.body.id);
     let b = await budget();
     expect(b).toMatchObject({ status: 'alert', pct_used: 85, remaining_usd: 1.5 });
@@ -137,7 +188,12 @@ describe(`budgets (${mode} mode)`, () => {
     expect(receiver.verified.map((d) => d.body.kind).sort()).toEqual(['exceeded', 'threshold']);
     expect(receiver.deliveries.every((d) => d.verified)).toBe(true);
     // alert mode: calls are still allowed
-    expect((await call('GET', '/budget/check', ingest())).body).toMatchObject({ allowed: true, status: 'exceeded', enforcement_mode: 'alert', remaining_usd: 0 });
+    expect((await call('GET', '/budget/check', ingest())).body).toMatchObject({
+      allowed: true,
+      status: 'exceeded',
+      enforcement_mode: 'alert',
+      remaining_usd: 0,
+    });
   });
 
   it('a restart mid-month sends no alert twice', async () => {
@@ -157,7 +213,14 @@ describe(`budgets (${mode} mode)`, () => {
     expect(put.body).toMatchObject({ status: 'exceeded', blocked: true, enforcement_mode: 'block' });
     const c = await call('GET', '/budget/check', ingest());
     expect(c.status).toBe(200);
-    expect(c.body).toEqual({ allowed: false, status: 'exceeded', enforcement_mode: 'block', remaining_usd: 0, reset_at: '2026-12-01T00:00:00.000Z', budgets: [] });
+    expect(c.body).toEqual({
+      allowed: false,
+      status: 'exceeded',
+      enforcement_mode: 'block',
+      remaining_usd: 0,
+      reset_at: '2026-12-01T00:00:00.000Z',
+      budgets: [],
+    });
     const r = await call('POST', '/prompts/greet/render', admin(), { inputs: { name: 'x' } });
     expect(r.status).toBe(402);
     expect(r.body.detail).toMatch(/^Budget exceeded - /);
@@ -171,17 +234,32 @@ describe(`budgets (${mode} mode)`, () => {
   it('a new month starts clean; its alerts fire again', async () => {
     svc.domain.spend.clock.now = () => new Date('2026-12-01T00:00:05.000Z');
     // before any evaluation, the check already reads the stored state as a fresh month
-    expect((await call('GET', '/budget/check', ingest())).body).toEqual({ allowed: true, status: 'ok', enforcement_mode: 'block', remaining_usd: 10, reset_at: '2027-01-01T00:00:00.000Z', budgets: [] });
+    expect((await call('GET', '/budget/check', ingest())).body).toEqual({
+      allowed: true,
+      status: 'ok',
+      enforcement_mode: 'block',
+      remaining_usd: 10,
+      reset_at: '2027-01-01T00:00:00.000Z',
+      budgets: [],
+    });
     const b = await budget();
     expect(b).toMatchObject({ month: '2026-12', spent_usd: 0, status: 'ok', blocked: false });
     expect(b.alerts).toHaveLength(2); // November's, listed with their month
     expect((await call('POST', '/prompts/greet/render', admin(), { inputs: { name: 'x' } })).status).toBe(200);
     await spend(12, '2026-12-01T00:00:01Z');
     await until(() => receiver.verified.length === 4, 'December alerts delivered');
-    expect(receiver.verified.slice(2).map((d) => `${d.body.month} ${d.body.kind}`).sort()).toEqual(['2026-12 exceeded', '2026-12 threshold']);
+    expect(
+      receiver.verified
+        .slice(2)
+        .map((d) => `${d.body.month} ${d.body.kind}`)
+        .sort(),
+    ).toEqual(['2026-12 exceeded', '2026-12 threshold']);
     // The evaluation publishes the state after it enqueued the deliveries, and with Redis a node
     // answers from its own copy for up to BUDGET_CHECK_CACHE_MS: blocked soon, not necessarily before the webhook lands.
-    await until(async () => (await call('POST', '/prompts/greet/render', admin(), { inputs: { name: 'x' } })).status === 402, 'render blocked in December');
+    await until(
+      async () => (await call('POST', '/prompts/greet/render', admin(), { inputs: { name: 'x' } })).status === 402,
+      'render blocked in December',
+    );
   });
 
   it("spend that crosses the budget in a month's last minutes, evaluated just after midnight, fires that month's alerts", async () => {
@@ -195,7 +273,12 @@ describe(`budgets (${mode} mode)`, () => {
     expect(b).toMatchObject({ month: '2027-02', spent_usd: 0, status: 'ok', blocked: false });
     expect((await call('GET', '/budget/check', ingest())).body).toMatchObject({ allowed: true, status: 'ok' });
     await until(() => receiver.verified.length === 6, 'January alerts delivered');
-    expect(receiver.verified.slice(4).map((d) => `${d.body.month} ${d.body.kind}`).sort()).toEqual(['2027-01 exceeded', '2027-01 threshold']);
+    expect(
+      receiver.verified
+        .slice(4)
+        .map((d) => `${d.body.month} ${d.body.kind}`)
+        .sort(),
+    ).toEqual(['2027-01 exceeded', '2027-01 threshold']);
     // evaluated again (the job; reading the budget evaluates nothing): no duplicate
     await svc.domain.spend.budgets.evaluate(PROJECT);
     expect((await alertsOf('2027-01')).length).toBe(2);
@@ -204,7 +287,10 @@ describe(`budgets (${mode} mode)`, () => {
   it('after the first 48 hours of a month, the previous month is no longer evaluated', async () => {
     svc.domain.spend.clock.now = () => new Date('2027-03-03T00:00:01.000Z');
     await spend(12, '2027-02-27T12:00:00Z');
-    await until(async () => (await call('GET', '/stats?start=2027-02-01&end=2027-02-28T23:59:59Z', admin())).body.total_cost === 12, 'February spend visible');
+    await until(
+      async () => (await call('GET', '/stats?start=2027-02-01&end=2027-02-28T23:59:59Z', admin())).body.total_cost === 12,
+      'February spend visible',
+    );
     await svc.domain.spend.budgets.evaluate(PROJECT); // the evaluation job, run now
     expect(await alertsOf('2027-02')).toEqual([]);
   });
@@ -215,13 +301,20 @@ describe(`budget reads are pure (${mode} mode)`, () => {
     // A node whose periodic evaluation does not run during the test (its boot evaluation ran, and
     // listed the budgeted projects, before this project has a budget): only explicit runs evaluate.
     await svc.close();
-    svc = await startTestService({}, { env: { ...env, config: { ...env.config, spend: { ...env.config.spend, budgetEvalIntervalMs: 86_400_000 } } } });
+    svc = await startTestService(
+      {},
+      { env: { ...env, config: { ...env.config, spend: { ...env.config.spend, budgetEvalIntervalMs: 86_400_000 } } } },
+    );
     const PURE = 'acme-pure';
     await ensureProject(svc.stores.postgres, PURE);
     const jwt = await idp.token({ sub: 'carol', project_id: PURE, role: 'admin' });
     const auth = { Authorization: `Bearer ${jwt}` };
     const at = (path: string, method = 'GET', body?: unknown) =>
-      getJson(`${svc.url}/api/projects/${PURE}${path}`, { method, headers: { 'Content-Type': 'application/json', ...auth }, body: body === undefined ? undefined : JSON.stringify(body) });
+      getJson(`${svc.url}/api/projects/${PURE}${path}`, {
+        method,
+        headers: { 'Content-Type': 'application/json', ...auth },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     svc.domain.spend.clock.now = () => new Date('2027-03-15T12:00:00.000Z');
     // Spend stored directly in ClickHouse and a budget it exceeds stored directly in PostgreSQL, as
     // an operator could: no evaluation is asked for, and none has published the project's state.

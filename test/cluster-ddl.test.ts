@@ -9,7 +9,11 @@ import { CLICKHOUSE_MIGRATIONS_TABLE, loadMigrations, splitStatements } from '..
 import { testEnv } from './helpers/env.ts';
 
 const dirs = [path.resolve('schema/clickhouse'), fileURLToPath(new URL('./fixtures/schema/clickhouse/', import.meta.url))];
-const statements = dirs.flatMap((d) => loadMigrations(d).flatMap((m) => splitStatements(m.sql).map((sql) => ({ file: `${path.basename(path.dirname(d))}/${m.version}_${m.name}`, sql }))));
+const statements = dirs.flatMap((d) =>
+  loadMigrations(d).flatMap((m) =>
+    splitStatements(m.sql).map((sql) => ({ file: `${path.basename(path.dirname(d))}/${m.version}_${m.name}`, sql })),
+  ),
+);
 
 let ch: ClickHouseStore;
 beforeAll(async () => {
@@ -31,7 +35,9 @@ describe('cluster DDL', () => {
       "ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')",
     );
     expect(clusterDDL('ALTER TABLE db.t ADD COLUMN y UInt8', 'main')).toBe('ALTER TABLE db.t ON CLUSTER main ADD COLUMN y UInt8');
-    expect(clusterDDL('CREATE MATERIALIZED VIEW IF NOT EXISTS mv TO d AS SELECT 1', 'main')).toBe('CREATE MATERIALIZED VIEW IF NOT EXISTS mv ON CLUSTER main TO d AS SELECT 1');
+    expect(clusterDDL('CREATE MATERIALIZED VIEW IF NOT EXISTS mv TO d AS SELECT 1', 'main')).toBe(
+      'CREATE MATERIALIZED VIEW IF NOT EXISTS mv ON CLUSTER main TO d AS SELECT 1',
+    );
     // already replicated or already on a cluster: left alone
     const done = "CREATE TABLE t ON CLUSTER c (x UInt8) ENGINE = ReplicatedMergeTree('/p', '{replica}') ORDER BY x";
     expect(clusterDDL(done, 'main')).toBe(done);
@@ -46,10 +52,15 @@ describe('cluster DDL', () => {
     const out = clusterDDL(sql, 'traceloom_cluster');
     const formatted = await format(out);
     expect(formatted).toContain('ON CLUSTER traceloom_cluster');
-    if (/ENGINE\s*=/.test(sql)) expect(formatted).toMatch(/ENGINE = Replicated\w*MergeTree\('\/clickhouse\/tables\/\{shard\}\/\{database\}\/\{table\}', '\{replica\}'/);
+    if (/ENGINE\s*=/.test(sql))
+      expect(formatted).toMatch(
+        /ENGINE = Replicated\w*MergeTree\('\/clickhouse\/tables\/\{shard\}\/\{database\}\/\{table\}', '\{replica\}'/,
+      );
   });
 
   it('the migration record table parses as cluster DDL', async () => {
-    expect(await format(clusterDDL(CLICKHOUSE_MIGRATIONS_TABLE, 'c1'))).toContain("ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')");
+    expect(await format(clusterDDL(CLICKHOUSE_MIGRATIONS_TABLE, 'c1'))).toContain(
+      "ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/{database}/{table}', '{replica}')",
+    );
   });
 });

@@ -60,19 +60,31 @@ describe('config', () => {
     [{ TRACELOOM_INIT_PROJECT_NAME: 'Acme' }, 'TRACELOOM_INIT_PROJECT_ID', /must be set/],
     [{ TRACELOOM_INIT_PROJECT_ID: 'acme corp' }, 'TRACELOOM_INIT_PROJECT_ID', /letters, digits/],
     [{ TRACELOOM_INIT_PROJECT_ID: 'acme', TRACELOOM_INIT_API_KEY: 'sk-my-secret-key' }, 'TRACELOOM_INIT_API_KEY', /"tl_" followed by 40/],
-    [{ TRACELOOM_INIT_PROJECT_ID: 'acme', TRACELOOM_INIT_API_KEY: `tl_${'a'.repeat(39)}` }, 'TRACELOOM_INIT_API_KEY', /"tl_" followed by 40/],
+    [
+      { TRACELOOM_INIT_PROJECT_ID: 'acme', TRACELOOM_INIT_API_KEY: `tl_${'a'.repeat(39)}` },
+      'TRACELOOM_INIT_API_KEY',
+      /"tl_" followed by 40/,
+    ],
   ];
 
   it('reads the bootstrap project and key (TRACELOOM_INIT_*), and never echoes a refused key', () => {
     expect(loadConfig({}).init).toBeUndefined();
     const key = `tl_${'Ab1'.repeat(13)}x`;
-    expect(loadConfig({ TRACELOOM_INIT_PROJECT_ID: 'acme', TRACELOOM_INIT_PROJECT_NAME: 'Acme Inc', TRACELOOM_INIT_API_KEY: key }).init).toEqual({
+    expect(
+      loadConfig({ TRACELOOM_INIT_PROJECT_ID: 'acme', TRACELOOM_INIT_PROJECT_NAME: 'Acme Inc', TRACELOOM_INIT_API_KEY: key }).init,
+    ).toEqual({
       projectId: 'acme',
       projectName: 'Acme Inc',
       apiKey: key,
     });
-    expect(loadConfig({ TRACELOOM_INIT_PROJECT_ID: 'acme' }).init).toEqual({ projectId: 'acme', projectName: undefined, apiKey: undefined });
-    expect(() => loadConfig({ TRACELOOM_INIT_PROJECT_ID: 'acme', TRACELOOM_INIT_API_KEY: 'tl_not-quite-a-secret-key' })).toThrow(/^((?!not-quite).)*$/);
+    expect(loadConfig({ TRACELOOM_INIT_PROJECT_ID: 'acme' }).init).toEqual({
+      projectId: 'acme',
+      projectName: undefined,
+      apiKey: undefined,
+    });
+    expect(() => loadConfig({ TRACELOOM_INIT_PROJECT_ID: 'acme', TRACELOOM_INIT_API_KEY: 'tl_not-quite-a-secret-key' })).toThrow(
+      /^((?!not-quite).)*$/,
+    );
   });
   it.each(bad)('refuses %j naming %s', (env, variable, message) => {
     let err: unknown;

@@ -25,7 +25,11 @@ const json = { 'Content-Type': 'application/json' };
 const api = (path: string, init: RequestInit & { as?: 'key' | 'admin' } = {}) =>
   getJson(`${svc.url}/api/projects/${P}${path}`, {
     ...init,
-    headers: { ...json, ...(init.as === 'admin' ? { Authorization: `Bearer ${adminJwt}` } : { 'X-API-Key': key }), ...(init.headers as Record<string, string>) },
+    headers: {
+      ...json,
+      ...(init.as === 'admin' ? { Authorization: `Bearer ${adminJwt}` } : { 'X-API-Key': key }),
+      ...(init.headers as Record<string, string>),
+    },
   });
 
 beforeAll(async () => {
@@ -46,13 +50,41 @@ beforeAll(async () => {
   await until(async () => (await api(`/executions/${traceId}`)).body?.span_count === 4, 'the exported trace as an execution');
 
   // A prompt with two versions, `production` on v1.
-  expect((await api('/prompts', { method: 'POST', body: JSON.stringify({ prompt_id: 'support-reply', type: 'text', template: 'Hello {{name}},\nthanks for writing.', labels: ['production'] }) })).status).toBe(201);
-  expect((await api('/prompts/support-reply/versions', { method: 'POST', body: JSON.stringify({ template: 'Hi {{name}},\nthanks for writing to us.', commit_message: 'warmer' }) })).status).toBe(201);
+  expect(
+    (
+      await api('/prompts', {
+        method: 'POST',
+        body: JSON.stringify({
+          prompt_id: 'support-reply',
+          type: 'text',
+          template: 'Hello {{name}},\nthanks for writing.',
+          labels: ['production'],
+        }),
+      })
+    ).status,
+  ).toBe(201);
+  expect(
+    (
+      await api('/prompts/support-reply/versions', {
+        method: 'POST',
+        body: JSON.stringify({ template: 'Hi {{name}},\nthanks for writing to us.', commit_message: 'warmer' }),
+      })
+    ).status,
+  ).toBe(201);
 
   // A direct record that used the prompt through its label (resolved to v1 at ingest).
   const direct = await api('/executions', {
     method: 'POST',
-    body: JSON.stringify({ trace_id: 'direct-1', agent_id: 'support-bot', provider: 'openai', model: 'gpt-4o-mini', tokens_in: 1200, tokens_out: 300, latency_ms: 900, template_usages: [{ prompt_id: 'support-reply', version: 'production', inputs: { name: 'Ada' } }] }),
+    body: JSON.stringify({
+      trace_id: 'direct-1',
+      agent_id: 'support-bot',
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      tokens_in: 1200,
+      tokens_out: 300,
+      latency_ms: 900,
+      template_usages: [{ prompt_id: 'support-reply', version: 'production', inputs: { name: 'Ada' } }],
+    }),
   });
   expect(direct.status).toBe(201);
 
@@ -68,7 +100,8 @@ afterAll(async () => {
 });
 
 /** Page errors other than the failed requests the tests provoke on purpose. */
-const unexpectedErrors = () => errors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401|422)/.test(e));
+const unexpectedErrors = () =>
+  errors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401|422)/.test(e));
 
 describe('web console, signed in with an API key', () => {
   it('refuses a wrong key with the API detail, then signs in with a key kept in session storage only', async () => {
@@ -100,7 +133,13 @@ describe('web console, signed in with an API key', () => {
 
     const events = page.locator('ol.timeline > li');
     await page.locator('li[data-type=tool_result]').waitFor();
-    expect(await events.evaluateAll((els) => els.map((e) => e.getAttribute('data-type')))).toEqual(['message', 'message', 'tool_call', 'tool_result', 'message']);
+    expect(await events.evaluateAll((els) => els.map((e) => e.getAttribute('data-type')))).toEqual([
+      'message',
+      'message',
+      'tool_call',
+      'tool_result',
+      'message',
+    ]);
     await expect(events.nth(1).textContent()).resolves.toContain('Weather in Paris?');
     await expect(page.locator('li[data-type=tool_call]').textContent()).resolves.toContain('get_weather');
     await browser.screenshot('execution-timeline');
@@ -141,8 +180,13 @@ describe('web console, signed in with an API key', () => {
     const { page } = browser;
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('.export button:has-text("CSV")')]);
     expect(download.suggestedFilename()).toBe(`executions-${P}.csv`);
-    const csv = fs.readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
-    expect(csv[0]).toBe('trace_id,started_at,agent_id,provider,model,status,tokens_in,tokens_out,latency_ms,cost_usd,cost_source,has_templates,template_count,span_count,source');
+    const csv = fs
+      .readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
+    expect(csv[0]).toBe(
+      'trace_id,started_at,agent_id,provider,model,status,tokens_in,tokens_out,latency_ms,cost_usd,cost_source,has_templates,template_count,span_count,source',
+    );
     expect(csv).toHaveLength(2);
     expect(csv[1]!.startsWith(`${traceId},`)).toBe(true);
   });
@@ -183,7 +227,7 @@ describe('web console, signed in with an API key', () => {
     const v3 = (await api('/prompts/support-reply/versions/3')).body;
     expect([v3.template, v3.rolled_back_from]).toEqual(['Hello {{name}},\nthanks for writing.', 1]);
   });
-  it("links a template usage to the prompt version it used, whose analytics count the execution", async () => {
+  it('links a template usage to the prompt version it used, whose analytics count the execution', async () => {
     const { page } = browser;
     await page.goto(`${svc.url}/projects/${P}/executions/direct-1?tab=templates`);
     const usage = page.locator('a:has-text("support-reply")');
@@ -236,7 +280,11 @@ describe('web console, signed in as an admin with a JWT', () => {
     await page.fill('input[name=input_per_mtok]', '0.2');
     await page.fill('input[name=output_per_mtok]', '0.8');
     await page.click('button:has-text("Set price")');
-    const refused = await getJson(`${svc.url}/api/projects/${P}/models/gpt-4o-mini`, { method: 'PUT', headers: { ...json, Authorization: `Bearer ${adminJwt}` }, body: JSON.stringify({ match: '(', input_per_mtok: 0.2, output_per_mtok: 0.8 }) });
+    const refused = await getJson(`${svc.url}/api/projects/${P}/models/gpt-4o-mini`, {
+      method: 'PUT',
+      headers: { ...json, Authorization: `Bearer ${adminJwt}` },
+      body: JSON.stringify({ match: '(', input_per_mtok: 0.2, output_per_mtok: 0.8 }),
+    });
     expect(refused.status).toBeGreaterThanOrEqual(400);
     await expect(page.locator('.error .detail').first().textContent()).resolves.toBe(refused.body.detail);
 
@@ -246,7 +294,9 @@ describe('web console, signed in as an admin with a JWT', () => {
     await row.waitFor();
     expect((await row.textContent())!).toContain('gpt-4o-mini');
     const own = (await api('/models?source=project', { as: 'admin' })).body.items;
-    expect(own.map((r: { model: string; input_per_mtok: number; output_per_mtok: number }) => [r.model, r.input_per_mtok, r.output_per_mtok])).toEqual([['gpt-4o-mini', 0.2, 0.8]]);
+    expect(
+      own.map((r: { model: string; input_per_mtok: number; output_per_mtok: number }) => [r.model, r.input_per_mtok, r.output_per_mtok]),
+    ).toEqual([['gpt-4o-mini', 0.2, 0.8]]);
 
     await page.fill('input[name=retention_days]', '30');
     await page.click('button:has-text("Save retention")');

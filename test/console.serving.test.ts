@@ -23,7 +23,12 @@ afterAll(async () => {
 });
 
 /** A raw GET (no URL normalisation, no automatic decompression). */
-function raw(url: string, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+function raw(
+  url: string,
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = http.request(`${url}${path}`, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -35,7 +40,8 @@ function raw(url: string, path: string, headers: Record<string, string> = {}, me
   });
 }
 
-const manifest = () => JSON.parse(fs.readFileSync(`${CONSOLE_DIR}/manifest.json`, 'utf8')) as { files: Array<{ name: string; bytes: number }> };
+const manifest = () =>
+  JSON.parse(fs.readFileSync(`${CONSOLE_DIR}/manifest.json`, 'utf8')) as { files: Array<{ name: string; bytes: number }> };
 
 describe('serving the console', () => {
   it('answers / with the page: HTML, revalidated, with a strict content security policy and an ETag', async () => {
@@ -72,7 +78,13 @@ describe('serving the console', () => {
   });
 
   it("answers the console's own routes with the page, so a link with filters opens it", async () => {
-    for (const path of ['/sign-in', '/projects/acme/executions?model=gpt-4o&status=error', '/projects/acme/executions/abc123', '/projects/acme/prompts/support-reply?tab=diff', '/projects/acme/spend/']) {
+    for (const path of [
+      '/sign-in',
+      '/projects/acme/executions?model=gpt-4o&status=error',
+      '/projects/acme/executions/abc123',
+      '/projects/acme/prompts/support-reply?tab=diff',
+      '/projects/acme/spend/',
+    ]) {
       const r = await raw(svc.url, path);
       expect([path, r.status, r.headers['content-type']]).toEqual([path, 200, 'text/html; charset=utf-8']);
     }

@@ -17,7 +17,11 @@ const exportDir = tempDir('traceloom-exports-');
 const scratch = tempDir('traceloom-parquet-read-');
 const P = '/api/projects/default';
 const json = (method: string, path: string, body?: unknown) =>
-  getJson(`${svc.url}${P}${path}`, { method, headers: { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  getJson(`${svc.url}${P}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 async function exec(body: Record<string, unknown>) {
   const r = await json('POST', '/executions', body);
@@ -43,10 +47,21 @@ async function readParquet(file: string): Promise<ReadBack[]> {
     expect(r.started_type).toContain("DateTime64(3, 'UTC')");
     return {
       item: {
-        trace_id: r.trace_id, agent_id: r.agent_id, provider: r.provider, model: r.model,
-        tokens_in: Number(r.tokens_in), tokens_out: Number(r.tokens_out), latency_ms: Number(r.latency_ms),
-        cost_usd: Number(r.cost_t), cost_source: r.cost_source, status: r.status, started_at: fromClickHouseTime(r.started_t),
-        has_templates: Boolean(r.has_templates), template_count: Number(r.template_count), span_count: Number(r.span_count), source: r.source,
+        trace_id: r.trace_id,
+        agent_id: r.agent_id,
+        provider: r.provider,
+        model: r.model,
+        tokens_in: Number(r.tokens_in),
+        tokens_out: Number(r.tokens_out),
+        latency_ms: Number(r.latency_ms),
+        cost_usd: Number(r.cost_t),
+        cost_source: r.cost_source,
+        status: r.status,
+        started_at: fromClickHouseTime(r.started_t),
+        has_templates: Boolean(r.has_templates),
+        template_count: Number(r.template_count),
+        span_count: Number(r.span_count),
+        source: r.source,
       },
       attribution: { user_id: r.user_id, session_id: r.session_id, tags: r.tags, metadata: r.metadata },
     };
@@ -56,7 +71,10 @@ async function readParquet(file: string): Promise<ReadBack[]> {
 async function jsonl(query: string): Promise<Array<Record<string, unknown>>> {
   const res = await fetch(`${svc.url}${P}/executions/export?format=jsonl${query}`);
   expect(res.status).toBe(200);
-  return (await res.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  return (await res.text())
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 async function parquet(query: string): Promise<ReadBack[]> {
@@ -75,15 +93,44 @@ beforeAll(async () => {
   // The export job also runs by itself (at boot, then hourly) on the real clock: it writes the real
   // recent days; the days of this test are in 2025, far from them, and runs below name their time.
   expect((await json('POST', '/prompts', { prompt_id: 'support', type: 'text', template: 'x' })).status).toBe(201);
-  await exec({ trace_id: 'y1', provider: 'openai', model: 'gpt-x', agent_id: 'a1', user_id: 'u1', session_id: 's1', tags: ['prod', 'eu'], metadata: { plan: 'pro' }, cost_usd: 0.000123456, tokens_in: 10, tokens_out: 5, latency_ms: 120, started_at: '2025-06-14T00:00:00.000Z', template_usages: [{ prompt_id: 'support' }] });
-  await exec({ trace_id: 'y2', provider: 'anthropic', model: 'claude-y', user_id: 'u2', cost_usd: 1.5, status: 'error', error_message: 'boom', started_at: '2025-06-14T23:59:59.999Z' });
+  await exec({
+    trace_id: 'y1',
+    provider: 'openai',
+    model: 'gpt-x',
+    agent_id: 'a1',
+    user_id: 'u1',
+    session_id: 's1',
+    tags: ['prod', 'eu'],
+    metadata: { plan: 'pro' },
+    cost_usd: 0.000123456,
+    tokens_in: 10,
+    tokens_out: 5,
+    latency_ms: 120,
+    started_at: '2025-06-14T00:00:00.000Z',
+    template_usages: [{ prompt_id: 'support' }],
+  });
+  await exec({
+    trace_id: 'y2',
+    provider: 'anthropic',
+    model: 'claude-y',
+    user_id: 'u2',
+    cost_usd: 1.5,
+    status: 'error',
+    error_message: 'boom',
+    started_at: '2025-06-14T23:59:59.999Z',
+  });
   await exec({ trace_id: 'y3', provider: 'acme', model: 'unknown-zz', tokens_in: 7, started_at: '2025-06-14T12:00:00.000Z' });
   await exec({ trace_id: 'd10', cost_usd: 0.2, started_at: '2025-06-10T08:00:00.000Z' });
   await exec({ trace_id: 'today', cost_usd: 0.3, started_at: '2025-06-15T08:00:00.000Z' });
   await exec({ trace_id: 'old', cost_usd: 0.4, started_at: '2025-06-01T08:00:00.000Z' });
   // a late correction of y1: the export holds its live version only
-  const [row] = await svc.stores.clickhouse.query<Record<string, unknown>>("SELECT * FROM executions WHERE project_id = 'default' AND trace_id = 'y1' AND sign = 1");
-  await svc.stores.clickhouse.insert('executions', [{ ...row, sign: -1 }, { ...row, cost_usd: '0.000654321', version: 2, sign: 1 }]);
+  const [row] = await svc.stores.clickhouse.query<Record<string, unknown>>(
+    "SELECT * FROM executions WHERE project_id = 'default' AND trace_id = 'y1' AND sign = 1",
+  );
+  await svc.stores.clickhouse.insert('executions', [
+    { ...row, sign: -1 },
+    { ...row, cost_usd: '0.000654321', version: 2, sign: 1 },
+  ]);
 });
 afterAll(async () => {
   await svc?.close();
@@ -98,9 +145,14 @@ describe(`Parquet exports (${mode} mode)`, () => {
     const lines = await jsonl('');
     expect(lines).toHaveLength(6);
     expect(all.map((r) => r.item).sort(byTrace)).toEqual([...lines].sort(byTrace));
-    expect(all.find((r) => r.item.trace_id === 'y1')).toMatchObject({ item: { cost_usd: 0.000654321 }, attribution: { user_id: 'u1', session_id: 's1', tags: ['prod', 'eu'], metadata: { plan: 'pro' } } });
+    expect(all.find((r) => r.item.trace_id === 'y1')).toMatchObject({
+      item: { cost_usd: 0.000654321 },
+      attribution: { user_id: 'u1', session_id: 's1', tags: ['prod', 'eu'], metadata: { plan: 'pro' } },
+    });
     const filtered = await parquet('&provider=openai,anthropic&start=2025-06-14T00:00:00Z');
-    expect(filtered.map((r) => r.item).sort(byTrace)).toEqual((await jsonl('&provider=openai,anthropic&start=2025-06-14T00:00:00Z')).sort(byTrace));
+    expect(filtered.map((r) => r.item).sort(byTrace)).toEqual(
+      (await jsonl('&provider=openai,anthropic&start=2025-06-14T00:00:00Z')).sort(byTrace),
+    );
     expect(filtered).toHaveLength(2);
     const none = await parquet('&user_id=nobody');
     expect(none).toEqual([]);
@@ -112,17 +164,28 @@ describe(`Parquet exports (${mode} mode)`, () => {
     const at = new Date('2025-06-15T12:00:00.000Z');
     expect(await exports.run(at)).toBe(2); // 2025-06-14 (yesterday) and 2025-06-10 (in the catch-up window); not today, not 11-01
     const dir = path.join(exportDir, 'default', 'executions');
-    expect(fs.readdirSync(dir).filter((f) => f.startsWith('2025-')).sort()).toEqual(['2025-06-10.manifest.json', '2025-06-10.parquet', '2025-06-14.manifest.json', '2025-06-14.parquet']);
+    expect(
+      fs
+        .readdirSync(dir)
+        .filter((f) => f.startsWith('2025-'))
+        .sort(),
+    ).toEqual(['2025-06-10.manifest.json', '2025-06-10.parquet', '2025-06-14.manifest.json', '2025-06-14.parquet']);
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, '2025-06-14.manifest.json'), 'utf8'));
     const bytes = fs.statSync(path.join(dir, '2025-06-14.parquet')).size;
     expect(manifest).toMatchObject({
-      project_id: 'default', day: '2025-06-14', start: '2025-06-14T00:00:00.000Z', end: '2025-06-15T00:00:00.000Z', format: 'parquet',
+      project_id: 'default',
+      day: '2025-06-14',
+      start: '2025-06-14T00:00:00.000Z',
+      end: '2025-06-15T00:00:00.000Z',
+      format: 'parquet',
       files: [{ path: '2025-06-14.parquet', rows: 3, bytes }],
       exported_at: '2025-06-15T12:00:00.000Z',
     });
     expect(manifest.files[0].sha256).toMatch(/^[0-9a-f]{64}$/);
     const day = await readParquet(path.join(dir, '2025-06-14.parquet'));
-    expect(day.map((r) => r.item).sort(byTrace)).toEqual((await jsonl('&start=2025-06-14T00:00:00Z&end=2025-06-15T00:00:00Z')).sort(byTrace));
+    expect(day.map((r) => r.item).sort(byTrace)).toEqual(
+      (await jsonl('&start=2025-06-14T00:00:00Z&end=2025-06-15T00:00:00Z')).sort(byTrace),
+    );
     expect(await exports.run(at)).toBe(0); // once per day
 
     // Two days later: today's day is due now, and the empty day after it gets a manifest of 0 rows.
@@ -143,8 +206,13 @@ describe(`Parquet exports (${mode} mode)`, () => {
         const h = req.headers;
         const signedNames = /SignedHeaders=([^,]+)/.exec(String(h.authorization))![1]!.split(';');
         const expected = signV4({
-          method: req.method!, url: new URL(`http://${h.host}${req.url}`), headers: Object.fromEntries(signedNames.map((n) => [n, String(h[n])])),
-          payloadSha256: String(h['x-amz-content-sha256']), accessKeyId: 'AKTEST', secretAccessKey: 'secret-test', region: 'eu-west-3',
+          method: req.method!,
+          url: new URL(`http://${h.host}${req.url}`),
+          headers: Object.fromEntries(signedNames.map((n) => [n, String(h[n])])),
+          payloadSha256: String(h['x-amz-content-sha256']),
+          accessKeyId: 'AKTEST',
+          secretAccessKey: 'secret-test',
+          region: 'eu-west-3',
           now: new Date(String(h['x-amz-date']).replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z')),
         });
         const payloadOk = crypto.createHash('sha256').update(body).digest('hex') === h['x-amz-content-sha256'];
@@ -154,19 +222,36 @@ describe(`Parquet exports (${mode} mode)`, () => {
     });
     await new Promise<void>((r) => bucket.listen(0, '127.0.0.1', r));
     const other = await startTestService({
-      AUTH_REQUIRED: 'false', EXPORT_DELAY_MS: '0', EXPORT_INTERVAL_MS: '86400000',
-      EXPORT_S3_ENDPOINT: `http://127.0.0.1:${(bucket.address() as AddressInfo).port}`, EXPORT_S3_BUCKET: 'exports', EXPORT_S3_REGION: 'eu-west-3',
-      EXPORT_S3_ACCESS_KEY_ID: 'AKTEST', EXPORT_S3_SECRET_ACCESS_KEY: 'secret-test', EXPORT_S3_PREFIX: 'traceloom/',
+      AUTH_REQUIRED: 'false',
+      EXPORT_DELAY_MS: '0',
+      EXPORT_INTERVAL_MS: '86400000',
+      EXPORT_S3_ENDPOINT: `http://127.0.0.1:${(bucket.address() as AddressInfo).port}`,
+      EXPORT_S3_BUCKET: 'exports',
+      EXPORT_S3_REGION: 'eu-west-3',
+      EXPORT_S3_ACCESS_KEY_ID: 'AKTEST',
+      EXPORT_S3_SECRET_ACCESS_KEY: 'secret-test',
+      EXPORT_S3_PREFIX: 'traceloom/',
     });
     try {
-      const r = await fetch(`${other.url}${P}/executions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ trace_id: 's3-1', cost_usd: 0.5, started_at: '2025-07-01T10:00:00Z' }) });
+      const r = await fetch(`${other.url}${P}/executions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ trace_id: 's3-1', cost_usd: 0.5, started_at: '2025-07-01T10:00:00Z' }),
+      });
       expect(r.status).toBe(201);
       expect(await other.domain.executions.scheduledExport.run(new Date('2025-07-02T06:00:00Z'))).toBe(1);
       const mine = puts.filter((p) => p.url.includes('2025-07-01'));
-      expect(mine.map((p) => p.url)).toEqual(['/exports/traceloom/default/executions/2025-07-01.parquet', '/exports/traceloom/default/executions/2025-07-01.manifest.json']);
+      expect(mine.map((p) => p.url)).toEqual([
+        '/exports/traceloom/default/executions/2025-07-01.parquet',
+        '/exports/traceloom/default/executions/2025-07-01.manifest.json',
+      ]);
       expect(mine.every((p) => p.signed)).toBe(true);
       const manifest = JSON.parse(mine[1]!.body.toString('utf8'));
-      expect(manifest.files[0]).toMatchObject({ rows: 1, bytes: mine[0]!.body.length, sha256: crypto.createHash('sha256').update(mine[0]!.body).digest('hex') });
+      expect(manifest.files[0]).toMatchObject({
+        rows: 1,
+        bytes: mine[0]!.body.length,
+        sha256: crypto.createHash('sha256').update(mine[0]!.body).digest('hex'),
+      });
     } finally {
       await other.close();
       await new Promise((r) => bucket.close(r));

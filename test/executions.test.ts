@@ -54,7 +54,9 @@ describe(`direct executions (${mode} mode)`, () => {
         { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', name: 'lookup', arguments: '{"id":1}' }] },
         { role: 'tool', tool_call_id: 'call_1', name: 'lookup', content: 'ok' },
       ],
-      template_usages: [{ prompt_id: 'support', version: 'production', inputs: { topic: 'billing' }, message_index: 0, role: 'system', source: 'sdk' }],
+      template_usages: [
+        { prompt_id: 'support', version: 'production', inputs: { topic: 'billing' }, message_index: 0, role: 'system', source: 'sdk' },
+      ],
     };
     const r = await post(body);
     expect(r.status).toBe(201);
@@ -71,7 +73,17 @@ describe(`direct executions (${mode} mode)`, () => {
       source: 'api',
       tags: ['beta'],
       metadata: { region: 'eu' },
-      template_usages: [{ prompt_id: 'support', version_ref: 'production', version: 1, inputs: { topic: 'billing' }, message_index: 0, role: 'system', source: 'sdk' }],
+      template_usages: [
+        {
+          prompt_id: 'support',
+          version_ref: 'production',
+          version: 1,
+          inputs: { topic: 'billing' },
+          message_index: 0,
+          role: 'system',
+          source: 'sdk',
+        },
+      ],
     });
     expect(r.body.conversation_history).toBeUndefined();
     const detail = await getJson(`${svc.url}${P}/executions/exec-1?include_messages=true`);
@@ -119,7 +131,15 @@ describe(`direct executions (${mode} mode)`, () => {
       [{ trace_id: 'v2', tokens_in: -1 }, 400, 'tokens_in:'],
       [{ trace_id: 'v3', status: 'meh' }, 400, 'status:'],
       [{ trace_id: 'v4', started_at: 'yesterday' }, 400, 'started_at:'],
-      [{ trace_id: 'v5', conversation_history: [{ role: 'user', content: 'x' }], template_usages: [{ prompt_id: 'support', message_index: 1 }] }, 422, 'message_index'],
+      [
+        {
+          trace_id: 'v5',
+          conversation_history: [{ role: 'user', content: 'x' }],
+          template_usages: [{ prompt_id: 'support', message_index: 1 }],
+        },
+        422,
+        'message_index',
+      ],
       [{ trace_id: 'v6', template_usages: [{ prompt_id: 'ghost' }] }, 422, 'prompt ghost does not exist'],
       [{ trace_id: 'v7', template_usages: [{ prompt_id: 'support', version: 9 }] }, 422, 'version 9 of prompt support does not exist'],
       [{ trace_id: 'v8', started_at: '2026-11-01T10:00:00Z', ended_at: '2026-11-01T09:00:00Z' }, 422, 'ended_at'],
@@ -133,7 +153,14 @@ describe(`direct executions (${mode} mode)`, () => {
   });
 
   it('prices: provided cost kept beside the computed one; unknown model unpriced at 0; impossible counts flagged', async () => {
-    const provided = await post({ trace_id: 'price-1', provider: 'openai', model: 'gpt-4o-mini', tokens_in: 1000, tokens_out: 0, cost_usd: 0.01 });
+    const provided = await post({
+      trace_id: 'price-1',
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      tokens_in: 1000,
+      tokens_out: 0,
+      cost_usd: 0.01,
+    });
     expect(provided.body).toMatchObject({ cost_usd: 0.01, cost_source: 'provided', cost_computed_usd: 0.00015 });
     const unknown = await post({ trace_id: 'price-2', provider: 'acme', model: 'acme-9000', tokens_in: 5000, tokens_out: 5000 });
     expect(unknown.body).toMatchObject({ cost_usd: 0, cost_source: 'unpriced', cost_computed_usd: null, price_id: null });
@@ -170,7 +197,16 @@ describe(`direct executions (${mode} mode)`, () => {
 });
 
 describe(`listing (${mode} mode)`, () => {
-  type Rec = { trace_id: string; provider: string; model: string; agent_id: string; cost_usd: number; started_at: string; status: 'ok' | 'error'; prompt?: boolean };
+  type Rec = {
+    trace_id: string;
+    provider: string;
+    model: string;
+    agent_id: string;
+    cost_usd: number;
+    started_at: string;
+    status: 'ok' | 'error';
+    prompt?: boolean;
+  };
   const records: Rec[] = [];
   const providers = ['openai', 'anthropic', 'google'];
   const models = ['m-a', 'm-b', 'm-c', 'm-d'];
@@ -205,7 +241,8 @@ describe(`listing (${mode} mode)`, () => {
     }
     const window = 'start=2026-10-01T00:00:00Z&end=2026-10-31T00:00:00Z';
     const inWindow = (r: Rec) => r.started_at >= '2026-10-01T00:00:00.000Z' && r.started_at < '2026-10-31T00:00:00.000Z';
-    const order = (a: Rec, b: Rec) => (a.started_at === b.started_at ? (a.trace_id < b.trace_id ? 1 : -1) : a.started_at < b.started_at ? 1 : -1);
+    const order = (a: Rec, b: Rec) =>
+      a.started_at === b.started_at ? (a.trace_id < b.trace_id ? 1 : -1) : a.started_at < b.started_at ? 1 : -1;
     const checks: Array<[string, (r: Rec) => boolean]> = [
       ['', () => true],
       ['provider=openai', (r) => r.provider === 'openai'],
@@ -218,22 +255,40 @@ describe(`listing (${mode} mode)`, () => {
       ['prompt_id=support', (r) => !!r.prompt],
       ['min_cost=0.0033', (r) => r.cost_usd >= 0.0033],
       ['max_cost=0.0022', (r) => r.cost_usd <= 0.0022],
-      ['min_cost=0.0011&max_cost=0.0044&provider=anthropic', (r) => r.cost_usd >= 0.0011 && r.cost_usd <= 0.0044 && r.provider === 'anthropic'],
-      ['start=2026-10-03T00:00:00Z&end=2026-10-06T00:00:00Z', (r) => r.started_at >= '2026-10-03T00:00:00.000Z' && r.started_at < '2026-10-06T00:00:00.000Z'],
-      [`start=${Date.UTC(2026, 9, 5)}&end=${Date.UTC(2026, 9, 31)}&status=ok&has_templates=true`, (r) => inWindow(r) && r.started_at >= '2026-10-05T00:00:00.000Z' && r.status === 'ok' && !!r.prompt],
+      [
+        'min_cost=0.0011&max_cost=0.0044&provider=anthropic',
+        (r) => r.cost_usd >= 0.0011 && r.cost_usd <= 0.0044 && r.provider === 'anthropic',
+      ],
+      [
+        'start=2026-10-03T00:00:00Z&end=2026-10-06T00:00:00Z',
+        (r) => r.started_at >= '2026-10-03T00:00:00.000Z' && r.started_at < '2026-10-06T00:00:00.000Z',
+      ],
+      [
+        `start=${Date.UTC(2026, 9, 5)}&end=${Date.UTC(2026, 9, 31)}&status=ok&has_templates=true`,
+        (r) => inWindow(r) && r.started_at >= '2026-10-05T00:00:00.000Z' && r.status === 'ok' && !!r.prompt,
+      ],
     ];
     for (const [qs, pred] of checks) {
       // The test window keeps the other tests' executions out, unless the check sets its own.
       const own = /(^|&)(start|end)=/.test(qs);
-      const expected = records.filter((r) => (own || inWindow(r)) && pred(r)).sort(order).map((r) => r.trace_id);
+      const expected = records
+        .filter((r) => (own || inWindow(r)) && pred(r))
+        .sort(order)
+        .map((r) => r.trace_id);
       const got = await list(`${own ? '' : `${window}&`}limit=1000&${qs}`);
       expect(got.status, qs).toBe(200);
-      expect(got.body.items.map((i: { trace_id: string }) => i.trace_id), qs).toEqual(expected);
+      expect(
+        got.body.items.map((i: { trace_id: string }) => i.trace_id),
+        qs,
+      ).toEqual(expected);
       expect(got.body.total, qs).toBe(expected.length);
     }
 
     // keyset pages: every record once, in order
-    const expectedAll = records.filter(inWindow).sort(order).map((r) => r.trace_id);
+    const expectedAll = records
+      .filter(inWindow)
+      .sort(order)
+      .map((r) => r.trace_id);
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -260,11 +315,15 @@ describe(`listing (${mode} mode)`, () => {
     const window = 'start=2026-08-01T00:00:00Z&end=2026-08-02T00:00:00Z';
     for (const limit of [1, 50]) {
       const r = await list(`${window}&limit=${limit}`);
-      expect(r.body.items.map((i: { trace_id: string; cost_usd: number; model: string }) => [i.trace_id, i.cost_usd, i.model])).toEqual([['corr-1', 2.5, 'm-new']]);
+      expect(r.body.items.map((i: { trace_id: string; cost_usd: number; model: string }) => [i.trace_id, i.cost_usd, i.model])).toEqual([
+        ['corr-1', 2.5, 'm-new'],
+      ]);
       expect(r.body.total).toBe(1);
     }
     expect((await list(`${window}&model=m-old`)).body).toMatchObject({ items: [], total: 0 });
-    const [d] = await ch.query<{ cost: string; n: string }>("SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM daily_spend WHERE project_id = 'default' AND day = '2026-08-01'");
+    const [d] = await ch.query<{ cost: string; n: string }>(
+      "SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM daily_spend WHERE project_id = 'default' AND day = '2026-08-01'",
+    );
     expect(d).toEqual({ cost: '2.5', n: '1' });
     expect((await getJson(`${svc.url}${P}/executions/corr-1`)).body).toMatchObject({ cost_usd: 2.5, model: 'm-new' });
   });
@@ -283,8 +342,14 @@ describe(`listing (${mode} mode)`, () => {
         "SELECT * REPLACE (toString(cost_usd) AS cost_usd) FROM executions WHERE project_id = 'default' AND trace_id = {t:String}",
         { t: `many-${i}` },
       );
-      await ch.insert('executions', [{ ...orig, sign: -1 }, { ...orig, version: 2, model: 'v2', cost_usd: '2' }]);
-      await ch.insert('executions', [{ ...orig, version: 2, model: 'v2', cost_usd: '2', sign: -1 }, { ...orig, version: 3, model: 'v3', cost_usd: '3' }]);
+      await ch.insert('executions', [
+        { ...orig, sign: -1 },
+        { ...orig, version: 2, model: 'v2', cost_usd: '2' },
+      ]);
+      await ch.insert('executions', [
+        { ...orig, version: 2, model: 'v2', cost_usd: '2', sign: -1 },
+        { ...orig, version: 3, model: 'v3', cost_usd: '3' },
+      ]);
     }
     const expected = Array.from({ length: 24 }, (_, i) => 23 - i).map((i) => [`many-${i}`, i % 2 === 0 ? 'v3' : 'v1']);
     const window = `start=${day}T00:00:00Z&end=${day}T23:59:59Z`;
@@ -299,15 +364,28 @@ describe(`listing (${mode} mode)`, () => {
       } while (cursor);
       expect(seen, `cursor pages of ${limit}`).toEqual(expected);
       const byOffset = await list(`${window}&limit=${limit}&offset=${limit}`);
-      expect(byOffset.body.items.map((i: { trace_id: string; model: string }) => [i.trace_id, i.model])).toEqual(expected.slice(limit, 2 * limit));
+      expect(byOffset.body.items.map((i: { trace_id: string; model: string }) => [i.trace_id, i.model])).toEqual(
+        expected.slice(limit, 2 * limit),
+      );
     }
-    const lines = (await (await fetch(`${svc.url}${P}/executions/export?${window}`)).text()).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await (await fetch(`${svc.url}${P}/executions/export?${window}`)).text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((i: { trace_id: string; model: string }) => [i.trace_id, i.model])).toEqual(expected);
     // Past the raw-read bound the engine collapses (FINAL): the same pages.
     const bounded = createExecutionRepository(ch, { maxRawRead: 3 });
-    for (const [limit, offset] of [[5, 0], [5, 5], [50, 0], [3, 20]]) {
+    for (const [limit, offset] of [
+      [5, 0],
+      [5, 5],
+      [50, 0],
+      [3, 20],
+    ]) {
       const page = await bounded.list('default', { start: `${day}T00:00:00Z`, end: `${day}T23:59:59Z`, limit: limit!, offset: offset! });
-      expect(page.items.map((i) => [i.trace_id, i.model]), `limit ${limit} offset ${offset}`).toEqual(expected.slice(offset, offset! + limit!));
+      expect(
+        page.items.map((i) => [i.trace_id, i.model]),
+        `limit ${limit} offset ${offset}`,
+      ).toEqual(expected.slice(offset, offset! + limit!));
       expect(page.total).toBe(24);
     }
   });
@@ -319,13 +397,18 @@ describe(`listing (${mode} mode)`, () => {
     const jsonl = await fetch(`${svc.url}${P}/executions/export?${filter}`);
     expect(jsonl.status).toBe(200);
     expect(jsonl.headers.get('content-type')).toContain('application/x-ndjson');
-    const lines = (await jsonl.text()).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = (await jsonl.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toEqual(listed);
     const csv = await fetch(`${svc.url}${P}/executions/export?format=csv&${filter}`);
     expect(csv.headers.get('content-type')).toContain('text/csv');
     expect(csv.headers.get('content-disposition')).toContain('executions-default.csv');
     const rows = (await csv.text()).trim().split('\r\n');
-    expect(rows[0]).toBe('trace_id,started_at,agent_id,provider,model,status,tokens_in,tokens_out,latency_ms,cost_usd,cost_source,has_templates,template_count,span_count,source');
+    expect(rows[0]).toBe(
+      'trace_id,started_at,agent_id,provider,model,status,tokens_in,tokens_out,latency_ms,cost_usd,cost_source,has_templates,template_count,span_count,source',
+    );
     expect(rows.slice(1).map((r) => r.split(',')[0])).toEqual(listed.map((i: { trace_id: string }) => i.trace_id));
     expect((await getJson(`${svc.url}${P}/executions/export?format=xml`)).status).toBe(400);
     expect((await getJson(`${svc.url}${P}/executions/export?limit=5`)).body.detail).toContain('limit: unknown query parameter');
@@ -363,7 +446,9 @@ describe(`listing (${mode} mode)`, () => {
   it('1,000 executions of 0.000123 add up to exactly 0.123 in daily spend', async () => {
     const before = await dailySpend();
     for (let i = 0; i < 1000; i += 250) {
-      const rs = await Promise.all(Array.from({ length: 250 }, (_, j) => post({ trace_id: `penny-${i + j}`, cost_usd: 0.000123, started_at: '2026-09-15T12:00:00Z' })));
+      const rs = await Promise.all(
+        Array.from({ length: 250 }, (_, j) => post({ trace_id: `penny-${i + j}`, cost_usd: 0.000123, started_at: '2026-09-15T12:00:00Z' })),
+      );
       expect(rs.every((r) => r.status === 201)).toBe(true);
     }
     const [r] = await svc.stores.clickhouse.query<{ cost: string; n: string }>(

@@ -19,7 +19,12 @@ afterAll(async () => {
   await dropTestDatabases();
 });
 
-const newKey = () => `tl_${crypto.randomBytes(60).toString('base64').replace(/[^A-Za-z0-9]/g, '').slice(0, 40)}`;
+const newKey = () =>
+  `tl_${crypto
+    .randomBytes(60)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, '')
+    .slice(0, 40)}`;
 const bearer = (key: string) => ({ Authorization: `Bearer ${key}` });
 
 function capture() {
@@ -36,13 +41,24 @@ function capture() {
 describe(`first admin (${mode} mode)`, () => {
   it('TRACELOOM_INIT_*: the project and its admin key exist at start, stored hashed; restarts change nothing; a revoked key stays revoked', async () => {
     const key = newKey();
-    const t = await testEnv({ AUTH_REQUIRED: 'true', TRACELOOM_INIT_PROJECT_ID: 'acme', TRACELOOM_INIT_PROJECT_NAME: 'Acme Inc', TRACELOOM_INIT_API_KEY: key });
+    const t = await testEnv({
+      AUTH_REQUIRED: 'true',
+      TRACELOOM_INIT_PROJECT_ID: 'acme',
+      TRACELOOM_INIT_PROJECT_NAME: 'Acme Inc',
+      TRACELOOM_INIT_API_KEY: key,
+    });
     const logs = capture();
     let svc = await startTestService({}, { env: t, logger: logs.logger });
     try {
       const ctx = await getJson(`${svc.url}/api/me/context`, { headers: bearer(key) });
       expect(ctx.status).toBe(200);
-      expect(ctx.body).toMatchObject({ auth_method: 'api_key', project_id: 'acme', role: 'admin', scope: 'full', projects: [{ project_id: 'acme', name: 'Acme Inc', role: 'admin' }] });
+      expect(ctx.body).toMatchObject({
+        auth_method: 'api_key',
+        project_id: 'acme',
+        role: 'admin',
+        scope: 'full',
+        projects: [{ project_id: 'acme', name: 'Acme Inc', role: 'admin' }],
+      });
       // an admin: the budget is its to set
       const budget = await getJson(`${svc.url}/api/projects/acme/budget`, {
         method: 'PUT',

@@ -41,7 +41,10 @@ const noUnexpected = () => {
 
 describe('errors as gRPC statuses', () => {
   it('client errors are not retried', () => {
-    expect(toGrpcStatus(badRequest('span 0: trace_id'), noUnexpected)).toEqual({ code: Code.INVALID_ARGUMENT, details: 'span 0: trace_id' });
+    expect(toGrpcStatus(badRequest('span 0: trace_id'), noUnexpected)).toEqual({
+      code: Code.INVALID_ARGUMENT,
+      details: 'span 0: trace_id',
+    });
     expect(toGrpcStatus(unsupportedMediaType('x', 'y'), noUnexpected).code).toBe(Code.INVALID_ARGUMENT);
     expect(toGrpcStatus(unauthorized(), noUnexpected).code).toBe(Code.UNAUTHENTICATED);
     expect(toGrpcStatus(forbidden(), noUnexpected).code).toBe(Code.PERMISSION_DENIED);
@@ -54,7 +57,12 @@ describe('errors as gRPC statuses', () => {
     const s = toGrpcStatus(unavailable('The spans write queue is full; retry later', 3), noUnexpected);
     expect(s.code).toBe(Code.UNAVAILABLE);
     const details = s.metadata!.get('grpc-status-details-bin')[0] as Buffer;
-    expect(decodeStatus(details)).toEqual({ code: Code.UNAVAILABLE, message: 'The spans write queue is full; retry later', typeUrl: 'type.googleapis.com/google.rpc.RetryInfo', seconds: 3 });
+    expect(decodeStatus(details)).toEqual({
+      code: Code.UNAVAILABLE,
+      message: 'The spans write queue is full; retry later',
+      typeUrl: 'type.googleapis.com/google.rpc.RetryInfo',
+      seconds: 3,
+    });
     const limited = toGrpcStatus(new HttpError(429, 'slow down', { 'Retry-After': '7' }), noUnexpected);
     expect(limited.code).toBe(Code.RESOURCE_EXHAUSTED);
     expect(decodeStatus(limited.metadata!.get('grpc-status-details-bin')[0] as Buffer).seconds).toBe(7);

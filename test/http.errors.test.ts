@@ -112,11 +112,15 @@ describe('error renderer', () => {
 
   it('413 for a chunked body that grows over the limit while read', async () => {
     const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.request(`${svc.url}/api/test/echo`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } }, (res) => {
-        let data = '';
-        res.on('data', (c) => (data += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
-      });
+      const req = http.request(
+        `${svc.url}/api/test/echo`,
+        { method: 'POST', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } },
+        (res) => {
+          let data = '';
+          res.on('data', (c) => (data += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+        },
+      );
       req.on('error', reject);
       req.write('{"name":"');
       for (let i = 0; i < 10; i++) req.write('y'.repeat(1024));

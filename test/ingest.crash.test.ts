@@ -28,11 +28,33 @@ function exportOf(firstTrace: number, traces: number, tag: number): { body: stri
     const root = hex(16, t * 2, tag);
     const start = BigInt(Date.now()) * 1_000_000n + BigInt(t) * 1_000n;
     spans.push(
-      { trace_id: traceId, span_id: root, span_name: 'invoke_agent crash', span_kind: 'INTERNAL', attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'crash-agent' }, start_time_ns: String(start), end_time_ns: String(start + 2_000_000n), status_code: 'OK' },
       {
-        trace_id: traceId, span_id: hex(16, t * 2 + 1, tag), parent_span_id: root, span_name: 'chat gpt-4o', span_kind: 'CLIENT',
-        attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.usage.input_tokens': TOKENS_IN, 'gen_ai.usage.output_tokens': TOKENS_OUT, 'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'x'.repeat(400) }] }]) },
-        start_time_ns: String(start + 100_000n), end_time_ns: String(start + 1_900_000n), status_code: 'OK',
+        trace_id: traceId,
+        span_id: root,
+        span_name: 'invoke_agent crash',
+        span_kind: 'INTERNAL',
+        attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'crash-agent' },
+        start_time_ns: String(start),
+        end_time_ns: String(start + 2_000_000n),
+        status_code: 'OK',
+      },
+      {
+        trace_id: traceId,
+        span_id: hex(16, t * 2 + 1, tag),
+        parent_span_id: root,
+        span_name: 'chat gpt-4o',
+        span_kind: 'CLIENT',
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.provider.name': 'openai',
+          'gen_ai.request.model': 'gpt-4o',
+          'gen_ai.usage.input_tokens': TOKENS_IN,
+          'gen_ai.usage.output_tokens': TOKENS_OUT,
+          'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'x'.repeat(400) }] }]),
+        },
+        start_time_ns: String(start + 100_000n),
+        end_time_ns: String(start + 1_900_000n),
+        status_code: 'OK',
       },
     );
   }
@@ -50,7 +72,9 @@ async function post(url: string, body: string): Promise<number> {
 }
 
 /** Every execution of the project, by trace id (keyset pages). */
-async function allExecutions(url: string): Promise<Array<{ trace_id: string; tokens_in: number; tokens_out: number; cost_usd: number | string; span_count?: number }>> {
+async function allExecutions(
+  url: string,
+): Promise<Array<{ trace_id: string; tokens_in: number; tokens_out: number; cost_usd: number | string; span_count?: number }>> {
   const out: Array<{ trace_id: string; tokens_in: number; tokens_out: number; cost_usd: number | string }> = [];
   let cursor: string | undefined;
   for (;;) {
@@ -94,13 +118,17 @@ describe(`ingest survives kill -9 (${mode} mode)`, () => {
     try {
       // A replay of acknowledged exports (an exporter retrying after the crash) changes nothing.
       for (const r of acknowledged.slice(0, 10)) expect(await post(svc.url, r.body)).toBe(200);
-      const executions = await until(async () => {
-        const list = await allExecutions(svc.url);
-        const have = new Set(list.map((e) => e.trace_id));
-        return [...acked].every((id) => have.has(id)) ? list : undefined;
-        // With Redis, a trace the killed process had leased for assembly waits for that lease to
-        // end (2 min, docs/traces.md) before another process reads it back.
-      }, 'every acknowledged trace assembled after the restart', 200_000);
+      const executions = await until(
+        async () => {
+          const list = await allExecutions(svc.url);
+          const have = new Set(list.map((e) => e.trace_id));
+          return [...acked].every((id) => have.has(id)) ? list : undefined;
+          // With Redis, a trace the killed process had leased for assembly waits for that lease to
+          // end (2 min, docs/traces.md) before another process reads it back.
+        },
+        'every acknowledged trace assembled after the restart',
+        200_000,
+      );
 
       // Once each: no trace id twice in the list, each with its own exact usage and cost.
       const ids = executions.map((e) => e.trace_id);
@@ -113,11 +141,16 @@ describe(`ingest survives kill -9 (${mode} mode)`, () => {
       for (const id of [...acked].slice(0, 20)) {
         // Right after recovery a read-back may be writing a trace's row: the detail is polled, and
         // a trace that stays unreadable fails the test.
-        const h = await until(async () => {
-          const r = await getJson(`${svc.url}/api/projects/${P}/executions/${id}/hierarchy`);
-          return r.status === 200 ? r : undefined;
-        }, `the hierarchy of acknowledged trace ${id}`, 30_000);
-        const count = (nodes: Array<{ children?: unknown[] }>): number => nodes.reduce((n, s) => n + 1 + count((s.children ?? []) as never), 0);
+        const h = await until(
+          async () => {
+            const r = await getJson(`${svc.url}/api/projects/${P}/executions/${id}/hierarchy`);
+            return r.status === 200 ? r : undefined;
+          },
+          `the hierarchy of acknowledged trace ${id}`,
+          30_000,
+        );
+        const count = (nodes: Array<{ children?: unknown[] }>): number =>
+          nodes.reduce((n, s) => n + 1 + count((s.children ?? []) as never), 0);
         expect(count(h.body.spans)).toBe(2);
       }
       // Daily spend (materialised from executions, never from spans) equals the list: nothing counted twice.

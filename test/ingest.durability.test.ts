@@ -18,18 +18,38 @@ function traces(first: number, n: number, pad = 200): string {
   for (let t = first; t < first + n; t++) {
     const start = BigInt(Date.now()) * 1_000_000n;
     spans.push(
-      { trace_id: hex(32, 0xd0000 + t), span_id: hex(16, t * 2 + 1), span_name: 'agent', attributes: { 'gen_ai.operation.name': 'invoke_agent' }, start_time_ns: String(start), end_time_ns: String(start + 5_000_000n) },
       {
-        trace_id: hex(32, 0xd0000 + t), span_id: hex(16, t * 2 + 2), parent_span_id: hex(16, t * 2 + 1), span_name: 'chat gpt-4o', span_kind: 'CLIENT',
-        attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.provider.name': 'openai', 'gen_ai.usage.input_tokens': 100, 'gen_ai.usage.output_tokens': 10, 'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'y'.repeat(pad) }] }]) },
-        start_time_ns: String(start + 1_000n), end_time_ns: String(start + 4_000_000n),
+        trace_id: hex(32, 0xd0000 + t),
+        span_id: hex(16, t * 2 + 1),
+        span_name: 'agent',
+        attributes: { 'gen_ai.operation.name': 'invoke_agent' },
+        start_time_ns: String(start),
+        end_time_ns: String(start + 5_000_000n),
+      },
+      {
+        trace_id: hex(32, 0xd0000 + t),
+        span_id: hex(16, t * 2 + 2),
+        parent_span_id: hex(16, t * 2 + 1),
+        span_name: 'chat gpt-4o',
+        span_kind: 'CLIENT',
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.request.model': 'gpt-4o',
+          'gen_ai.provider.name': 'openai',
+          'gen_ai.usage.input_tokens': 100,
+          'gen_ai.usage.output_tokens': 10,
+          'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'y'.repeat(pad) }] }]),
+        },
+        start_time_ns: String(start + 1_000n),
+        end_time_ns: String(start + 4_000_000n),
       },
     );
   }
   return JSON.stringify({ spans });
 }
 
-const send = (url: string, body: string) => fetch(`${url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+const send = (url: string, body: string) =>
+  fetch(`${url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
 
 describe(`ingest durability (${mode} mode)`, () => {
   it('a full disk answers 503 and keeps nothing of that request; the next request once there is room is stored', async () => {
@@ -47,7 +67,9 @@ describe(`ingest durability (${mode} mode)`, () => {
       const third = await send(svc.url, traces(200, 2)); // a new segment, on a disk with room
       expect(third.status).toBe(200);
       await svc.domain.flush();
-      const stored = await svc.stores.clickhouse.query<{ trace_id: string }>("SELECT DISTINCT trace_id FROM spans WHERE startsWith(trace_id, '000000000000000000000000000d')");
+      const stored = await svc.stores.clickhouse.query<{ trace_id: string }>(
+        "SELECT DISTINCT trace_id FROM spans WHERE startsWith(trace_id, '000000000000000000000000000d')",
+      );
       const ids = new Set(stored.map((r) => r.trace_id));
       expect(ids.size).toBe(42);
       expect(ids.has(hex(32, 0xd0000 + 100))).toBe(false);
@@ -76,7 +98,12 @@ describe(`ingest durability (${mode} mode)`, () => {
     const second = await startTestService({}, { env: t });
     try {
       const stored = async (ids: string[]) =>
-        (await second.stores.clickhouse.query<{ trace_id: string }>('SELECT DISTINCT trace_id FROM spans WHERE trace_id IN {ids:Array(String)} ORDER BY trace_id', { ids })).map((r) => r.trace_id);
+        (
+          await second.stores.clickhouse.query<{ trace_id: string }>(
+            'SELECT DISTINCT trace_id FROM spans WHERE trace_id IN {ids:Array(String)} ORDER BY trace_id',
+            { ids },
+          )
+        ).map((r) => r.trace_id);
       await until(async () => (await stored(acked)).length === 10, 'the acknowledged spans loaded after the restart');
       expect(await stored(acked)).toEqual(acked);
       expect(await stored(refused)).toEqual([]); // the 503s stored nothing
@@ -103,7 +130,11 @@ describe(`ingest durability (${mode} mode)`, () => {
       expect(behind.headers.get('retry-after')).toBe('1');
       expect(((await behind.json()) as { detail: string }).detail).toMatch(/^Ingest is behind/);
       // Refused before its body is read or decoded: an overloaded process spends nothing on it.
-      const undecodable = await fetch(`${first.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/x-protobuf' }, body: Buffer.from([0xff, 0xff, 0xff]) });
+      const undecodable = await fetch(`${first.url}/api/v1/traces`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-protobuf' },
+        body: Buffer.from([0xff, 0xff, 0xff]),
+      });
       expect(undecodable.status).toBe(503);
       expect((await getJson(`${first.url}/metrics`)).body).toMatch(/traceloom_ingest_refused_total\{reason="behind"[^}]*\} 2/);
     } finally {
@@ -111,7 +142,13 @@ describe(`ingest durability (${mode} mode)`, () => {
     }
     const second = await startTestService({}, { env: t });
     try {
-      const stored = async () => (await second.stores.clickhouse.query<{ trace_id: string }>('SELECT DISTINCT trace_id FROM spans WHERE trace_id IN {ids:Array(String)} ORDER BY trace_id', { ids: [hex(32, 0xd0000 + 400), hex(32, 0xd0000 + 401)] })).map((r) => r.trace_id);
+      const stored = async () =>
+        (
+          await second.stores.clickhouse.query<{ trace_id: string }>(
+            'SELECT DISTINCT trace_id FROM spans WHERE trace_id IN {ids:Array(String)} ORDER BY trace_id',
+            { ids: [hex(32, 0xd0000 + 400), hex(32, 0xd0000 + 401)] },
+          )
+        ).map((r) => r.trace_id);
       await until(async () => (await stored()).length > 0, 'the acknowledged request loaded after the restart');
       expect(await stored()).toEqual([hex(32, 0xd0000 + 400)]);
     } finally {
@@ -143,15 +180,27 @@ describe(`ingest durability (${mode} mode)`, () => {
       const body = traces(700, 3, 3_000);
       expect((await send(svc.url, body)).status).toBe(200);
       await svc.domain.flush();
-      const metric = async (path: string) => Number(new RegExp(`traceloom_executions_assembled_total\\{path="${path}"[^}]*\\} (\\d+)`).exec((await getJson(`${svc.url}/metrics`)).body)?.[1] ?? 0);
+      const metric = async (path: string) =>
+        Number(
+          new RegExp(`traceloom_executions_assembled_total\\{path="${path}"[^}]*\\} (\\d+)`).exec(
+            (await getJson(`${svc.url}/metrics`)).body,
+          )?.[1] ?? 0,
+        );
       expect(await metric('request')).toBe(3);
       expect((await send(svc.url, body)).status).toBe(200); // the exporter's retry: read back, same content
       await svc.domain.flush();
       const ids = Array.from({ length: 3 }, (_x, k) => hex(32, 0xd0000 + 700 + k));
       await until(async () => (await svc.domain.traces.pending.nextDue()) === undefined, 'the replayed traces read back');
       expect(await metric('read_back')).toBe(0); // nothing written: the hashes matched
-      const rows = await svc.stores.clickhouse.query<{ trace_id: string; version: string; sign: number }>('SELECT trace_id, version, sign FROM executions WHERE trace_id IN {ids:Array(String)} ORDER BY trace_id', { ids });
-      expect(rows.map((r) => [r.version, r.sign])).toEqual([['1', 1], ['1', 1], ['1', 1]]);
+      const rows = await svc.stores.clickhouse.query<{ trace_id: string; version: string; sign: number }>(
+        'SELECT trace_id, version, sign FROM executions WHERE trace_id IN {ids:Array(String)} ORDER BY trace_id',
+        { ids },
+      );
+      expect(rows.map((r) => [r.version, r.sign])).toEqual([
+        ['1', 1],
+        ['1', 1],
+        ['1', 1],
+      ]);
     } finally {
       await svc.close();
     }

@@ -104,7 +104,9 @@ describe(`tenant isolation matrix (${mode} mode)`, () => {
       for (const caller of ['api_key', 'jwt'] as Caller[]) {
         for (const target of ['own', 'other', 'missing'] as Target[]) {
           const project = target === 'own' ? a.project : target === 'other' ? b.project : `no-such-${crypto.randomUUID().slice(0, 8)}`;
-          const path = route.path.replace(':project_id', project).replace(/:(\w+)/g, (_m, name: string) => B_PARAMS[name]?.() ?? `b-${name}`);
+          const path = route.path
+            .replace(':project_id', project)
+            .replace(/:(\w+)/g, (_m, name: string) => B_PARAMS[name]?.() ?? `b-${name}`);
           const headers: Record<string, string> = caller === 'api_key' ? { 'X-API-Key': a.key } : { Authorization: `Bearer ${a.jwt}` };
           let body: string | undefined;
           if (route.body) {
@@ -117,7 +119,8 @@ describe(`tenant isolation matrix (${mode} mode)`, () => {
           const cell = `${route.method} ${route.path} as ${caller} on ${target}: ${res.status} ${text.slice(0, 120)}`;
           if (expectedDenied(route, caller, target)) {
             if (res.status !== 403) failures.push(`expected 403 — ${cell}`);
-            else if (JSON.parse(text).detail !== 'Forbidden - User does not have access to this resource') failures.push(`403 text — ${cell}`);
+            else if (JSON.parse(text).detail !== 'Forbidden - User does not have access to this resource')
+              failures.push(`403 text — ${cell}`);
           } else if (res.status === 401 || res.status === 403 || res.status >= 500) {
             failures.push(`expected access — ${cell}`);
           }

@@ -68,7 +68,12 @@ describe(`job runner (${mode} mode)`, () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const r = await start([
-      { name: 'gate', process: async () => { await gate; } },
+      {
+        name: 'gate',
+        process: async () => {
+          await gate;
+        },
+      },
       { name: 'debounced', process: async () => void runs++ },
     ]);
     // hold the debounced job back by enqueueing with a delay, three times with one id

@@ -51,8 +51,13 @@ describe(`migrations (${mode} mode)`, () => {
     const first = await migrate(s, logger, dir);
     expect(first).toEqual({ postgres: [1, 2], clickhouse: [1, 2] });
     expect(await s.postgres.query('SELECT id, name, colour FROM widgets')).toEqual([{ id: 1, name: 'first', colour: 'blue' }]);
-    const recorded = await s.postgres.query<{ version: number; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version');
-    expect(recorded).toEqual([{ version: 1, name: 'widgets' }, { version: 2, name: 'widget_colour' }]);
+    const recorded = await s.postgres.query<{ version: number; name: string }>(
+      'SELECT version, name FROM schema_migrations ORDER BY version',
+    );
+    expect(recorded).toEqual([
+      { version: 1, name: 'widgets' },
+      { version: 2, name: 'widget_colour' },
+    ]);
     const chRecorded = await s.clickhouse.query<{ version: number }>('SELECT version FROM schema_migrations FINAL ORDER BY version');
     expect(chRecorded.map((r) => Number(r.version))).toEqual([1, 2]);
 
@@ -93,7 +98,10 @@ describe(`migrations (${mode} mode)`, () => {
   });
 
   it('split statements at line-ending semicolons and drop comments', () => {
-    expect(splitStatements('-- c\nCREATE TABLE a (x String DEFAULT \';\');\n\nSELECT 1;\n')).toEqual(["CREATE TABLE a (x String DEFAULT ';')", 'SELECT 1']);
+    expect(splitStatements("-- c\nCREATE TABLE a (x String DEFAULT ';');\n\nSELECT 1;\n")).toEqual([
+      "CREATE TABLE a (x String DEFAULT ';')",
+      'SELECT 1',
+    ]);
   });
 
   it('two runners at once apply each migration exactly once', async () => {
@@ -118,7 +126,12 @@ describe(`migrations (${mode} mode)`, () => {
       expect(a.code, a.out).toBe(0);
       expect(b.code, b.out).toBe(0);
       const applied = [JSON.parse(a.out.trim().split('\n').pop()!), JSON.parse(b.out.trim().split('\n').pop()!)];
-      expect(applied.map((r) => r.postgres).flat().sort()).toEqual([1, 2]);
+      expect(
+        applied
+          .map((r) => r.postgres)
+          .flat()
+          .sort(),
+      ).toEqual([1, 2]);
       const { stores: s } = await stores({ DATABASE_URL: env.env.DATABASE_URL! });
       expect(await s.postgres.query('SELECT count(*)::int AS n FROM widgets')).toEqual([{ n: 1 }]);
       expect(await s.postgres.query('SELECT count(*)::int AS n FROM schema_migrations')).toEqual([{ n: 2 }]);

@@ -23,8 +23,13 @@ function headers(who: Who, json: boolean): Record<string, string> {
   return h;
 }
 const call = (method: string, path: string, body?: unknown, who: Who = 'admin', url = svc.url) =>
-  getJson(`${url}${path}`, { method, headers: headers(who, body !== undefined), body: body === undefined ? undefined : JSON.stringify(body) });
-const put = (model: string, body: unknown, who: Who = 'admin', project = P) => call('PUT', `${project}/models/${encodeURIComponent(model)}`, body, who);
+  getJson(`${url}${path}`, {
+    method,
+    headers: headers(who, body !== undefined),
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+const put = (model: string, body: unknown, who: Who = 'admin', project = P) =>
+  call('PUT', `${project}/models/${encodeURIComponent(model)}`, body, who);
 let traces = 0;
 const record = (body: Record<string, unknown>, project = P, url = svc.url) =>
   call('POST', `${project}/executions`, { trace_id: `mp-${++traces}-${Date.now()}`, ...body }, project === P ? 'admin' : 'otherAdmin', url);
@@ -175,7 +180,12 @@ describe(`project model prices (${mode} mode)`, () => {
   });
 
   it('a regex key prices every matching model id; an exact key wins over a regex; provider scoping holds', async () => {
-    const family = await put('claude-family', { match: '^claude-3-5-sonnet-\\d{8}$', input_per_mtok: 10, output_per_mtok: 0, effective_from: '2020-01-01T00:00:00Z' });
+    const family = await put('claude-family', {
+      match: '^claude-3-5-sonnet-\\d{8}$',
+      input_per_mtok: 10,
+      output_per_mtok: 0,
+      effective_from: '2020-01-01T00:00:00Z',
+    });
     expect(family.status).toBe(200);
     expect(family.body.match).toBe('^claude-3-5-sonnet-\\d{8}$');
     const at = '2026-11-03T00:00:00Z';
@@ -184,14 +194,23 @@ describe(`project model prices (${mode} mode)`, () => {
     const miss = await record({ provider: 'anthropic', model: 'claude-3-5-sonnet-latest', tokens_in: 1_000_000, started_at: at });
     expect(miss.body.price_id).not.toBe(family.body.price_id);
 
-    const exact = await put('claude-3-5-sonnet-20241022', { input_per_mtok: 20, output_per_mtok: 0, effective_from: '2020-01-01T00:00:00Z' });
+    const exact = await put('claude-3-5-sonnet-20241022', {
+      input_per_mtok: 20,
+      output_per_mtok: 0,
+      effective_from: '2020-01-01T00:00:00Z',
+    });
     const exactHit = await record({ provider: 'anthropic', model: 'claude-3-5-sonnet-20241022', tokens_in: 1_000_000, started_at: at });
     expect(exactHit.body).toMatchObject({ price_id: exact.body.price_id, cost_usd: 20 });
     const stillRegex = await record({ provider: 'anthropic', model: 'claude-3-5-sonnet-20240620', tokens_in: 1_000_000, started_at: at });
     expect(stillRegex.body).toMatchObject({ price_id: family.body.price_id, cost_usd: 10 });
 
     // A key with a slash in its name travels URL-encoded
-    const slashed = await put('acme/house-llm', { provider: 'acme', input_per_mtok: 4, output_per_mtok: 0, effective_from: '2020-01-01T00:00:00Z' });
+    const slashed = await put('acme/house-llm', {
+      provider: 'acme',
+      input_per_mtok: 4,
+      output_per_mtok: 0,
+      effective_from: '2020-01-01T00:00:00Z',
+    });
     expect(slashed.status).toBe(200);
     expect(slashed.body.model).toBe('acme/house-llm');
     const base = { model: 'acme/house-llm', tokens_in: 1_000_000, started_at: at };
@@ -258,11 +277,19 @@ describe(`project model prices (${mode} mode)`, () => {
     expect(base2.body).toMatchObject({ effective_from: null, in_force: false }); // the dated row is in force now
     expect(await cost('2024-06-01T00:00:00.000Z')).toMatchObject({ cost_usd: 4, price_id: base2.body.price_id });
     const table = await call('GET', `${P}/models?source=project&q=base-model`);
-    expect(table.body.items.map((i: { input_per_mtok: number; effective_from: string | null; in_force: boolean }) => [i.input_per_mtok, i.effective_from, i.in_force])).toEqual([
+    expect(
+      table.body.items.map((i: { input_per_mtok: number; effective_from: string | null; in_force: boolean }) => [
+        i.input_per_mtok,
+        i.effective_from,
+        i.in_force,
+      ]),
+    ).toEqual([
       [5, '2025-01-01T00:00:00.000Z', true],
       [4, null, false],
     ]);
-    const [row] = await svc.stores.postgres.query<{ n: number }>(`SELECT count(*)::int AS n FROM model_prices WHERE project_id = 'shop' AND model = 'base-model'`);
+    const [row] = await svc.stores.postgres.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM model_prices WHERE project_id = 'shop' AND model = 'base-model'`,
+    );
     expect(row?.n).toBe(2);
     expect((await call('DELETE', `${P}/models/base-model`)).status).toBe(204);
   });
@@ -302,7 +329,9 @@ describe(`project model prices (${mode} mode)`, () => {
     const openai = await call('GET', `${P}/models?source=catalogue&provider=OpenAI&q=gpt-4o-mini&limit=1000`);
     expect(openai.status).toBe(200);
     expect(openai.body.items.length).toBeGreaterThan(0);
-    expect(openai.body.items.every((i: { provider: string; model: string }) => i.provider === 'openai' && i.model.includes('gpt-4o-mini'))).toBe(true);
+    expect(
+      openai.body.items.every((i: { provider: string; model: string }) => i.provider === 'openai' && i.model.includes('gpt-4o-mini')),
+    ).toBe(true);
     expect(openai.body.items.find((i: { model: string }) => i.model === 'gpt-4o-mini')).toMatchObject({
       source: 'catalogue',
       price_id: 'catalogue:openai/gpt-4o-mini',
@@ -330,7 +359,20 @@ describe('regex guard (no stores)', () => {
   it('refuses nested or alternating repetition and accepts ordinary model patterns', () => {
     for (const bad of ['(a+)+', '^(a+)+$', '(a*)*', '(x|y)*', '((ab)+c)+', '(?:a{2,})+', '(a+){2,5}', '(.*a){3}'])
       expect(unsafeRegexReason(bad), bad).toBeDefined();
-    for (const ok of ['^gpt-4o$', '^gpt-4o(-mini)?$', '^claude-3-5-sonnet-\\d{8}$', 'llama.*70b', '(a+)?', '[(]a+[)]', '[(]a[)]+', '\\(a\\)+', '^(gpt|o)\\d', '^gpt-4o(-mini)?(-\\d{4}-\\d{2}-\\d{2})?$', 'claude-3.*sonnet', '[.*+]{2}.*'])
+    for (const ok of [
+      '^gpt-4o$',
+      '^gpt-4o(-mini)?$',
+      '^claude-3-5-sonnet-\\d{8}$',
+      'llama.*70b',
+      '(a+)?',
+      '[(]a+[)]',
+      '[(]a[)]+',
+      '\\(a\\)+',
+      '^(gpt|o)\\d',
+      '^gpt-4o(-mini)?(-\\d{4}-\\d{2}-\\d{2})?$',
+      'claude-3.*sonnet',
+      '[.*+]{2}.*',
+    ])
       expect(unsafeRegexReason(ok), ok).toBeUndefined();
   });
 

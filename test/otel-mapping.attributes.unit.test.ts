@@ -31,18 +31,31 @@ describe('attributes kept, by convention', () => {
     expect(m.sessionId).toBe('lf-session');
     expect(m.tags).toEqual(['prod', 'beta']);
     expect(m.metadata).toEqual({ region: 'eu', attempt: '2' });
-    expect(m.explain.mapped).toMatchObject({ userId: 'langfuse.user.id', tags: 'langfuse.trace.tags', metadata: 'langfuse.trace.metadata.*' });
+    expect(m.explain.mapped).toMatchObject({
+      userId: 'langfuse.user.id',
+      tags: 'langfuse.trace.tags',
+      metadata: 'langfuse.trace.metadata.*',
+    });
   });
 
   it('Langfuse tags sent as a JSON string, metadata as one object', () => {
-    const m = mapSpan(span({ ...chat, 'langfuse.trace.tags': json(['a', 'b']), 'langfuse.trace.metadata': json({ team: 'search', n: 3 }) }));
+    const m = mapSpan(
+      span({ ...chat, 'langfuse.trace.tags': json(['a', 'b']), 'langfuse.trace.metadata': json({ team: 'search', n: 3 }) }),
+    );
     expect(m.tags).toEqual(['a', 'b']);
     expect(m.metadata).toEqual({ team: 'search', n: '3' });
   });
 
   it('OpenInference: user.id, session.id, tag.tags and metadata (a JSON string)', () => {
     const m = mapSpan(
-      span({ 'openinference.span.kind': 'LLM', 'llm.model_name': 'gpt-4o', 'user.id': 'oi-user', 'session.id': 'oi-session', 'tag.tags': ['x', 'y'], metadata: json({ customer: 'acme', tier: { level: 2 } }) }),
+      span({
+        'openinference.span.kind': 'LLM',
+        'llm.model_name': 'gpt-4o',
+        'user.id': 'oi-user',
+        'session.id': 'oi-session',
+        'tag.tags': ['x', 'y'],
+        metadata: json({ customer: 'acme', tier: { level: 2 } }),
+      }),
     );
     expect([m.userId, m.sessionId, m.tags]).toEqual(['oi-user', 'oi-session', ['x', 'y']]);
     expect(m.metadata).toEqual({ customer: 'acme', tier: '{"level":2}' });
@@ -79,7 +92,14 @@ describe('attributes kept, by convention', () => {
 
   it('explain lists what could not be used, and why', () => {
     const m = mapSpan(
-      span({ ...chat, 'user.id': 'first', 'langfuse.user.id': 'second', 'tag.tags': { not: 'a list' }, metadata: '{"broken"', 'langfuse.trace.metadata': json(['not', 'an object']) }),
+      span({
+        ...chat,
+        'user.id': 'first',
+        'langfuse.user.id': 'second',
+        'tag.tags': { not: 'a list' },
+        metadata: '{"broken"',
+        'langfuse.trace.metadata': json(['not', 'an object']),
+      }),
     );
     expect(m.userId).toBe('first');
     const ignored = Object.fromEntries(m.explain.ignored.map((i) => [i.key, i.reason]));
@@ -100,9 +120,16 @@ describe('attributes kept, by convention', () => {
   });
 });
 
-describe('an execution\'s attributes, from its spans', () => {
+describe("an execution's attributes, from its spans", () => {
   const s = (id: string, parent: string, start: number, over: object) => ({
-    span_id: id, parent_span_id: parent, start_time_ns: String(start), session_id: '', user_id: '', tags: [] as string[], metadata: {} as Record<string, string>, ...over,
+    span_id: id,
+    parent_span_id: parent,
+    start_time_ns: String(start),
+    session_id: '',
+    user_id: '',
+    tags: [] as string[],
+    metadata: {} as Record<string, string>,
+    ...over,
   });
 
   it('the root first, then spans by start; tags unioned; the first span to set a metadata key wins', () => {
@@ -123,7 +150,10 @@ describe('where a template usage sits in the conversation', () => {
   ];
 
   it('a chat template: the first of its rendered messages, and its role', () => {
-    const t = [{ role: 'system', content: 'You are a weather bot for {{city}}.' }, { role: 'user', content: 'Weather in {{city}}?' }];
+    const t = [
+      { role: 'system', content: 'You are a weather bot for {{city}}.' },
+      { role: 'user', content: 'Weather in {{city}}?' },
+    ];
     expect(locateTemplate(t, { city: 'Paris' }, conversation)).toEqual({ messageIndex: 0, role: 'system' });
   });
 

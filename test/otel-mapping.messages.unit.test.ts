@@ -33,8 +33,20 @@ describe('semconv parts', () => {
   it('Gemini role model → assistant; a tool result in `result` (attribute-registry spelling) as well as `response`', () => {
     expect(
       inputOf([
-        { role: 'model', parts: [{ type: 'text', content: 'calling' }, { type: 'tool_call', id: 'g1', name: 'f', arguments: '{"a":1}' }] },
-        { role: 'tool', parts: [{ type: 'tool_call_response', id: 'g1', result: { ok: true } }, { type: 'tool_call_response', id: 'g2', response: 'plain' }] },
+        {
+          role: 'model',
+          parts: [
+            { type: 'text', content: 'calling' },
+            { type: 'tool_call', id: 'g1', name: 'f', arguments: '{"a":1}' },
+          ],
+        },
+        {
+          role: 'tool',
+          parts: [
+            { type: 'tool_call_response', id: 'g1', result: { ok: true } },
+            { type: 'tool_call_response', id: 'g2', response: 'plain' },
+          ],
+        },
       ]),
     ).toEqual([
       { role: 'assistant', content: 'calling', tool_calls: [{ id: 'g1', name: 'f', arguments: { a: 1 } }] },
@@ -53,7 +65,13 @@ describe('semconv parts', () => {
     expect(
       inputOf([
         { role: 'system', content: 'sys' },
-        { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://x.test/i.png' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look' },
+            { type: 'image_url', image_url: { url: 'https://x.test/i.png' } },
+          ],
+        },
         { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
         { role: 'tool', tool_call_id: 'c1', name: 'f', content: '{"y":2}' },
       ]),
@@ -68,8 +86,21 @@ describe('semconv parts', () => {
   it('Anthropic content blocks: tool_use and tool_result (results first as tool messages, then the text)', () => {
     expect(
       inputOf([
-        { role: 'assistant', content: [{ type: 'thinking', thinking: '...' }, { type: 'text', text: 'let me check' }, { type: 'tool_use', id: 'tu1', name: 'calc', input: { e: '6*7' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu1', content: [{ type: 'text', text: '42' }] }, { type: 'text', text: 'thanks' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: '...' },
+            { type: 'text', text: 'let me check' },
+            { type: 'tool_use', id: 'tu1', name: 'calc', input: { e: '6*7' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'tu1', content: [{ type: 'text', text: '42' }] },
+            { type: 'text', text: 'thanks' },
+          ],
+        },
       ]),
     ).toEqual([
       { role: 'assistant', content: 'let me check', tool_calls: [{ id: 'tu1', name: 'calc', arguments: { e: '6*7' } }] },
@@ -79,11 +110,22 @@ describe('semconv parts', () => {
   });
 
   it('a tool result that is a JSON list of objects stays the tool’s text', () => {
-    expect(inputOf([{ role: 'tool', tool_call_id: 'c', content: '[{"id":1},{"id":2}]' }])).toEqual([{ role: 'tool', content: '[{"id":1},{"id":2}]', tool_call_id: 'c' }]);
+    expect(inputOf([{ role: 'tool', tool_call_id: 'c', content: '[{"id":1},{"id":2}]' }])).toEqual([
+      { role: 'tool', content: '[{"id":1},{"id":2}]', tool_call_id: 'c' },
+    ]);
   });
 
   it('system instructions as a plain string; instructions repeated as the first input message appear once', () => {
-    const m = mapSpan(span({ ...inference, 'gen_ai.system_instructions': 'Be terse.', 'gen_ai.input.messages': json([{ role: 'system', parts: [{ type: 'text', content: 'Be terse.' }] }, { role: 'user', parts: [{ type: 'text', content: 'hi' }] }]) }));
+    const m = mapSpan(
+      span({
+        ...inference,
+        'gen_ai.system_instructions': 'Be terse.',
+        'gen_ai.input.messages': json([
+          { role: 'system', parts: [{ type: 'text', content: 'Be terse.' }] },
+          { role: 'user', parts: [{ type: 'text', content: 'hi' }] },
+        ]),
+      }),
+    );
     expect(m.inputMessages).toEqual([
       { role: 'system', content: 'Be terse.' },
       { role: 'user', content: 'hi' },
@@ -120,7 +162,14 @@ describe('source precedence', () => {
   });
 
   it('input and output are chosen independently (OpenInference input messages, output.value output)', () => {
-    const m = mapSpan(span({ 'openinference.span.kind': 'LLM', 'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.content': 'q', 'output.value': json({ choices: [{ message: { role: 'assistant', content: 'a' } }] }) }));
+    const m = mapSpan(
+      span({
+        'openinference.span.kind': 'LLM',
+        'llm.input_messages.0.message.role': 'user',
+        'llm.input_messages.0.message.content': 'q',
+        'output.value': json({ choices: [{ message: { role: 'assistant', content: 'a' } }] }),
+      }),
+    );
     expect(m.inputMessages).toEqual([{ role: 'user', content: 'q' }]);
     expect(m.outputMessages).toEqual([{ role: 'assistant', content: 'a' }]);
   });
@@ -131,8 +180,26 @@ describe('input.value / output.value', () => {
     const m = mapSpan(
       span({
         'openinference.span.kind': 'LLM',
-        'input.value': json({ model: 'gpt-4o', messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }] }),
-        'output.value': json({ id: 'x', choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] } }] }),
+        'input.value': json({
+          model: 'gpt-4o',
+          messages: [
+            { role: 'system', content: 's' },
+            { role: 'user', content: 'u' },
+          ],
+        }),
+        'output.value': json({
+          id: 'x',
+          choices: [
+            {
+              index: 0,
+              message: {
+                role: 'assistant',
+                content: null,
+                tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+              },
+            },
+          ],
+        }),
       }),
     );
     expect(m.inputMessages).toEqual([
@@ -146,8 +213,20 @@ describe('input.value / output.value', () => {
     const m = mapSpan(
       span({
         'openinference.span.kind': 'LLM',
-        'input.value': json({ model: 'gpt-5', input: [{ role: 'user', content: [{ type: 'input_text', text: 'hi' }] }, { type: 'function_call_output', call_id: 'fc1', output: 'done' }] }),
-        'output.value': json({ output: [{ type: 'reasoning', summary: [] }, { type: 'function_call', call_id: 'fc2', name: 'g', arguments: '{"k":1}' }, { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] }] }),
+        'input.value': json({
+          model: 'gpt-5',
+          input: [
+            { role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+            { type: 'function_call_output', call_id: 'fc1', output: 'done' },
+          ],
+        }),
+        'output.value': json({
+          output: [
+            { type: 'reasoning', summary: [] },
+            { type: 'function_call', call_id: 'fc2', name: 'g', arguments: '{"k":1}' },
+            { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'ok' }] },
+          ],
+        }),
       }),
     );
     expect(m.inputMessages).toEqual([
@@ -187,7 +266,13 @@ describe('other wrappings', () => {
   });
 
   it('AI SDK ai.prompt with messages, and a generateObject response', () => {
-    const m = mapSpan(span({ 'ai.operationId': 'ai.generateObject', 'ai.prompt': json({ system: 's', messages: [{ role: 'user', content: 'u' }] }), 'ai.response.object': json({ a: 1 }) }));
+    const m = mapSpan(
+      span({
+        'ai.operationId': 'ai.generateObject',
+        'ai.prompt': json({ system: 's', messages: [{ role: 'user', content: 'u' }] }),
+        'ai.response.object': json({ a: 1 }),
+      }),
+    );
     expect(m.spanClass).toBe('agent');
     expect(m.inputMessages).toEqual([
       { role: 'system', content: 's' },

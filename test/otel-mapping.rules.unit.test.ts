@@ -94,11 +94,16 @@ describe('provider', () => {
     expect(m.explain.mapped['provider']).toBe('gen_ai.system (anthropic)');
     const host = mapSpan(span({ ...chat, 'gen_ai.system': 'strands-agents', 'server.address': 'bedrock-runtime.eu-west-1.amazonaws.com' }));
     expect(host.provider).toBe('aws.bedrock');
-    expect(host.explain.mapped['provider']).toBe('inferred from server.address (bedrock-runtime.eu-west-1.amazonaws.com → aws.bedrock); gen_ai.system=strands-agents names the framework');
+    expect(host.explain.mapped['provider']).toBe(
+      'inferred from server.address (bedrock-runtime.eu-west-1.amazonaws.com → aws.bedrock); gen_ai.system=strands-agents names the framework',
+    );
   });
 
   it('no provider key: inferred from server.address, else the model (OpenInference omits llm.provider for 127.0.0.1)', () => {
-    expect(mapSpan(span({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'deepseek-chat', 'server.address': 'api.deepseek.com' })).provider).toBe('deepseek');
+    expect(
+      mapSpan(span({ 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'deepseek-chat', 'server.address': 'api.deepseek.com' }))
+        .provider,
+    ).toBe('deepseek');
     const oi = mapSpan(span({ 'openinference.span.kind': 'LLM', 'llm.model_name': 'gpt-4o-mini', 'llm.system': 'openai' }));
     expect(oi.provider).toBe('openai');
     const none = mapSpan(span({ 'openinference.span.kind': 'LLM', 'llm.model_name': 'gpt-4o-mini' }));
@@ -108,7 +113,10 @@ describe('provider', () => {
   });
 
   it('OpenInference llm.provider (host) wins over llm.system (product): azure → azure.ai.openai', () => {
-    expect(mapSpan(span({ 'openinference.span.kind': 'LLM', 'llm.model_name': 'gpt-4o', 'llm.provider': 'azure', 'llm.system': 'openai' })).provider).toBe('azure.ai.openai');
+    expect(
+      mapSpan(span({ 'openinference.span.kind': 'LLM', 'llm.model_name': 'gpt-4o', 'llm.provider': 'azure', 'llm.system': 'openai' }))
+        .provider,
+    ).toBe('azure.ai.openai');
   });
 
   it('the OpenAI client pointed at another vendor: server.address wins over "openai"', () => {
@@ -128,34 +136,81 @@ describe('usage', () => {
   const usageOf = (attrs: Record<string, unknown>) => mapSpan(span({ ...chat, ...(attrs as Record<string, never>) }));
 
   it('cache write: the 2026 name, the v1.40 name and the underscore name', () => {
-    for (const key of ['gen_ai.usage.cache_write.input_tokens', 'gen_ai.usage.cache_creation.input_tokens', 'gen_ai.usage.cache_creation_input_tokens', 'gen_ai.usage.cache_write_input_tokens', 'llm.token_count.prompt_details.cache_write']) {
-      expect(usageOf({ 'gen_ai.usage.input_tokens': 1000, 'gen_ai.usage.output_tokens': 10, [key]: 300 }).usage, key).toEqual({ tokensIn: 1000, tokensOut: 10, cachedIn: 0, cacheWriteIn: 300, reasoning: 0 });
+    for (const key of [
+      'gen_ai.usage.cache_write.input_tokens',
+      'gen_ai.usage.cache_creation.input_tokens',
+      'gen_ai.usage.cache_creation_input_tokens',
+      'gen_ai.usage.cache_write_input_tokens',
+      'llm.token_count.prompt_details.cache_write',
+    ]) {
+      expect(usageOf({ 'gen_ai.usage.input_tokens': 1000, 'gen_ai.usage.output_tokens': 10, [key]: 300 }).usage, key).toEqual({
+        tokensIn: 1000,
+        tokensOut: 10,
+        cachedIn: 0,
+        cacheWriteIn: 300,
+        reasoning: 0,
+      });
     }
-    const both = usageOf({ 'gen_ai.usage.input_tokens': 1000, 'gen_ai.usage.cache_write.input_tokens': 300, 'gen_ai.usage.cache_creation.input_tokens': 300 });
-    expect(both.explain.ignored).toContainEqual({ key: 'gen_ai.usage.cache_creation.input_tokens', reason: 'superseded by gen_ai.usage.cache_write.input_tokens' });
+    const both = usageOf({
+      'gen_ai.usage.input_tokens': 1000,
+      'gen_ai.usage.cache_write.input_tokens': 300,
+      'gen_ai.usage.cache_creation.input_tokens': 300,
+    });
+    expect(both.explain.ignored).toContainEqual({
+      key: 'gen_ai.usage.cache_creation.input_tokens',
+      reason: 'superseded by gen_ai.usage.cache_write.input_tokens',
+    });
   });
 
   it('input that excludes the cache (cache > input, Anthropic-style) is converted to include it', () => {
-    const m = usageOf({ 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 50, 'gen_ai.usage.cache_read.input_tokens': 500, 'gen_ai.usage.cache_creation.input_tokens': 100 });
+    const m = usageOf({
+      'gen_ai.usage.input_tokens': 10,
+      'gen_ai.usage.output_tokens': 50,
+      'gen_ai.usage.cache_read.input_tokens': 500,
+      'gen_ai.usage.cache_creation.input_tokens': 100,
+    });
     expect(m.usage).toEqual({ tokensIn: 610, tokensOut: 50, cachedIn: 500, cacheWriteIn: 100, reasoning: 0 });
-    expect(m.explain.mapped['usage.conversion']).toBe('gen_ai.usage.input_tokens excluded the cache (cache read + write 600 > input 10): added');
+    expect(m.explain.mapped['usage.conversion']).toBe(
+      'gen_ai.usage.input_tokens excluded the cache (cache read + write 600 > input 10): added',
+    );
   });
 
   it('reasoning inside output is kept; reasoning larger than output is added', () => {
-    expect(usageOf({ 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 300, 'gen_ai.usage.reasoning.output_tokens': 200 }).usage).toEqual({ tokensIn: 10, tokensOut: 300, cachedIn: 0, cacheWriteIn: 0, reasoning: 200 });
-    expect(usageOf({ 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 100, 'gen_ai.usage.reasoning_tokens': 200 }).usage).toEqual({ tokensIn: 10, tokensOut: 300, cachedIn: 0, cacheWriteIn: 0, reasoning: 200 });
-    expect(usageOf({ 'llm.token_count.prompt': 10, 'llm.token_count.completion': 300, 'llm.token_count.completion_details.reasoning': 100 }).usage?.reasoning).toBe(100);
+    expect(
+      usageOf({ 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 300, 'gen_ai.usage.reasoning.output_tokens': 200 }).usage,
+    ).toEqual({ tokensIn: 10, tokensOut: 300, cachedIn: 0, cacheWriteIn: 0, reasoning: 200 });
+    expect(
+      usageOf({ 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 100, 'gen_ai.usage.reasoning_tokens': 200 }).usage,
+    ).toEqual({ tokensIn: 10, tokensOut: 300, cachedIn: 0, cacheWriteIn: 0, reasoning: 200 });
+    expect(
+      usageOf({ 'llm.token_count.prompt': 10, 'llm.token_count.completion': 300, 'llm.token_count.completion_details.reasoning': 100 })
+        .usage?.reasoning,
+    ).toBe(100);
   });
 
   it('a total equal to input + output + cache + reasoning shows both were excluded', () => {
-    const m = usageOf({ 'gen_ai.usage.input_tokens': 100, 'gen_ai.usage.output_tokens': 50, 'gen_ai.usage.cache_read.input_tokens': 20, 'gen_ai.usage.reasoning.output_tokens': 10, 'gen_ai.usage.total_tokens': 180 });
+    const m = usageOf({
+      'gen_ai.usage.input_tokens': 100,
+      'gen_ai.usage.output_tokens': 50,
+      'gen_ai.usage.cache_read.input_tokens': 20,
+      'gen_ai.usage.reasoning.output_tokens': 10,
+      'gen_ai.usage.total_tokens': 180,
+    });
     expect(m.usage).toEqual({ tokensIn: 120, tokensOut: 60, cachedIn: 20, cacheWriteIn: 0, reasoning: 10 });
-    const inclusive = usageOf({ 'gen_ai.usage.input_tokens': 100, 'gen_ai.usage.output_tokens': 50, 'gen_ai.usage.cache_read.input_tokens': 20, 'gen_ai.usage.total_tokens': 150 });
+    const inclusive = usageOf({
+      'gen_ai.usage.input_tokens': 100,
+      'gen_ai.usage.output_tokens': 50,
+      'gen_ai.usage.cache_read.input_tokens': 20,
+      'gen_ai.usage.total_tokens': 150,
+    });
     expect(inclusive.usage).toMatchObject({ tokensIn: 100, tokensOut: 50 });
   });
 
   it('counts from int, double or string; a malformed count is ignored and the next key used', () => {
-    expect(usageOf({ 'gen_ai.usage.input_tokens': '42', 'gen_ai.usage.output_tokens': 7.0, 'gen_ai.usage.cache_read.input_tokens': ' 2 ' }).usage).toEqual({ tokensIn: 42, tokensOut: 7, cachedIn: 2, cacheWriteIn: 0, reasoning: 0 });
+    expect(
+      usageOf({ 'gen_ai.usage.input_tokens': '42', 'gen_ai.usage.output_tokens': 7.0, 'gen_ai.usage.cache_read.input_tokens': ' 2 ' })
+        .usage,
+    ).toEqual({ tokensIn: 42, tokensOut: 7, cachedIn: 2, cacheWriteIn: 0, reasoning: 0 });
     const bad = usageOf({ 'gen_ai.usage.input_tokens': 'abc', 'gen_ai.usage.prompt_tokens': 12, 'gen_ai.usage.output_tokens': -5 });
     expect(bad.usage).toEqual({ tokensIn: 12, tokensOut: 0, cachedIn: 0, cacheWriteIn: 0, reasoning: 0 });
     expect(bad.explain.ignored).toContainEqual({ key: 'gen_ai.usage.input_tokens', reason: 'not a token count: "abc"' });
@@ -167,11 +222,19 @@ describe('usage', () => {
     expect(usageOf({}).usage).toBeUndefined();
     const total = usageOf({ 'llm.usage.total_tokens': 60 });
     expect(total.usage).toBeUndefined();
-    expect(total.explain.ignored).toContainEqual({ key: 'llm.usage.total_tokens', reason: 'a total without input and output counts cannot be split' });
+    expect(total.explain.ignored).toContainEqual({
+      key: 'llm.usage.total_tokens',
+      reason: 'a total without input and output counts cannot be split',
+    });
   });
 
   it('AI SDK v6 noCacheTokens alone: input = noCache + cache read + cache write', () => {
-    const m = usageOf({ 'ai.usage.inputTokenDetails.noCacheTokens': 600, 'ai.usage.inputTokenDetails.cacheReadTokens': 400, 'ai.usage.inputTokenDetails.cacheWriteTokens': 100, 'ai.usage.outputTokens': 5 });
+    const m = usageOf({
+      'ai.usage.inputTokenDetails.noCacheTokens': 600,
+      'ai.usage.inputTokenDetails.cacheReadTokens': 400,
+      'ai.usage.inputTokenDetails.cacheWriteTokens': 100,
+      'ai.usage.outputTokens': 5,
+    });
     expect(m.usage).toEqual({ tokensIn: 1100, tokensOut: 5, cachedIn: 400, cacheWriteIn: 100, reasoning: 0 });
   });
 });
@@ -208,12 +271,25 @@ describe('provided cost', () => {
 
 describe('template usages', () => {
   it('traceloom.prompt.* with inputs as a JSON object string, version as int or label', () => {
-    expect(mapSpan(span({ ...chat, 'traceloom.prompt.id': 'greeting', 'traceloom.prompt.version': 3, 'traceloom.prompt.inputs': json({ name: 'Ada' }) })).promptUsages).toEqual([
-      { promptId: 'greeting', versionRef: '3', inputs: { name: 'Ada' } },
-    ]);
-    expect(mapSpan(span({ 'traceloom.prompt.id': 'greeting', 'traceloom.prompt.version': 'production', 'traceloom.prompt.inputs': { name: 'Ada', n: 2 } })).promptUsages).toEqual([
-      { promptId: 'greeting', versionRef: 'production', inputs: { name: 'Ada', n: 2 } },
-    ]);
+    expect(
+      mapSpan(
+        span({
+          ...chat,
+          'traceloom.prompt.id': 'greeting',
+          'traceloom.prompt.version': 3,
+          'traceloom.prompt.inputs': json({ name: 'Ada' }),
+        }),
+      ).promptUsages,
+    ).toEqual([{ promptId: 'greeting', versionRef: '3', inputs: { name: 'Ada' } }]);
+    expect(
+      mapSpan(
+        span({
+          'traceloom.prompt.id': 'greeting',
+          'traceloom.prompt.version': 'production',
+          'traceloom.prompt.inputs': { name: 'Ada', n: 2 },
+        }),
+      ).promptUsages,
+    ).toEqual([{ promptId: 'greeting', versionRef: 'production', inputs: { name: 'Ada', n: 2 } }]);
     expect(mapSpan(span({ 'traceloom.prompt.id': 'greeting' })).promptUsages).toEqual([{ promptId: 'greeting' }]);
   });
 
@@ -231,39 +307,75 @@ describe('template usages', () => {
 
   it('semconv gen_ai.prompt.name / version / variable.* (next to Traceloop gen_ai.prompt.N.* messages)', () => {
     const m = mapSpan(
-      span({ ...chat, 'gen_ai.prompt.name': 'weather', 'gen_ai.prompt.version': '4', 'gen_ai.prompt.variable.city': 'Paris', 'gen_ai.prompt.variable.days': 3, 'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': 'Weather in Paris for 3 days?' }),
+      span({
+        ...chat,
+        'gen_ai.prompt.name': 'weather',
+        'gen_ai.prompt.version': '4',
+        'gen_ai.prompt.variable.city': 'Paris',
+        'gen_ai.prompt.variable.days': 3,
+        'gen_ai.prompt.0.role': 'user',
+        'gen_ai.prompt.0.content': 'Weather in Paris for 3 days?',
+      }),
     );
     expect(m.promptUsages).toEqual([{ promptId: 'weather', versionRef: '4', inputs: { city: 'Paris', days: 3 } }]);
     expect(m.inputMessages).toEqual([{ role: 'user', content: 'Weather in Paris for 3 days?' }]);
   });
 
   it('langfuse.observation.prompt.name / version', () => {
-    expect(mapSpan(span({ 'langfuse.observation.prompt.name': 'support', 'langfuse.observation.prompt.version': 2 })).promptUsages).toEqual([{ promptId: 'support', versionRef: '2' }]);
+    expect(mapSpan(span({ 'langfuse.observation.prompt.name': 'support', 'langfuse.observation.prompt.version': 2 })).promptUsages).toEqual(
+      [{ promptId: 'support', versionRef: '2' }],
+    );
   });
 
   it('OpenInference template version and variables complete a usage named by another key', () => {
-    const m = mapSpan(span({ 'openinference.span.kind': 'LLM', 'traceloom.prompt.id': 'weather', 'llm.prompt_template.template': 'Weather in {city}?', 'llm.prompt_template.version': 'v3', 'llm.prompt_template.variables': json({ city: 'Paris' }) }));
+    const m = mapSpan(
+      span({
+        'openinference.span.kind': 'LLM',
+        'traceloom.prompt.id': 'weather',
+        'llm.prompt_template.template': 'Weather in {city}?',
+        'llm.prompt_template.version': 'v3',
+        'llm.prompt_template.variables': json({ city: 'Paris' }),
+      }),
+    );
     expect(m.promptUsages).toEqual([{ promptId: 'weather', versionRef: 'v3', inputs: { city: 'Paris' } }]);
     expect(m.explain.mapped['promptUsages']).toBe('traceloom.prompt.id, llm.prompt_template.* (version and variables)');
   });
 
   it('the same id named twice is one usage; different ids are two', () => {
-    expect(mapSpan(span({ 'traceloom.prompt.id': 'a', 'traceloom.prompt.version': '1', 'gen_ai.prompt.name': 'a', 'gen_ai.prompt.variable.x': 'y' })).promptUsages).toEqual([{ promptId: 'a', versionRef: '1', inputs: { x: 'y' } }]);
-    expect(mapSpan(span({ 'traceloom.prompt.id': 'a', 'langfuse.observation.prompt.name': 'b' })).promptUsages).toEqual([{ promptId: 'a' }, { promptId: 'b' }]);
+    expect(
+      mapSpan(
+        span({ 'traceloom.prompt.id': 'a', 'traceloom.prompt.version': '1', 'gen_ai.prompt.name': 'a', 'gen_ai.prompt.variable.x': 'y' }),
+      ).promptUsages,
+    ).toEqual([{ promptId: 'a', versionRef: '1', inputs: { x: 'y' } }]);
+    expect(mapSpan(span({ 'traceloom.prompt.id': 'a', 'langfuse.observation.prompt.name': 'b' })).promptUsages).toEqual([
+      { promptId: 'a' },
+      { promptId: 'b' },
+    ]);
   });
 
   it('a usage on an agent span is reported (assembly applies it to the inference spans below)', () => {
-    expect(mapSpan(span({ 'gen_ai.operation.name': 'invoke_agent', 'traceloom.prompt.id': 'planner' })).promptUsages).toEqual([{ promptId: 'planner' }]);
+    expect(mapSpan(span({ 'gen_ai.operation.name': 'invoke_agent', 'traceloom.prompt.id': 'planner' })).promptUsages).toEqual([
+      { promptId: 'planner' },
+    ]);
   });
 });
 
 describe('errors', () => {
   it('status ERROR: the status message › an exception event › error.type', () => {
-    const withMessage = mapSpan(span({ ...chat, 'error.type': 'RateLimitError' }, { statusCode: 2, statusMessage: '429 Too Many Requests' }));
+    const withMessage = mapSpan(
+      span({ ...chat, 'error.type': 'RateLimitError' }, { statusCode: 2, statusMessage: '429 Too Many Requests' }),
+    );
     expect(withMessage.errorMessage).toBe('429 Too Many Requests');
     expect(withMessage.explain.mapped['errorMessage']).toBe('status.message');
     expect(mapSpan(span({ ...chat, 'error.type': 'RateLimitError' }, { statusCode: 2 })).errorMessage).toBe('RateLimitError');
-    expect(mapSpan(span({ ...chat, 'error.type': '_OTHER' }, { statusCode: 2, events: [event('exception', { 'exception.type': 'ValueError', 'exception.message': 'bad input' })] })).errorMessage).toBe('bad input');
+    expect(
+      mapSpan(
+        span(
+          { ...chat, 'error.type': '_OTHER' },
+          { statusCode: 2, events: [event('exception', { 'exception.type': 'ValueError', 'exception.message': 'bad input' })] },
+        ),
+      ).errorMessage,
+    ).toBe('bad input');
     expect(mapSpan(span(chat, { statusCode: 2 })).errorMessage).toBe('');
   });
 

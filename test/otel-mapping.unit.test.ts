@@ -67,7 +67,10 @@ describe('OpenTelemetry GenAI (v1.37+)', () => {
       outputMessages: 'gen_ai.output.messages',
     });
     expect(m.explain.ignored).toContainEqual({ key: 'gen_ai.system', reason: 'superseded by gen_ai.provider.name' });
-    expect(m.explain.ignored).toContainEqual({ key: 'gen_ai.request.model', reason: 'superseded by gen_ai.response.model ("gpt-4o-mini")' });
+    expect(m.explain.ignored).toContainEqual({
+      key: 'gen_ai.request.model',
+      reason: 'superseded by gen_ai.response.model ("gpt-4o-mini")',
+    });
   });
 
   it('accepts the same messages as structured AnyValues (arrays of kvlists)', () => {
@@ -106,18 +109,35 @@ describe('OpenTelemetry GenAI (v1.37+)', () => {
     );
     expect(m.spanClass).toBe('inference');
     expect(m.provider).toBe('aws.bedrock');
-    expect(m.explain.mapped['provider']).toBe('inferred from the model (us.anthropic.claude-sonnet-4-20250514-v1:0 → aws.bedrock); gen_ai.provider.name=strands-agents names the framework');
-    expect(m.explain.ignored).toContainEqual({ key: 'gen_ai.provider.name', reason: 'names the framework or client (strands-agents), not the LLM vendor' });
+    expect(m.explain.mapped['provider']).toBe(
+      'inferred from the model (us.anthropic.claude-sonnet-4-20250514-v1:0 → aws.bedrock); gen_ai.provider.name=strands-agents names the framework',
+    );
+    expect(m.explain.ignored).toContainEqual({
+      key: 'gen_ai.provider.name',
+      reason: 'names the framework or client (strands-agents), not the LLM vendor',
+    });
     expect(m.inputMessages).toEqual(expectedInput);
     expect(m.outputMessages).toEqual(expectedOutput);
-    expect(m.explain.mapped['inputMessages']).toBe(`${details} event (gen_ai.system_instructions) + ${details} event (gen_ai.input.messages)`);
+    expect(m.explain.mapped['inputMessages']).toBe(
+      `${details} event (gen_ai.system_instructions) + ${details} event (gen_ai.input.messages)`,
+    );
   });
 
   it('prefers span attributes over the details event, key by key', () => {
     const m = mapSpan(
       span(
-        { 'gen_ai.operation.name': 'chat', 'gen_ai.input.messages': json([{ role: 'user', parts: [{ type: 'text', content: 'from attribute' }] }]) },
-        { events: [event('gen_ai.client.inference.operation.details', { 'gen_ai.input.messages': json([{ role: 'user', parts: [{ type: 'text', content: 'from event' }] }]), 'gen_ai.output.messages': json(weatherOutput) })] },
+        {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.input.messages': json([{ role: 'user', parts: [{ type: 'text', content: 'from attribute' }] }]),
+        },
+        {
+          events: [
+            event('gen_ai.client.inference.operation.details', {
+              'gen_ai.input.messages': json([{ role: 'user', parts: [{ type: 'text', content: 'from event' }] }]),
+              'gen_ai.output.messages': json(weatherOutput),
+            }),
+          ],
+        },
       ),
     );
     expect(m.inputMessages).toEqual([{ role: 'user', content: 'from attribute' }]);
@@ -132,10 +152,23 @@ describe('OpenTelemetry GenAI (v1.37+)', () => {
           events: [
             event('gen_ai.system.message', { 'gen_ai.system': 'openai', content: 'Be brief.' }),
             event('gen_ai.user.message', { 'gen_ai.system': 'openai', content: 'Hi' }),
-            event('gen_ai.assistant.message', { 'gen_ai.system': 'openai', tool_calls: json([{ id: 'call_9', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }]) }),
+            event('gen_ai.assistant.message', {
+              'gen_ai.system': 'openai',
+              tool_calls: json([{ id: 'call_9', type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }]),
+            }),
             event('gen_ai.tool.message', { 'gen_ai.system': 'openai', content: 'found', id: 'call_9' }),
-            event('gen_ai.choice', { 'gen_ai.system': 'openai', index: 1, finish_reason: 'stop', message: json({ content: 'Second', role: 'assistant' }) }),
-            event('gen_ai.choice', { 'gen_ai.system': 'openai', index: 0, finish_reason: 'stop', message: json({ content: 'Done', role: 'assistant' }) }),
+            event('gen_ai.choice', {
+              'gen_ai.system': 'openai',
+              index: 1,
+              finish_reason: 'stop',
+              message: json({ content: 'Second', role: 'assistant' }),
+            }),
+            event('gen_ai.choice', {
+              'gen_ai.system': 'openai',
+              index: 0,
+              finish_reason: 'stop',
+              message: json({ content: 'Done', role: 'assistant' }),
+            }),
           ],
         },
       ),
@@ -159,7 +192,12 @@ describe('OpenTelemetry GenAI (v1.37+)', () => {
         { 'gen_ai.operation.name': 'chat', 'gen_ai.system': 'openai', 'gen_ai.request.model': 'gpt-4' },
         {
           events: [
-            event('gen_ai.content.prompt', { 'gen_ai.prompt': json([{ role: 'system', content: 'sys' }, { role: 'user', content: 'q' }]) }),
+            event('gen_ai.content.prompt', {
+              'gen_ai.prompt': json([
+                { role: 'system', content: 'sys' },
+                { role: 'user', content: 'q' },
+              ]),
+            }),
             event('gen_ai.content.completion', { 'gen_ai.completion': json([{ role: 'assistant', content: 'a' }]) }),
           ],
         },
@@ -197,8 +235,14 @@ describe('Strands Agents', () => {
     expect(m.usage).toBeUndefined();
     expect(m.agentId).toBe('weather_agent');
     expect(m.provider).toBe('aws.bedrock');
-    expect(m.explain.ignored).toContainEqual({ key: 'gen_ai.usage.input_tokens', reason: 'agent span: usage is counted on its inference children' });
-    expect(m.explain.ignored).toContainEqual({ key: 'gen_ai.usage.output_tokens', reason: 'agent span: usage is counted on its inference children' });
+    expect(m.explain.ignored).toContainEqual({
+      key: 'gen_ai.usage.input_tokens',
+      reason: 'agent span: usage is counted on its inference children',
+    });
+    expect(m.explain.ignored).toContainEqual({
+      key: 'gen_ai.usage.output_tokens',
+      reason: 'agent span: usage is counted on its inference children',
+    });
     expect(m.explain.ignored).toContainEqual({ key: 'gen_ai.usage.prompt_tokens', reason: 'superseded by gen_ai.usage.input_tokens' });
   });
 
@@ -220,7 +264,9 @@ describe('Strands Agents', () => {
     );
     expect(m.spanClass).toBe('inference');
     expect(m.usage).toEqual({ tokensIn: 600, tokensOut: 20, cachedIn: 100, cacheWriteIn: 0, reasoning: 0 });
-    expect(m.explain.mapped['usage.conversion']).toBe('gen_ai.usage.total_tokens = input + output + cache: gen_ai.usage.input_tokens excluded the cache, added');
+    expect(m.explain.mapped['usage.conversion']).toBe(
+      'gen_ai.usage.total_tokens = input + output + cache: gen_ai.usage.input_tokens excluded the cache, added',
+    );
   });
 
   it('maps its v1.36 events whose content is Bedrock content blocks', () => {
@@ -231,7 +277,10 @@ describe('Strands Agents', () => {
           events: [
             event('gen_ai.user.message', { content: json([{ text: 'What is 2+2?' }]) }),
             event('gen_ai.assistant.message', { content: json([{ toolUse: { toolUseId: 't1', name: 'calc', input: { expr: '2+2' } } }]) }),
-            event('gen_ai.tool.message', { content: json([{ toolResult: { toolUseId: 't1', status: 'success', content: [{ text: '4' }] } }]), id: 't1' }),
+            event('gen_ai.tool.message', {
+              content: json([{ toolResult: { toolUseId: 't1', status: 'success', content: [{ text: '4' }] } }]),
+              id: 't1',
+            }),
             event('gen_ai.choice', { finish_reason: 'end_turn', message: json([{ text: 'It is 4.' }]) }),
           ],
         },
@@ -247,12 +296,30 @@ describe('Strands Agents', () => {
   });
 
   it('execute_tool is a tool span; execute_event_loop_cycle is other', () => {
-    const tool = mapSpan(span({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'calc', 'gen_ai.tool.call.id': 't1', 'gen_ai.tool.status': 'success' }, { name: 'execute_tool calc' }));
+    const tool = mapSpan(
+      span(
+        {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'calc',
+          'gen_ai.tool.call.id': 't1',
+          'gen_ai.tool.status': 'success',
+        },
+        { name: 'execute_tool calc' },
+      ),
+    );
     expect(tool).toMatchObject({ spanClass: 'tool', toolName: 'calc', toolCallId: 't1', operation: 'execute_tool' });
-    const cycle = mapSpan(span({ 'gen_ai.operation.name': 'execute_event_loop_cycle', 'event_loop.cycle_id': 'c1', 'gen_ai.usage.input_tokens': 10 }, { name: 'execute_event_loop_cycle' }));
+    const cycle = mapSpan(
+      span(
+        { 'gen_ai.operation.name': 'execute_event_loop_cycle', 'event_loop.cycle_id': 'c1', 'gen_ai.usage.input_tokens': 10 },
+        { name: 'execute_event_loop_cycle' },
+      ),
+    );
     expect(cycle.spanClass).toBe('other');
     expect(cycle.usage).toBeUndefined();
-    expect(cycle.explain.ignored).toContainEqual({ key: 'gen_ai.usage.input_tokens', reason: 'not an inference span: usage is not counted' });
+    expect(cycle.explain.ignored).toContainEqual({
+      key: 'gen_ai.usage.input_tokens',
+      reason: 'not an inference span: usage is not counted',
+    });
   });
 });
 
@@ -308,36 +375,92 @@ describe('OpenInference', () => {
       { role: 'user', content: 'Look at this\n[image https://x.test/cat.png]' },
       { role: 'tool', content: 'sunny', tool_call_id: 'call_0', name: 'get_weather' },
     ]);
-    expect(m.outputMessages).toEqual([{ role: 'assistant', content: null, tool_calls: [{ id: 'call_a', name: 'get_weather', arguments: { city: 'Paris' } }] }]);
+    expect(m.outputMessages).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', name: 'get_weather', arguments: { city: 'Paris' } }] },
+    ]);
     expect(m.promptUsages).toEqual([]);
-    expect(m.explain.mapped).toMatchObject({ spanClass: 'openinference.span.kind (LLM)', provider: 'llm.provider (openai)', providedCostUsd: 'llm.cost.total', inputMessages: 'llm.input_messages.*' });
+    expect(m.explain.mapped).toMatchObject({
+      spanClass: 'openinference.span.kind (LLM)',
+      provider: 'llm.provider (openai)',
+      providedCostUsd: 'llm.cost.total',
+      inputMessages: 'llm.input_messages.*',
+    });
     expect(m.explain.ignored).toContainEqual({ key: 'input.value', reason: 'superseded by llm.input_messages.*' });
-    expect(m.explain.ignored).toContainEqual({ key: 'llm.prompt_template.*', reason: 'OpenInference names no prompt id: set traceloom.prompt.id to link the template' });
+    expect(m.explain.ignored).toContainEqual({
+      key: 'llm.prompt_template.*',
+      reason: 'OpenInference names no prompt id: set traceloom.prompt.id to link the template',
+    });
   });
 
   it('TOOL span: input.value/output.value are the arguments and result, not messages', () => {
-    const m = mapSpan(span({ 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'tool.description': 'weather', 'input.value': '{"city":"Paris"}', 'output.value': 'sunny' }));
-    expect(m).toMatchObject({ spanClass: 'tool', toolName: 'get_weather', toolArguments: { city: 'Paris' }, toolResult: 'sunny', inputMessages: [], outputMessages: [] });
+    const m = mapSpan(
+      span({
+        'openinference.span.kind': 'TOOL',
+        'tool.name': 'get_weather',
+        'tool.description': 'weather',
+        'input.value': '{"city":"Paris"}',
+        'output.value': 'sunny',
+      }),
+    );
+    expect(m).toMatchObject({
+      spanClass: 'tool',
+      toolName: 'get_weather',
+      toolArguments: { city: 'Paris' },
+      toolResult: 'sunny',
+      inputMessages: [],
+      outputMessages: [],
+    });
     expect(m.explain.mapped).toMatchObject({ toolName: 'tool.name', toolArguments: 'input.value', toolResult: 'output.value' });
   });
 
   it('AGENT and CHAIN spans are agents and never count usage; text input/output become messages', () => {
-    const agent = mapSpan(span({ 'openinference.span.kind': 'AGENT', 'agent.name': 'planner', 'llm.token_count.prompt': 90, 'llm.token_count.completion': 10, 'input.value': 'plan a trip', 'output.value': 'done' }));
-    expect(agent).toMatchObject({ spanClass: 'agent', agentId: 'planner', inputMessages: [{ role: 'user', content: 'plan a trip' }], outputMessages: [{ role: 'assistant', content: 'done' }] });
+    const agent = mapSpan(
+      span({
+        'openinference.span.kind': 'AGENT',
+        'agent.name': 'planner',
+        'llm.token_count.prompt': 90,
+        'llm.token_count.completion': 10,
+        'input.value': 'plan a trip',
+        'output.value': 'done',
+      }),
+    );
+    expect(agent).toMatchObject({
+      spanClass: 'agent',
+      agentId: 'planner',
+      inputMessages: [{ role: 'user', content: 'plan a trip' }],
+      outputMessages: [{ role: 'assistant', content: 'done' }],
+    });
     expect(agent.usage).toBeUndefined();
-    expect(agent.explain.ignored).toContainEqual({ key: 'llm.token_count.prompt', reason: 'agent span: usage is counted on its inference children' });
+    expect(agent.explain.ignored).toContainEqual({
+      key: 'llm.token_count.prompt',
+      reason: 'agent span: usage is counted on its inference children',
+    });
     const chain = mapSpan(span({ 'openinference.span.kind': 'CHAIN', 'llm.model_name': 'gpt-4o', 'input.value': '{"input":"hi"}' }));
     expect(chain.spanClass).toBe('agent');
     expect(chain.inputMessages).toEqual([{ role: 'user', content: 'hi' }]);
   });
 
   it('EMBEDDING span is inference, model from embedding.model_name, provider inferred', () => {
-    const m = mapSpan(span({ 'openinference.span.kind': 'EMBEDDING', 'embedding.model_name': 'text-embedding-3-small', 'llm.token_count.prompt': 8, 'embedding.embeddings.0.embedding.text': 'hello' }));
-    expect(m).toMatchObject({ spanClass: 'inference', model: 'text-embedding-3-small', provider: 'openai', usage: { tokensIn: 8, tokensOut: 0, cachedIn: 0, cacheWriteIn: 0, reasoning: 0 } });
+    const m = mapSpan(
+      span({
+        'openinference.span.kind': 'EMBEDDING',
+        'embedding.model_name': 'text-embedding-3-small',
+        'llm.token_count.prompt': 8,
+        'embedding.embeddings.0.embedding.text': 'hello',
+      }),
+    );
+    expect(m).toMatchObject({
+      spanClass: 'inference',
+      model: 'text-embedding-3-small',
+      provider: 'openai',
+      usage: { tokensIn: 8, tokensOut: 0, cachedIn: 0, cacheWriteIn: 0, reasoning: 0 },
+    });
   });
 
   it('RETRIEVER span is other even with a model-ish attribute', () => {
-    expect(mapSpan(span({ 'openinference.span.kind': 'RETRIEVER', 'embedding.model_name': 'text-embedding-3-small' })).spanClass).toBe('other');
+    expect(mapSpan(span({ 'openinference.span.kind': 'RETRIEVER', 'embedding.model_name': 'text-embedding-3-small' })).spanClass).toBe(
+      'other',
+    );
   });
 });
 
@@ -374,7 +497,13 @@ describe('OpenLLMetry / Traceloop', () => {
         { name: 'openai.chat', kind: 3 },
       ),
     );
-    expect(m).toMatchObject({ spanClass: 'inference', operation: 'chat', model: 'gpt-4o-2024-08-06', provider: 'openai', sessionId: 'sess-9' });
+    expect(m).toMatchObject({
+      spanClass: 'inference',
+      operation: 'chat',
+      model: 'gpt-4o-2024-08-06',
+      provider: 'openai',
+      sessionId: 'sess-9',
+    });
     expect(m.usage).toEqual({ tokensIn: 50, tokensOut: 10, cachedIn: 5, cacheWriteIn: 0, reasoning: 0 });
     expect(m.explain.mapped['provider']).toBe('gen_ai.system (OpenAI → openai)');
     expect(m.inputMessages).toEqual([
@@ -393,7 +522,10 @@ describe('OpenLLMetry / Traceloop', () => {
         'gen_ai.system': 'Anthropic',
         'gen_ai.request.model': 'claude-3-5-sonnet-20241022',
         'gen_ai.prompt.0.role': 'user',
-        'gen_ai.prompt.0.content': json([{ type: 'text', text: 'part one' }, { type: 'text', text: 'part two' }]),
+        'gen_ai.prompt.0.content': json([
+          { type: 'text', text: 'part one' },
+          { type: 'text', text: 'part two' },
+        ]),
         'gen_ai.completion.0.role': 'assistant',
         'gen_ai.completion.0.function_call.name': 'lookup',
         'gen_ai.completion.0.function_call.arguments': '{"id":7}',
@@ -401,7 +533,9 @@ describe('OpenLLMetry / Traceloop', () => {
     );
     expect(m.provider).toBe('anthropic');
     expect(m.inputMessages).toEqual([{ role: 'user', content: 'part one\npart two' }]);
-    expect(m.outputMessages).toEqual([{ role: 'assistant', content: null, tool_calls: [{ id: '', name: 'lookup', arguments: { id: 7 } }] }]);
+    expect(m.outputMessages).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: '', name: 'lookup', arguments: { id: 7 } }] },
+    ]);
   });
 
   it('new style (0.27): current semconv with traceloop.workflow.name', () => {
@@ -412,7 +546,13 @@ describe('OpenLLMetry / Traceloop', () => {
           'gen_ai.operation.name': 'chat',
           'gen_ai.request.model': 'gpt-4o-mini',
           'gen_ai.input.messages': json([{ role: 'user', parts: [{ type: 'text', content: 'Hi' }] }]),
-          'gen_ai.output.messages': json([{ role: 'assistant', parts: [{ type: 'tool_call', id: 'call_q', name: 'search', arguments: { q: 'hi' } }], finish_reason: 'tool_call' }]),
+          'gen_ai.output.messages': json([
+            {
+              role: 'assistant',
+              parts: [{ type: 'tool_call', id: 'call_q', name: 'search', arguments: { q: 'hi' } }],
+              finish_reason: 'tool_call',
+            },
+          ]),
           'gen_ai.usage.input_tokens': 9,
           'gen_ai.usage.output_tokens': 4,
           'gen_ai.usage.total_tokens': 13,
@@ -423,19 +563,36 @@ describe('OpenLLMetry / Traceloop', () => {
     );
     expect(m.spanClass).toBe('inference');
     expect(m.usage).toEqual({ tokensIn: 9, tokensOut: 4, cachedIn: 0, cacheWriteIn: 0, reasoning: 0 });
-    expect(m.outputMessages).toEqual([{ role: 'assistant', content: null, tool_calls: [{ id: 'call_q', name: 'search', arguments: { q: 'hi' } }] }]);
+    expect(m.outputMessages).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_q', name: 'search', arguments: { q: 'hi' } }] },
+    ]);
   });
 
   it('framework spans: workflow and agent are agents (entity name names only an agent kind), tool is a tool, task is other', () => {
-    const wf = mapSpan(span({ 'traceloop.span.kind': 'workflow', 'traceloop.entity.name': 'weather_flow' }, { name: 'weather_flow.workflow' }));
+    const wf = mapSpan(
+      span({ 'traceloop.span.kind': 'workflow', 'traceloop.entity.name': 'weather_flow' }, { name: 'weather_flow.workflow' }),
+    );
     expect(wf).toMatchObject({ spanClass: 'agent', agentId: '', operation: 'workflow' });
     const ag = mapSpan(span({ 'traceloop.span.kind': 'agent', 'traceloop.entity.name': 'travel_agent' }, { name: 'travel_agent.agent' }));
     expect(ag).toMatchObject({ spanClass: 'agent', agentId: 'travel_agent' });
     expect(ag.explain.mapped['agentId']).toBe('traceloop.entity.name');
     const tool = mapSpan(
-      span({ 'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'get_weather', 'traceloop.entity.input': json({ args: [], kwargs: { city: 'Paris' } }), 'traceloop.entity.output': '"sunny"' }, { name: 'get_weather.tool' }),
+      span(
+        {
+          'traceloop.span.kind': 'tool',
+          'traceloop.entity.name': 'get_weather',
+          'traceloop.entity.input': json({ args: [], kwargs: { city: 'Paris' } }),
+          'traceloop.entity.output': '"sunny"',
+        },
+        { name: 'get_weather.tool' },
+      ),
     );
-    expect(tool).toMatchObject({ spanClass: 'tool', toolName: 'get_weather', toolArguments: { args: [], kwargs: { city: 'Paris' } }, toolResult: '"sunny"' });
+    expect(tool).toMatchObject({
+      spanClass: 'tool',
+      toolName: 'get_weather',
+      toolArguments: { args: [], kwargs: { city: 'Paris' } },
+      toolResult: '"sunny"',
+    });
     expect(mapSpan(span({ 'traceloop.span.kind': 'task', 'traceloop.entity.name': 'fmt' })).spanClass).toBe('other');
   });
 });

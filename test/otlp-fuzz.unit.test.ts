@@ -31,21 +31,34 @@ function prng(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const int = (n: number) => Math.floor(next() * n);
-  return { next, int, pick: <T>(xs: readonly T[]): T => xs[int(xs.length)]!, bytes: (n: number) => Uint8Array.from({ length: n }, () => int(256)) };
+  return {
+    next,
+    int,
+    pick: <T>(xs: readonly T[]): T => xs[int(xs.length)]!,
+    bytes: (n: number) => Uint8Array.from({ length: n }, () => int(256)),
+  };
 }
 
 function sampleSpans(): ReadableSpan[] {
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': 'fuzz' }), spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'fuzz' }),
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+  });
   const tracer = provider.getTracer('fuzz-scope', '1');
   for (let i = 0; i < 4; i++) {
-    const span = tracer.startSpan(`span ${i}`, { kind: SpanKind.CLIENT, attributes: { s: 'x'.repeat(i * 10), n: i, d: 0.5, b: true, a: ['p', 'q'], big: 2 ** 62 } });
+    const span = tracer.startSpan(`span ${i}`, {
+      kind: SpanKind.CLIENT,
+      attributes: { s: 'x'.repeat(i * 10), n: i, d: 0.5, b: true, a: ['p', 'q'], big: 2 ** 62 },
+    });
     span.addEvent('evt', { k: i });
     span.setStatus({ code: i % 2 ? SpanStatusCode.ERROR : SpanStatusCode.OK, message: 'm' });
     span.end();
   }
   const [first, ...rest] = exporter.getFinishedSpans();
-  const nested = Object.assign(Object.create(first!) as ReadableSpan, { attributes: { kv: { a: [1, { b: 'c' }], raw: new Uint8Array([1, 2]) } } });
+  const nested = Object.assign(Object.create(first!) as ReadableSpan, {
+    attributes: { kv: { a: [1, { b: 'c' }], raw: new Uint8Array([1, 2]) } },
+  });
   return [nested, ...rest];
 }
 
@@ -60,9 +73,11 @@ function checkResult(r: DecodeResult): void {
     if (s.parentSpanId !== '' && !HEX16.test(s.parentSpanId)) throw new Error(`bad parent ${s.parentSpanId}`);
     if (!(s.kind >= 0 && s.kind <= 5 && s.statusCode >= 0 && s.statusCode <= 2)) throw new Error('enum out of range');
     if (typeof s.startTimeNs !== 'bigint' || typeof s.endTimeNs !== 'bigint') throw new Error('times not bigint');
-    if (typeof s.name !== 'string' || !Array.isArray(s.events) || !Array.isArray(s.truncated) || typeof s.attributes !== 'object') throw new Error('shape');
+    if (typeof s.name !== 'string' || !Array.isArray(s.events) || !Array.isArray(s.truncated) || typeof s.attributes !== 'object')
+      throw new Error('shape');
   }
-  for (const x of r.rejected) if (!Number.isInteger(x.index) || typeof x.reason !== 'string' || x.reason === '') throw new Error('bad rejection');
+  for (const x of r.rejected)
+    if (!Number.isInteger(x.index) || typeof x.reason !== 'string' || x.reason === '') throw new Error('bad rejection');
 }
 
 type Outcome = 'decoded' | 'refused';
@@ -168,13 +183,25 @@ describe('protobuf fuzz', () => {
   it('huge declared lengths, overlong varints and groups at every level are refused before any allocation', () => {
     const prefixes = [[], [0x0a, 0x80, 0x80, 0x04], [0x0a, 0x80, 0x80, 0x04, 0x12, 0x80, 0x80, 0x04]];
     const tails = [
-      [0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f], [0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], [0x12, 0xfe, 0xff, 0xff, 0xff, 0x07],
-      [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], [0x0b, 0x0c], [0x0e], [0x00],
+      [0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f],
+      [0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+      [0x12, 0xfe, 0xff, 0xff, 0xff, 0x07],
+      [0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+      [0x0b, 0x0c],
+      [0x0e],
+      [0x00],
     ];
     for (const p of prefixes) {
       for (const t of tails) {
         const body = Buffer.from([...p, ...t, ...new Array(64).fill(0)]);
-        const err = (() => { try { decodeProtobufTraces(body); } catch (e) { return e; } return undefined; })();
+        const err = (() => {
+          try {
+            decodeProtobufTraces(body);
+          } catch (e) {
+            return e;
+          }
+          return undefined;
+        })();
         expect(err, `prefix ${p} tail ${t}`).toBeInstanceOf(DomainError);
         expect(httpOf(err)!.status).toBe(400);
       }
@@ -197,7 +224,14 @@ describe('protobuf fuzz', () => {
     let depth = 0;
     for (let v: unknown = s.attributes.deep; Array.isArray(v); v = v[0]) depth++;
     expect(depth).toBe(16);
-    const err = (() => { try { decodeProtobufTraces(body, { maxAttributes: 10, maxValueChars: 10, maxEvents: 10, maxDepth: 1e9 }); } catch (e) { return e; } return undefined; })();
+    const err = (() => {
+      try {
+        decodeProtobufTraces(body, { maxAttributes: 10, maxValueChars: 10, maxEvents: 10, maxDepth: 1e9 });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
     expect(err).toBeInstanceOf(DomainError); // the stack overflows: a 400, not a crash
     expect(httpOf(err)!.status).toBe(400);
     expect((err as DomainError).detail).toMatch(/nested too deeply/);
@@ -205,18 +239,89 @@ describe('protobuf fuzz', () => {
 });
 
 describe('JSON fuzz', () => {
-  const KEYS = ['resourceSpans', 'resource_spans', 'scopeSpans', 'spans', 'resource', 'attributes', 'scope', 'traceId', 'trace_id', 'spanId', 'span_id', 'parentSpanId',
-    'name', 'span_name', 'kind', 'span_kind', 'startTimeUnixNano', 'start_time_ns', 'endTimeUnixNano', 'status', 'status_code', 'code', 'message', 'events', 'links',
-    'timeUnixNano', 'time_ns', 'timestamp', 'key', 'value', 'values', 'stringValue', 'intValue', 'doubleValue', 'boolValue', 'arrayValue', 'kvlistValue', 'bytesValue', '__proto__', 'constructor'];
-  const SCALARS: unknown[] = [null, true, false, 0, -1, 3, 1.5, 2 ** 64, -(2 ** 70), 1e308, '', 'x', 'NaN', 'Infinity', '-Infinity', '12', '-9223372036854775809', '99999999999999999999999',
-    'CLIENT', 'SPAN_KIND_SERVER', 'STATUS_CODE_ERROR', '5b8efff798038103d269b633813fc60c', 'EEE19B7EC3C1B174', 'W47/95gDgQPSabYzgT/GDA==', '0000000000000000', '2026-01-01T00:00:00Z'];
+  const KEYS = [
+    'resourceSpans',
+    'resource_spans',
+    'scopeSpans',
+    'spans',
+    'resource',
+    'attributes',
+    'scope',
+    'traceId',
+    'trace_id',
+    'spanId',
+    'span_id',
+    'parentSpanId',
+    'name',
+    'span_name',
+    'kind',
+    'span_kind',
+    'startTimeUnixNano',
+    'start_time_ns',
+    'endTimeUnixNano',
+    'status',
+    'status_code',
+    'code',
+    'message',
+    'events',
+    'links',
+    'timeUnixNano',
+    'time_ns',
+    'timestamp',
+    'key',
+    'value',
+    'values',
+    'stringValue',
+    'intValue',
+    'doubleValue',
+    'boolValue',
+    'arrayValue',
+    'kvlistValue',
+    'bytesValue',
+    '__proto__',
+    'constructor',
+  ];
+  const SCALARS: unknown[] = [
+    null,
+    true,
+    false,
+    0,
+    -1,
+    3,
+    1.5,
+    2 ** 64,
+    -(2 ** 70),
+    1e308,
+    '',
+    'x',
+    'NaN',
+    'Infinity',
+    '-Infinity',
+    '12',
+    '-9223372036854775809',
+    '99999999999999999999999',
+    'CLIENT',
+    'SPAN_KIND_SERVER',
+    'STATUS_CODE_ERROR',
+    '5b8efff798038103d269b633813fc60c',
+    'EEE19B7EC3C1B174',
+    'W47/95gDgQPSabYzgT/GDA==',
+    '0000000000000000',
+    '2026-01-01T00:00:00Z',
+  ];
 
   function randomValue(rnd: ReturnType<typeof prng>, depth: number): unknown {
     const r = rnd.next();
     if (depth > 6 || r < 0.4) return rnd.pick(SCALARS);
     if (r < 0.65) return Array.from({ length: rnd.int(4) }, () => randomValue(rnd, depth + 1));
     const o: Record<string, unknown> = {};
-    for (let i = rnd.int(5); i > 0; i--) Object.defineProperty(o, rnd.pick(KEYS), { value: randomValue(rnd, depth + 1), enumerable: true, configurable: true, writable: true });
+    for (let i = rnd.int(5); i > 0; i--)
+      Object.defineProperty(o, rnd.pick(KEYS), {
+        value: randomValue(rnd, depth + 1),
+        enumerable: true,
+        configurable: true,
+        writable: true,
+      });
     return o;
   }
 
@@ -224,8 +329,16 @@ describe('JSON fuzz', () => {
     const copy = JSON.parse(JSON.stringify(doc)) as unknown;
     const nodes: Array<[Record<string, unknown> | unknown[], string | number]> = [];
     const walk = (v: unknown) => {
-      if (Array.isArray(v)) v.forEach((x, i) => { nodes.push([v, i]); walk(x); });
-      else if (v && typeof v === 'object') for (const k of Object.keys(v)) { nodes.push([v as Record<string, unknown>, k]); walk((v as Record<string, unknown>)[k]); }
+      if (Array.isArray(v))
+        v.forEach((x, i) => {
+          nodes.push([v, i]);
+          walk(x);
+        });
+      else if (v && typeof v === 'object')
+        for (const k of Object.keys(v)) {
+          nodes.push([v as Record<string, unknown>, k]);
+          walk((v as Record<string, unknown>)[k]);
+        }
     };
     walk(copy);
     for (let i = 1 + rnd.int(3); i > 0; i--) {
@@ -265,7 +378,11 @@ describe('JSON fuzz', () => {
     const ids = { trace_id: '5b8efff798038103d269b633813fc60c', span_id: 'eee19b7ec3c1b174' };
     const flat = decodeJsonTraces({ spans: [{ ...ids, attributes: { deep: plain } }] }).spans[0]!;
     expect(flat.truncated).toEqual(['attributes.deep: nesting deeper than 16 levels cut']);
-    const otlp = decodeJsonTraces({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: ids.trace_id, spanId: ids.span_id, attributes: [{ key: 'deep', value: any }] }] }] }] }).spans[0]!;
+    const otlp = decodeJsonTraces({
+      resourceSpans: [
+        { scopeSpans: [{ spans: [{ traceId: ids.trace_id, spanId: ids.span_id, attributes: [{ key: 'deep', value: any }] }] }] },
+      ],
+    }).spans[0]!;
     expect(otlp.truncated).toEqual(['attributes.deep: nesting deeper than 16 levels cut']);
   });
 });
@@ -277,7 +394,7 @@ describe('inflate fuzz', () => {
     const df = zlib.deflateSync(valid);
     const outs: Outcome[] = [];
     for (let i = 0; i < 300; i++) {
-      const [enc, src] = i % 2 ? ['gzip', gz] as const : ['deflate', df] as const;
+      const [enc, src] = i % 2 ? (['gzip', gz] as const) : (['deflate', df] as const);
       const body = Buffer.from(src);
       for (let e = 1 + rnd.int(3); e > 0; e--) {
         const at = rnd.int(body.length);

@@ -24,10 +24,32 @@ let grpcPort: number;
 let key: string;
 beforeAll(async () => {
   grpcPort = await closedPort();
-  svc = await startTestService({ AUTH_REQUIRED: 'true', OTLP_GRPC_PORT: String(grpcPort), TRACE_DEBOUNCE_MS: '50', MAX_BODY_BYTES: '65536', MAX_INFLATED_BYTES: '65536' });
+  svc = await startTestService({
+    AUTH_REQUIRED: 'true',
+    OTLP_GRPC_PORT: String(grpcPort),
+    TRACE_DEBOUNCE_MS: '50',
+    MAX_BODY_BYTES: '65536',
+    MAX_INFLATED_BYTES: '65536',
+  });
   for (const p of ['grpc-a', 'grpc-b']) await ensureProject(svc.stores.postgres, p);
-  key = (await createApiKey(svc.stores.postgres, { projectId: 'grpc-a', name: 'agent', expiresInDays: 1, scope: 'ingest', role: 'member', createdBy: null })).key;
-  await createApiKey(svc.stores.postgres, { projectId: 'grpc-b', name: 'reader', expiresInDays: 1, scope: 'full', role: 'member', createdBy: null });
+  key = (
+    await createApiKey(svc.stores.postgres, {
+      projectId: 'grpc-a',
+      name: 'agent',
+      expiresInDays: 1,
+      scope: 'ingest',
+      role: 'member',
+      createdBy: null,
+    })
+  ).key;
+  await createApiKey(svc.stores.postgres, {
+    projectId: 'grpc-b',
+    name: 'reader',
+    expiresInDays: 1,
+    scope: 'full',
+    role: 'member',
+    createdBy: null,
+  });
 });
 afterAll(async () => {
   await svc?.close();
@@ -43,11 +65,18 @@ function grpcTracing(meta: Record<string, string>, gzip = false) {
   const otlp = new GrpcTraceExporter({ url: target(), metadata, compression: (gzip ? 'gzip' : 'none') as never });
   const failures: unknown[] = [];
   const checked: SpanExporter = {
-    export: (spans, done) => otlp.export(spans, (r) => { if (r.code !== 0) failures.push(r.error); done(r); }),
+    export: (spans, done) =>
+      otlp.export(spans, (r) => {
+        if (r.code !== 0) failures.push(r.error);
+        done(r);
+      }),
     shutdown: () => otlp.shutdown(),
     forceFlush: () => otlp.forceFlush(),
   };
-  const provider = new NodeTracerProvider({ resource: resourceFromAttributes({ 'service.name': 'grpc-agent' }), spanProcessors: [new SimpleSpanProcessor(checked)] });
+  const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'grpc-agent' }),
+    spanProcessors: [new SimpleSpanProcessor(checked)],
+  });
   return {
     tracer: provider.getTracer('grpc-test'),
     failures,
@@ -62,7 +91,17 @@ function grpcTracing(meta: Record<string, string>, gzip = false) {
 /** A raw unary call to one of the three Export methods, with our bytes: the error or the response bytes. */
 function rawExport(service: string, body: Uint8Array, meta: Record<string, string>): Promise<{ err?: ServiceError; response?: Buffer }> {
   const Client = makeGenericClientConstructor(
-    { Export: { path: `/opentelemetry.proto.collector.${service}/Export`, requestStream: false, responseStream: false, requestSerialize: (b: Buffer) => b, requestDeserialize: (b: Buffer) => b, responseSerialize: (b: Buffer) => b, responseDeserialize: (b: Buffer) => b } },
+    {
+      Export: {
+        path: `/opentelemetry.proto.collector.${service}/Export`,
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (b: Buffer) => b,
+        requestDeserialize: (b: Buffer) => b,
+        responseSerialize: (b: Buffer) => b,
+        responseDeserialize: (b: Buffer) => b,
+      },
+    },
     service,
   );
   const client = new Client(`127.0.0.1:${grpcPort}`, credentials.createInsecure());
@@ -81,7 +120,15 @@ function traceRequest(spanIds: string[], nameBytes = 8): Uint8Array {
   const w = protobuf.Writer.create();
   w.uint32(0x0a).fork().uint32(0x12).fork(); // resource_spans, scope_spans
   for (const id of spanIds) {
-    w.uint32(0x12).fork().uint32(0x0a).bytes(Buffer.from('ab'.repeat(16), 'hex')).uint32(0x12).bytes(Buffer.from(id, 'hex')).uint32(0x2a).string('x'.repeat(nameBytes)).ldelim();
+    w.uint32(0x12)
+      .fork()
+      .uint32(0x0a)
+      .bytes(Buffer.from('ab'.repeat(16), 'hex'))
+      .uint32(0x12)
+      .bytes(Buffer.from(id, 'hex'))
+      .uint32(0x2a)
+      .string('x'.repeat(nameBytes))
+      .ldelim();
   }
   return w.ldelim().ldelim().finish();
 }
@@ -98,12 +145,20 @@ describe('OTLP/gRPC', () => {
       const x = await readExecution(run.traceId);
       return x?.span_count === 4 ? x : undefined;
     }, 'execution from gRPC spans');
-    expect(e).toMatchObject({ tokens_in: 250, tokens_out: 50, span_count: 4, agent_id: 'weather-agent', model: 'gpt-4o-2024-08-06', provider: 'openai', source: 'otlp' });
+    expect(e).toMatchObject({
+      tokens_in: 250,
+      tokens_out: 50,
+      span_count: 4,
+      agent_id: 'weather-agent',
+      model: 'gpt-4o-2024-08-06',
+      provider: 'openai',
+      source: 'otlp',
+    });
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();
     expect(metrics).toMatch(/traceloom_grpc_requests_total\{method="TraceService\/Export",code="OK"[^}]*\} 4/);
   });
 
-  it('the gRPC logs exporter\'s GenAI events join their span (its key sent as a bearer token)', async () => {
+  it("the gRPC logs exporter's GenAI events join their span (its key sent as a bearer token)", async () => {
     const t = grpcTracing({ 'x-api-key': key });
     const span = t.tracer.startSpan('chat', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini' } });
     // `authorization: Bearer tl_…` is the API key too (collectors that only speak bearer auth).
@@ -119,7 +174,10 @@ describe('OTLP/gRPC', () => {
       const x = await readExecution(span.spanContext().traceId);
       return x?.conversation_history?.length === 2 ? x : undefined;
     }, 'conversation from gRPC log events');
-    expect(e.conversation_history).toEqual([{ role: 'user', content: 'over gRPC?' }, { role: 'assistant', content: 'yes' }]);
+    expect(e.conversation_history).toEqual([
+      { role: 'user', content: 'over gRPC?' },
+      { role: 'assistant', content: 'yes' },
+    ]);
   });
 
   it('same auth: no credential or a wrong one is UNAUTHENTICATED, another project PERMISSION_DENIED', async () => {
@@ -130,11 +188,15 @@ describe('OTLP/gRPC', () => {
       await t.shutdown();
       expect((t.failures[0] as ServiceError | undefined)?.code, JSON.stringify(meta)).toBe(Code.UNAUTHENTICATED);
     }
-    const denied = await rawExport('trace.v1.TraceService', traceRequest(['0102030405060708']), { 'x-api-key': key, 'x-project-id': 'grpc-b' });
+    const denied = await rawExport('trace.v1.TraceService', traceRequest(['0102030405060708']), {
+      'x-api-key': key,
+      'x-project-id': 'grpc-b',
+    });
     expect(denied.err?.code).toBe(Code.PERMISSION_DENIED);
     // The HTTP logs and metrics endpoints ask the same: 401 without a key, 403 for another project, 200 with the ingest key.
     for (const signal of ['logs', 'metrics']) {
-      const post = (headers: Record<string, string>) => fetch(`${svc.url}/api/v1/${signal}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: '{}' });
+      const post = (headers: Record<string, string>) =>
+        fetch(`${svc.url}/api/v1/${signal}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: '{}' });
       expect((await post({})).status, signal).toBe(401);
       expect((await post({ 'X-API-Key': key, 'X-Project-Id': 'grpc-b' })).status, signal).toBe(403);
       expect((await post({ 'X-API-Key': key })).status, signal).toBe(200);

@@ -30,7 +30,13 @@ function chatSpan(protocol: 'proto' | 'json') {
   const ex = exporting(svc.url, { protocol, gzip: false, service: 'openai-app' });
   const span = ex.tracer.startSpan('chat gpt-4o-mini', {
     kind: SpanKind.CLIENT,
-    attributes: { 'gen_ai.system': 'openai', 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.usage.input_tokens': 12, 'gen_ai.usage.output_tokens': 4 },
+    attributes: {
+      'gen_ai.system': 'openai',
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.usage.input_tokens': 12,
+      'gen_ai.usage.output_tokens': 4,
+    },
     startTime: new Date(Date.now() - 2_000),
   });
   return {
@@ -93,7 +99,13 @@ describe('GenAI events as logs join their spans', () => {
     const logs = logging(svc.url, { protocol: 'json' });
     logs.event('gen_ai.client.inference.operation.details', undefined, chat.ctx, {
       'gen_ai.input.messages': [{ role: 'user', parts: [{ type: 'text', content: 'Weather in Paris?' }] }],
-      'gen_ai.output.messages': [{ role: 'assistant', parts: [{ type: 'tool_call', id: 'call_9', name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_call' }],
+      'gen_ai.output.messages': [
+        {
+          role: 'assistant',
+          parts: [{ type: 'tool_call', id: 'call_9', name: 'get_weather', arguments: { city: 'Paris' } }],
+          finish_reason: 'tool_call',
+        },
+      ],
     });
     await logs.flush();
     await logs.shutdown();
@@ -111,10 +123,14 @@ describe('GenAI events as logs join their spans', () => {
     expect(tree.body.spans[0].messages.input).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
   });
 
-  it('the span\'s own content wins; events fill only what the span lacks', async () => {
+  it("the span's own content wins; events fill only what the span lacks", async () => {
     const ex = exporting(svc.url, { protocol: 'proto', gzip: false });
     const span = ex.tracer.startSpan('chat', {
-      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'from the span' }] }]) },
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'gpt-4o-mini',
+        'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'from the span' }] }]),
+      },
     });
     const logs = logging(svc.url, { protocol: 'proto' });
     logs.event('gen_ai.user.message', { content: 'from a log' }, span.spanContext());
@@ -140,8 +156,15 @@ describe('after a restart', () => {
     await new Promise((r) => setTimeout(r, 20)); // a later received_at than the execution's
     await svc.stores.clickhouse.insert('span_log_events', [
       {
-        project_id: P, trace_id: traceId, span_id: chat.ctx.spanId, time_ns: String(Date.now() * 1e6), received_at: toClickHouseTime(new Date()),
-        seq: 0, event_name: 'gen_ai.user.message', record_hash: 'h1', attributes: JSON.stringify({ content: 'found again' }),
+        project_id: P,
+        trace_id: traceId,
+        span_id: chat.ctx.spanId,
+        time_ns: String(Date.now() * 1e6),
+        received_at: toClickHouseTime(new Date()),
+        seq: 0,
+        event_name: 'gen_ai.user.message',
+        record_hash: 'h1',
+        attributes: JSON.stringify({ content: 'found again' }),
       },
     ]);
     expect(await svc.domain.traces.assembler.recover(Date.now() - 3_600_000)).toBeGreaterThanOrEqual(1);
@@ -155,17 +178,35 @@ describe('after a restart', () => {
 
 describe('other logs, explain, errors', () => {
   const post = (body: unknown, headers: Record<string, string> = { 'Content-Type': 'application/json' }, qs = '') =>
-    getJson(`${svc.url}/api/v1/logs${qs}`, { method: 'POST', headers, body: typeof body === 'string' || Buffer.isBuffer(body) ? (body as never) : JSON.stringify(body) });
+    getJson(`${svc.url}/api/v1/logs${qs}`, {
+      method: 'POST',
+      headers,
+      body: typeof body === 'string' || Buffer.isBuffer(body) ? (body as never) : JSON.stringify(body),
+    });
   const record = (over: object) => ({ timeUnixNano: '1700000000000000000', ...over });
-  const doc = (records: object[]) => ({ resourceLogs: [{ resource: { attributes: [] }, scopeLogs: [{ scope: { name: 's' }, logRecords: records }] }] });
+  const doc = (records: object[]) => ({
+    resourceLogs: [{ resource: { attributes: [] }, scopeLogs: [{ scope: { name: 's' }, logRecords: records }] }],
+  });
 
   it('plain logs and other events are accepted and counted as ignored; explain says why, per record', async () => {
     const body = doc([
       record({ body: { stringValue: 'server started' }, severityNumber: 9 }),
       record({ eventName: 'app.clicked' }),
-      record({ attributes: [{ key: 'event.name', value: { stringValue: 'gen_ai.user.message' } }], body: { kvlistValue: { values: [{ key: 'content', value: { stringValue: 'hi' } }] } } }),
+      record({
+        attributes: [{ key: 'event.name', value: { stringValue: 'gen_ai.user.message' } }],
+        body: { kvlistValue: { values: [{ key: 'content', value: { stringValue: 'hi' } }] } },
+      }),
       record({ eventName: 'gen_ai.evaluation.result', traceId: '5'.repeat(32), spanId: '6'.repeat(16) }),
-      record({ eventName: 'gen_ai.choice', traceId: '5'.repeat(32), spanId: '6'.repeat(16), body: { kvlistValue: { values: [{ key: 'message', value: { kvlistValue: { values: [{ key: 'content', value: { stringValue: 'ok' } }] } } }] } } }),
+      record({
+        eventName: 'gen_ai.choice',
+        traceId: '5'.repeat(32),
+        spanId: '6'.repeat(16),
+        body: {
+          kvlistValue: {
+            values: [{ key: 'message', value: { kvlistValue: { values: [{ key: 'content', value: { stringValue: 'ok' } }] } } }],
+          },
+        },
+      }),
     ]);
     const r = await post(body, { 'Content-Type': 'application/json' }, '?explain=true');
     expect(r.status).toBe(200);
@@ -182,7 +223,11 @@ describe('other logs, explain, errors', () => {
 
   it('an empty request is a success; a protobuf request gets an empty ExportLogsServiceResponse', async () => {
     expect((await post({})).body).toEqual({ log_records: 0, events_mapped: 0, log_records_ignored: 0 });
-    const res = await fetch(`${svc.url}/api/v1/logs`, { method: 'POST', headers: { 'Content-Type': 'application/x-protobuf' }, body: new Uint8Array(0) });
+    const res = await fetch(`${svc.url}/api/v1/logs`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-protobuf' },
+      body: new Uint8Array(0),
+    });
     expect(res.status).toBe(200);
     expect((await res.arrayBuffer()).byteLength).toBe(0);
   });
@@ -197,7 +242,10 @@ describe('other logs, explain, errors', () => {
     expect(badProto.body.detail).toMatch(/not a valid OTLP ExportLogsServiceRequest/);
     expect((await post('x', { 'Content-Type': 'text/plain' })).status).toBe(415);
     expect((await post(zlib.gzipSync('{}'), { 'Content-Type': 'application/json', 'Content-Encoding': 'br' })).status).toBe(415);
-    const gz = await post(zlib.gzipSync(JSON.stringify(doc([record({})]))), { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' });
+    const gz = await post(zlib.gzipSync(JSON.stringify(doc([record({})]))), {
+      'Content-Type': 'application/json',
+      'Content-Encoding': 'gzip',
+    });
     expect(gz.body).toMatchObject({ log_records: 1, log_records_ignored: 1 });
   });
 });

@@ -39,16 +39,45 @@ describe('OTLP metrics are accepted and ignored', () => {
   }
 
   it('answers a JSON count, an empty protobuf message, and 400 to what is not a metrics request', async () => {
-    const body = { resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: 'x', sum: { dataPoints: [{ asInt: '1' }, { asInt: '2' }] } }, { name: 'y', gauge: { dataPoints: [{ asDouble: 1 }] } }] }] }] };
-    const r = await getJson(`${svc.url}/api/v1/metrics`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const body = {
+      resourceMetrics: [
+        {
+          scopeMetrics: [
+            {
+              metrics: [
+                { name: 'x', sum: { dataPoints: [{ asInt: '1' }, { asInt: '2' }] } },
+                { name: 'y', gauge: { dataPoints: [{ asDouble: 1 }] } },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const r = await getJson(`${svc.url}/api/v1/metrics`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(r).toMatchObject({ status: 200, body: { data_points_ignored: 3 } });
-    const empty = await fetch(`${svc.url}/api/v1/metrics`, { method: 'POST', headers: { 'Content-Type': 'application/x-protobuf' }, body: new Uint8Array(0) });
+    const empty = await fetch(`${svc.url}/api/v1/metrics`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-protobuf' },
+      body: new Uint8Array(0),
+    });
     expect(empty.status).toBe(200);
     expect((await empty.arrayBuffer()).byteLength).toBe(0);
-    const bad = await getJson(`${svc.url}/api/v1/metrics`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ resourceSpans: [] }) });
+    const bad = await getJson(`${svc.url}/api/v1/metrics`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ resourceSpans: [] }),
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toMatch(/ExportMetricsServiceRequest/);
-    const truncated = await getJson(`${svc.url}/api/v1/metrics`, { method: 'POST', headers: { 'Content-Type': 'application/x-protobuf' }, body: new Uint8Array([0x0a, 0x10, 0x12]) });
+    const truncated = await getJson(`${svc.url}/api/v1/metrics`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-protobuf' },
+      body: new Uint8Array([0x0a, 0x10, 0x12]),
+    });
     expect(truncated.status).toBe(400);
     expect(truncated.body.detail).toMatch(/not a valid OTLP ExportMetricsServiceRequest/);
   });

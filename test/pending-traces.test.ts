@@ -60,26 +60,31 @@ describe(`pending traces (${mode} mode: ${mode === 'server' ? 'Redis' : 'in proc
     expect(ids(await p.takeDue(now + 1_000, 10))).toEqual(['d']);
   });
 
-  it(mode === 'server' ? 'a taker that dies loses nothing: the trace is due again when the lease ends, and the dead lease cannot end the new one' : 'in process, a taken trace is the taker\'s until it finishes', async () => {
-    const p = await pendingOfMode(300);
-    const now = Date.now();
-    await p.mark([T('e')], now - 1);
-    const dead = await p.takeDue(Date.now(), 10);
-    expect(ids(dead)).toEqual(['e']);
-    if (mode !== 'server') {
-      expect(await p.stillHeld(dead, dead.traces)).toEqual([true]);
-      return;
-    }
-    expect(ids(await p.takeDue(Date.now(), 10))).toEqual([]); // leased
-    await new Promise((r) => setTimeout(r, 400)); // the taker died: its lease and lock run out
-    const again = await p.takeDue(Date.now(), 10);
-    expect(ids(again)).toEqual(['e']);
-    expect(await p.stillHeld(dead, dead.traces)).toEqual([false]);
-    expect(await p.stillHeld(again, again.traces)).toEqual([true]);
-    await p.finish(dead, dead.traces, []); // the dead taker's late finish changes nothing
-    expect(await p.stillHeld(again, again.traces)).toEqual([true]);
-    await p.finish(again, again.traces, []);
-    await new Promise((r) => setTimeout(r, 400));
-    expect(ids(await p.takeDue(Date.now(), 10))).toEqual([]); // done for good
-  });
+  it(
+    mode === 'server'
+      ? 'a taker that dies loses nothing: the trace is due again when the lease ends, and the dead lease cannot end the new one'
+      : "in process, a taken trace is the taker's until it finishes",
+    async () => {
+      const p = await pendingOfMode(300);
+      const now = Date.now();
+      await p.mark([T('e')], now - 1);
+      const dead = await p.takeDue(Date.now(), 10);
+      expect(ids(dead)).toEqual(['e']);
+      if (mode !== 'server') {
+        expect(await p.stillHeld(dead, dead.traces)).toEqual([true]);
+        return;
+      }
+      expect(ids(await p.takeDue(Date.now(), 10))).toEqual([]); // leased
+      await new Promise((r) => setTimeout(r, 400)); // the taker died: its lease and lock run out
+      const again = await p.takeDue(Date.now(), 10);
+      expect(ids(again)).toEqual(['e']);
+      expect(await p.stillHeld(dead, dead.traces)).toEqual([false]);
+      expect(await p.stillHeld(again, again.traces)).toEqual([true]);
+      await p.finish(dead, dead.traces, []); // the dead taker's late finish changes nothing
+      expect(await p.stillHeld(again, again.traces)).toEqual([true]);
+      await p.finish(again, again.traces, []);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(ids(await p.takeDue(Date.now(), 10))).toEqual([]); // done for good
+    },
+  );
 });

@@ -59,7 +59,11 @@ describe(`persistence (${mode} mode)`, () => {
     const t = await testEnv();
     const svc = await startTestService({}, { env: t });
     try {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, ...t.env, CHDB_DIR: tempDir() }, encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        env: { ...process.env, ...t.env, CHDB_DIR: tempDir() },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(r.status).toBe(1);
       expect(r.stdout + r.stderr).toMatch(/is in use by process \d+/);
     } finally {

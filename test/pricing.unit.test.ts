@@ -3,7 +3,15 @@ import { cataloguePrice } from '../src/pricing/catalogue.ts';
 import { computeCost, type PriceRow } from '../src/pricing/cost.ts';
 import { fromScaled, numberToDecimal, toScaled } from '../src/pricing/decimal.ts';
 
-const price: PriceRow = { price_id: 'p', provider: 'x', model: 'm', input_per_mtok: '2.5', output_per_mtok: '10', cached_input_per_mtok: '1.25', cache_write_per_mtok: '3.125' };
+const price: PriceRow = {
+  price_id: 'p',
+  provider: 'x',
+  model: 'm',
+  input_per_mtok: '2.5',
+  output_per_mtok: '10',
+  cached_input_per_mtok: '1.25',
+  cache_write_per_mtok: '3.125',
+};
 const usage = (tokensIn: number, tokensOut: number, cachedIn = 0, cacheWriteIn = 0) => ({ tokensIn, tokensOut, cachedIn, cacheWriteIn });
 
 describe('decimal', () => {
@@ -45,7 +53,13 @@ describe('cost', () => {
 describe('catalogue', () => {
   it('knows common models, with their provider', () => {
     const p = cataloguePrice('openai', 'gpt-4o-mini', new Date('2026-11-01T00:00:00Z'), 1000);
-    expect(p).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini', input_per_mtok: '0.15', output_per_mtok: '0.6', cached_input_per_mtok: '0.075' });
+    expect(p).toMatchObject({
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      input_per_mtok: '0.15',
+      output_per_mtok: '0.6',
+      cached_input_per_mtok: '0.075',
+    });
     expect(p!.price_id).toBe('catalogue:openai/gpt-4o-mini');
   });
 

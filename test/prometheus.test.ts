@@ -69,8 +69,16 @@ describe('the series after real traffic', () => {
     run.endRoot();
     await ex.flush();
     await ex.shutdown();
-    const spans = Array.from({ length: 101 }, (_, i) => ({ trace_id: 'c'.repeat(32), span_id: (i + 1).toString(16).padStart(16, '0'), span_name: 's' }));
-    const tooLarge = await getJson(`${svc.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ spans }) });
+    const spans = Array.from({ length: 101 }, (_, i) => ({
+      trace_id: 'c'.repeat(32),
+      span_id: (i + 1).toString(16).padStart(16, '0'),
+      span_name: 's',
+    }));
+    const tooLarge = await getJson(`${svc.url}/api/v1/traces`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ spans }),
+    });
     expect(tooLarge.status).toBe(413);
 
     // Budgets: a budget spend exceeds, with a webhook that fails once, then accepts.
@@ -92,7 +100,10 @@ describe('the series after real traffic', () => {
 
     const m = await until(async () => {
       const all = await scrape();
-      return value(all, 'traceloom_budget_alert_deliveries_total', { outcome: 'delivered' }) >= 2 && value(all, 'traceloom_ingest_spans_accepted_total') >= 4 ? all : undefined;
+      return value(all, 'traceloom_budget_alert_deliveries_total', { outcome: 'delivered' }) >= 2 &&
+        value(all, 'traceloom_ingest_spans_accepted_total') >= 4
+        ? all
+        : undefined;
     }, 'the counters of the traffic');
 
     // Every family the issue lists is there, with its Prometheus type.
@@ -118,7 +129,9 @@ describe('the series after real traffic', () => {
     // family parses as a histogram; the per-route count is read from the same registry's values.
     expect(family(m, 'traceloom_http_request_duration_seconds')!.metrics[0]!.buckets!['+Inf']).toBeDefined();
     const durations = (await svc.domain.metrics.httpDuration.get()).values;
-    const healthCount = durations.find((v) => v.metricName === 'traceloom_http_request_duration_seconds_count' && v.labels.route === '/api/health');
+    const healthCount = durations.find(
+      (v) => v.metricName === 'traceloom_http_request_duration_seconds_count' && v.labels.route === '/api/health',
+    );
     expect(healthCount?.value).toBeGreaterThanOrEqual(3);
 
     // Ingest: the 4 spans accepted, the oversized request refused.

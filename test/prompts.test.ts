@@ -43,14 +43,35 @@ function call(method: string, path: string, body?: unknown, who: Who = 'member')
   return getJson(`${svc.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 }
 
-const createText = (id: string, template = 'Hello {{ name }}', extra: object = {}) => call('POST', BASE, { prompt_id: id, type: 'text', template, ...extra });
+const createText = (id: string, template = 'Hello {{ name }}', extra: object = {}) =>
+  call('POST', BASE, { prompt_id: id, type: 'text', template, ...extra });
 
 describe(`prompts (${mode} mode)`, () => {
   it('create: 201 with version 1 inline, variables extracted, config kept as sent', async () => {
-    const r = await createText('welcome', 'Hi {{ name }} from {{user.city}}', { description: 'd', config: { temperature: 0.3, stop: ['\n'] }, labels: ['production'], commit_message: 'first' });
+    const r = await createText('welcome', 'Hi {{ name }} from {{user.city}}', {
+      description: 'd',
+      config: { temperature: 0.3, stop: ['\n'] },
+      labels: ['production'],
+      commit_message: 'first',
+    });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ prompt_id: 'welcome', type: 'text', description: 'd', latest_version: 1, labels: { production: 1 }, archived_at: null });
-    expect(r.body.latest).toMatchObject({ version: 1, variables: ['name', 'user.city'], config: { temperature: 0.3, stop: ['\n'] }, commit_message: 'first', created_by: 'mel', labels: ['production'], rolled_back_from: null });
+    expect(r.body).toMatchObject({
+      prompt_id: 'welcome',
+      type: 'text',
+      description: 'd',
+      latest_version: 1,
+      labels: { production: 1 },
+      archived_at: null,
+    });
+    expect(r.body.latest).toMatchObject({
+      version: 1,
+      variables: ['name', 'user.city'],
+      config: { temperature: 0.3, stop: ['\n'] },
+      commit_message: 'first',
+      created_by: 'mel',
+      labels: ['production'],
+      rolled_back_from: null,
+    });
   });
 
   it('create: 400 naming the field, 409 for an existing id, 401 and 403', async () => {
@@ -92,7 +113,9 @@ describe(`prompts (${mode} mode)`, () => {
 
   it('20 concurrent version writes get versions 2..21 exactly', async () => {
     await createText('race', 'v1');
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => call('POST', `${BASE}/race/versions`, { template: `v${i + 2} writer ${i}` })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => call('POST', `${BASE}/race/versions`, { template: `v${i + 2} writer ${i}` })),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
     expect(results.map((r) => r.body.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));
     const history = await call('GET', `${BASE}/race/versions`);
@@ -117,7 +140,8 @@ describe(`prompts (${mode} mode)`, () => {
     await createText('cached', 'c1', { labels: ['production'] });
     await call('POST', `${BASE}/cached/versions`, { template: 'c2' });
     // warm the cache
-    for (let i = 0; i < 3; i++) expect((await call('GET', `${BASE}/cached/versions/production`, undefined, { key: memberKey })).body.version).toBe(1);
+    for (let i = 0; i < 3; i++)
+      expect((await call('GET', `${BASE}/cached/versions/production`, undefined, { key: memberKey })).body.version).toBe(1);
     expect((await call('GET', `${BASE}/cached/versions/latest`)).body.version).toBe(2);
     const moved = await call('PUT', `${BASE}/cached/labels/production`, { version: 2 });
     expect(moved.status).toBe(200);
@@ -158,7 +182,13 @@ describe(`prompts (${mode} mode)`, () => {
     expect(r2.body).toMatchObject({ version: 5, template: 'second', rolled_back_from: 2, commit_message: 'back to 2' });
     expect((await call('GET', `${BASE}/rb/versions/latest`)).body.version).toBe(5);
     const history = (await call('GET', `${BASE}/rb/versions`)).body.items;
-    expect(history.map((v: { version: number; rolled_back_from: number | null }) => [v.version, v.rolled_back_from])).toEqual([[5, 2], [4, 1], [3, null], [2, null], [1, null]]);
+    expect(history.map((v: { version: number; rolled_back_from: number | null }) => [v.version, v.rolled_back_from])).toEqual([
+      [5, 2],
+      [4, 1],
+      [3, null],
+      [2, null],
+      [1, null],
+    ]);
     expect((await call('GET', `${BASE}/rb/versions/1`)).body.template).toBe('first'); // untouched
     expect((await call('POST', `${BASE}/rb/rollback`, { version: 'latest' })).status).toBe(409);
     expect((await call('POST', `${BASE}/rb/rollback`, { version: 2 })).status).toBe(409); // v5 already has v2's content
@@ -170,16 +200,37 @@ describe(`prompts (${mode} mode)`, () => {
     await createText('rt', 'Dear {{ user.name }}, re: {{topic}}{{  sig }}', { config: { temperature: 0 } });
     const t = await call('POST', `${BASE}/rt/render`, { inputs: { user: { name: 'Ann' }, topic: 'bills', sig: '!', unused: 1 } });
     expect(t.status).toBe(200);
-    expect(t.body).toEqual({ prompt_id: 'rt', version: 1, type: 'text', text: 'Dear Ann, re: bills!', config: { temperature: 0 }, unused_inputs: ['unused'] });
+    expect(t.body).toEqual({
+      prompt_id: 'rt',
+      version: 1,
+      type: 'text',
+      text: 'Dear Ann, re: bills!',
+      config: { temperature: 0 },
+      unused_inputs: ['unused'],
+    });
     const missing = await call('POST', `${BASE}/rt/render`, { inputs: { topic: 'x' } });
     expect(missing.status).toBe(422);
     expect(missing.body).toEqual({ detail: 'Missing variables: user.name, sig' });
 
-    const chat = await call('POST', BASE, { prompt_id: 'rc', type: 'chat', template: [{ role: 'system', content: 'You help {{ org.name }}.' }, { role: 'user', content: '{{question}}' }] });
+    const chat = await call('POST', BASE, {
+      prompt_id: 'rc',
+      type: 'chat',
+      template: [
+        { role: 'system', content: 'You help {{ org.name }}.' },
+        { role: 'user', content: '{{question}}' },
+      ],
+    });
     expect(chat.status).toBe(201);
     expect(chat.body.latest.variables).toEqual(['org.name', 'question']);
     const c = await call('POST', `${BASE}/rc/render`, { version: 1, inputs: { 'org.name': 'Acme', question: 'Why?' } });
-    expect(c.body).toMatchObject({ type: 'chat', messages: [{ role: 'system', content: 'You help Acme.' }, { role: 'user', content: 'Why?' }], unused_inputs: [] });
+    expect(c.body).toMatchObject({
+      type: 'chat',
+      messages: [
+        { role: 'system', content: 'You help Acme.' },
+        { role: 'user', content: 'Why?' },
+      ],
+      unused_inputs: [],
+    });
     expect((await call('POST', `${BASE}/rc/render`, { version: 'nolabel', inputs: {} })).status).toBe(404);
     expect((await call('POST', `${BASE}/rc/render`, { inputs: [] })).status).toBe(400);
     // agents with a full API key may render; ingest keys may not read prompts
@@ -189,7 +240,10 @@ describe(`prompts (${mode} mode)`, () => {
 
   it('diff of content and config between two versions', async () => {
     await createText('df', 'line one\nline two\nline three', { config: { temperature: 0.1, model: 'm' } });
-    await call('POST', `${BASE}/df/versions`, { template: 'line one\nline 2\nline three\nline four', config: { temperature: 0.7, model: 'm' } });
+    await call('POST', `${BASE}/df/versions`, {
+      template: 'line one\nline 2\nline three\nline four',
+      config: { temperature: 0.7, model: 'm' },
+    });
     const d = await call('GET', `${BASE}/df/versions/1/diff/latest`);
     expect(d.status).toBe(200);
     expect(d.body).toMatchObject({ prompt_id: 'df', from: 1, to: 2, changed: true });
@@ -213,7 +267,13 @@ describe(`prompts (${mode} mode)`, () => {
     const withArchived = await call('GET', `${BASE}?q=list-&include_archived=true`);
     expect(withArchived.body.total).toBe(3);
     expect(withArchived.body.items[1]).toMatchObject({ prompt_id: 'list-b', archived_at: expect.any(String) });
-    for (const [qs, param] of [['limit=0', 'limit'], ['limit=1001', 'limit'], ['offset=-1', 'offset'], ['include_archived=maybe', 'include_archived'], ['sort=x', 'sort']]) {
+    for (const [qs, param] of [
+      ['limit=0', 'limit'],
+      ['limit=1001', 'limit'],
+      ['offset=-1', 'offset'],
+      ['include_archived=maybe', 'include_archived'],
+      ['sort=x', 'sort'],
+    ]) {
       const r = await call('GET', `${BASE}?${qs}`);
       expect(r.status, qs).toBe(400);
       expect(r.body.detail).toContain(`${param}:`);
@@ -236,7 +296,12 @@ describe(`prompts (${mode} mode)`, () => {
   });
 
   it('an ingest key may record executions but not read them', async () => {
-    const r = await call('POST', '/api/projects/acme/executions', { trace_id: 'ingest-only', template_usages: [{ prompt_id: 'welcome' }] }, { key: ingestKey });
+    const r = await call(
+      'POST',
+      '/api/projects/acme/executions',
+      { trace_id: 'ingest-only', template_usages: [{ prompt_id: 'welcome' }] },
+      { key: ingestKey },
+    );
     expect(r.status).toBe(201);
     expect(r.body.template_usages[0]).toMatchObject({ prompt_id: 'welcome', version_ref: 'latest', version: 1 });
     expect((await call('GET', '/api/projects/acme/executions', undefined, { key: ingestKey })).status).toBe(403);
@@ -251,7 +316,8 @@ describe(`prompts (${mode} mode)`, () => {
     // second node is this one restarted: the cache is per process either way.
     const other = mode === 'server' ? await startTestService({}, { env: svc.testEnv }) : svc;
     try {
-      const read = () => getJson(`${other.url}${BASE}/nodes/versions/production`, { headers: { Authorization: `Bearer ${tokens.member}` } });
+      const read = () =>
+        getJson(`${other.url}${BASE}/nodes/versions/production`, { headers: { Authorization: `Bearer ${tokens.member}` } });
       expect((await read()).body.version).toBe(1); // now cached on the other node
       await call('PUT', `${BASE}/nodes/labels/production`, { version: 2 }); // written through the first node
       const deadline = Date.now() + 5_000;

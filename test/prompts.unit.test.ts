@@ -4,20 +4,44 @@ import { canonicalJson, contentHash, extractVariables, render } from '../src/pro
 
 describe('template variables', () => {
   it('are extracted once each, in order, with whitespace and dotted names', () => {
-    expect(extractVariables('Hi {{name}} and {{  user.first_name }}; again {{name}}. {{ not a var }} {{1bad}}')).toEqual(['name', 'user.first_name']);
-    expect(extractVariables([{ role: 'system', content: 'You are {{role}}' }, { role: 'user', content: '{{ q }}' }])).toEqual(['role', 'q']);
+    expect(extractVariables('Hi {{name}} and {{  user.first_name }}; again {{name}}. {{ not a var }} {{1bad}}')).toEqual([
+      'name',
+      'user.first_name',
+    ]);
+    expect(
+      extractVariables([
+        { role: 'system', content: 'You are {{role}}' },
+        { role: 'user', content: '{{ q }}' },
+      ]),
+    ).toEqual(['role', 'q']);
   });
 
   it('render text: exact names first, then paths into nested inputs; non-strings as JSON', () => {
-    const r = render('{{ a }}|{{a.b}}|{{ x.y.z }}|{{n}}|{{obj}}', { a: 'A', 'a.b': 'flat', x: { y: { z: 'deep' } }, n: 3, obj: { k: 1 }, extra: true });
+    const r = render('{{ a }}|{{a.b}}|{{ x.y.z }}|{{n}}|{{obj}}', {
+      a: 'A',
+      'a.b': 'flat',
+      x: { y: { z: 'deep' } },
+      n: 3,
+      obj: { k: 1 },
+      extra: true,
+    });
     expect(r.text).toBe('A|flat|deep|3|{"k":1}');
     expect(r.missing).toEqual([]);
     expect(r.unusedInputs).toEqual(['extra']);
   });
 
   it('render chat keeps roles and extra fields; names every missing variable', () => {
-    const r = render([{ role: 'system', content: 'as {{persona}}', name: 'sys' }, { role: 'user', content: '{{q}} {{ctx.doc}}' }], { persona: 'p' });
-    expect(r.messages).toEqual([{ role: 'system', content: 'as p', name: 'sys' }, { role: 'user', content: '{{q}} {{ctx.doc}}' }]);
+    const r = render(
+      [
+        { role: 'system', content: 'as {{persona}}', name: 'sys' },
+        { role: 'user', content: '{{q}} {{ctx.doc}}' },
+      ],
+      { persona: 'p' },
+    );
+    expect(r.messages).toEqual([
+      { role: 'system', content: 'as p', name: 'sys' },
+      { role: 'user', content: '{{q}} {{ctx.doc}}' },
+    ]);
     expect(r.missing).toEqual(['q', 'ctx.doc']);
   });
 

@@ -18,7 +18,11 @@ const WINDOW = { from: '2026-10-01T00:00:00Z', to: '2026-10-08T00:00:00Z' };
 const STATS = 'start=2026-10-01T00:00:00Z&end=2026-10-08T00:00:00Z';
 
 const call = (method: string, path: string, body?: unknown, jwt = adminJwt) =>
-  getJson(`${svc.url}${P}${path}`, { method, headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${jwt}` }, body: body === undefined ? undefined : JSON.stringify(body) });
+  getJson(`${svc.url}${P}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${jwt}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 const nanos = (usd: number | string) => toScaled(usd, 9);
 const usd = (n: bigint) => fromScaled(n, 9);
 
@@ -44,10 +48,14 @@ async function apply(body: Record<string, unknown>) {
   expect(r.status, JSON.stringify(r.body)).toBe(202);
   expect(r.body.status).toBe('queued');
   let job: any;
-  await until(async () => {
-    job = (await call('GET', `/reprice/${r.body.id}`)).body;
-    return job.status === 'done' || job.status === 'failed';
-  }, 'the repricing job', 30_000);
+  await until(
+    async () => {
+      job = (await call('GET', `/reprice/${r.body.id}`)).body;
+      return job.status === 'done' || job.status === 'failed';
+    },
+    'the repricing job',
+    30_000,
+  );
   expect(job.status, JSON.stringify(job)).toBe('done');
   return job;
 }
@@ -91,12 +99,27 @@ describe(`repricing (${mode} mode)`, () => {
     expect(dry.status, JSON.stringify(dry.body)).toBe(200);
     // r1 0.001 + 0.001, r2 0.001234 + 0.001134, r3 0.000001 + 0.000002
     expect(dry.body).toEqual({
-      dry_run: true, provider: null, model: 'rp-model', from: '2026-10-01T00:00:00.000Z', to: '2026-10-08T00:00:00.000Z',
-      executions_scanned: 3, executions_changed: 3, spend_before_usd: '0', spend_after_usd: '0.004371', spend_delta_usd: '0.004371',
+      dry_run: true,
+      provider: null,
+      model: 'rp-model',
+      from: '2026-10-01T00:00:00.000Z',
+      to: '2026-10-08T00:00:00.000Z',
+      executions_scanned: 3,
+      executions_changed: 3,
+      spend_before_usd: '0',
+      spend_after_usd: '0.004371',
+      spend_delta_usd: '0.004371',
     });
     const before = await snapshot();
     const job = await apply({ ...WINDOW, model: 'rp-model' });
-    expect(job).toMatchObject({ executions_total: 3, executions_scanned: 3, executions_changed: 3, spend_delta_usd: dry.body.spend_delta_usd, requested_by: 'alice', error: null });
+    expect(job).toMatchObject({
+      executions_total: 3,
+      executions_scanned: 3,
+      executions_changed: 3,
+      spend_delta_usd: dry.body.spend_delta_usd,
+      requested_by: 'alice',
+      error: null,
+    });
     const after = await snapshot();
     const delta = nanos(dry.body.spend_delta_usd);
     expect(usd(after.total - before.total)).toBe(usd(delta));
@@ -119,13 +142,22 @@ describe(`repricing (${mode} mode)`, () => {
     expect((await call('PUT', '/models/rp-model', { input_per_mtok: 2, output_per_mtok: 2 })).status).toBe(200);
     const dry = await call('POST', '/reprice', { ...WINDOW, dry_run: true });
     // new: r1 0.003, r2 0.003602, r3 0.000004 = 0.006606; was 0.004371
-    expect(dry.body).toMatchObject({ executions_scanned: 3, executions_changed: 3, spend_before_usd: '0.004371', spend_after_usd: '0.006606', spend_delta_usd: '0.002235' });
+    expect(dry.body).toMatchObject({
+      executions_scanned: 3,
+      executions_changed: 3,
+      spend_before_usd: '0.004371',
+      spend_after_usd: '0.006606',
+      spend_delta_usd: '0.002235',
+    });
     const before = await snapshot();
     const job = await apply({ ...WINDOW });
     expect(job).toMatchObject({ executions_changed: 3, spend_delta_usd: '0.002235', model: null });
     const after = await snapshot();
     expect(usd(after.total - before.total)).toBe('0.002235');
     expect(usd(after.breakdownTotal - before.breakdownTotal)).toBe('0.002235');
-    expect((await call('GET', `/spend?start=${WINDOW.from}&end=${WINDOW.to}&group_by=model&model=rp-model`)).body.total).toMatchObject({ cost_usd: '0.506606', executions: 4 });
+    expect((await call('GET', `/spend?start=${WINDOW.from}&end=${WINDOW.to}&group_by=model&model=rp-model`)).body.total).toMatchObject({
+      cost_usd: '0.506606',
+      executions: 4,
+    });
   });
 });

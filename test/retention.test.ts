@@ -9,26 +9,51 @@ import { ttlClause } from '../src/spend/retention.ts';
 let svc: TestService;
 const P = '/api/projects/default';
 const json = (method: string, path: string, body?: unknown) =>
-  getJson(`${svc.url}${P}${path}`, { method, headers: { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  getJson(`${svc.url}${P}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 const DAY = 86_400_000;
 const old = new Date(Date.now() - 100 * DAY);
 const recent = new Date(Date.now() - 1 * DAY);
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
 async function count(table: string, project: string): Promise<number> {
-  const [r] = await svc.stores.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE project_id = {p:String}`, { p: project });
+  const [r] = await svc.stores.clickhouse.query<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE project_id = {p:String}`, {
+    p: project,
+  });
   return Number(r!.n);
 }
 async function spans(project: string, traceId: string, at: Date) {
   const ns = BigInt(at.getTime()) * 1_000_000n;
-  await svc.stores.clickhouse.insert('spans', [{ project_id: project, trace_id: traceId, span_id: 's1', start_time_ns: String(ns), end_time_ns: String(ns + 1_000_000n), received_at: at.toISOString().replace('T', ' ').replace('Z', ''), name: 'llm' }]);
+  await svc.stores.clickhouse.insert('spans', [
+    {
+      project_id: project,
+      trace_id: traceId,
+      span_id: 's1',
+      start_time_ns: String(ns),
+      end_time_ns: String(ns + 1_000_000n),
+      received_at: at.toISOString().replace('T', ' ').replace('Z', ''),
+      name: 'llm',
+    },
+  ]);
 }
 
 beforeAll(async () => {
   svc = await startTestService({ AUTH_REQUIRED: 'false' });
   expect((await json('POST', '/prompts', { prompt_id: 'support', type: 'text', template: 'x' })).status).toBe(201);
-  for (const [id, at] of [['old-1', old], ['old-2', old], ['new-1', recent]] as const) {
-    const r = await json('POST', '/executions', { trace_id: id, cost_usd: 1.25, started_at: at.toISOString(), template_usages: [{ prompt_id: 'support' }] });
+  for (const [id, at] of [
+    ['old-1', old],
+    ['old-2', old],
+    ['new-1', recent],
+  ] as const) {
+    const r = await json('POST', '/executions', {
+      trace_id: id,
+      cost_usd: 1.25,
+      started_at: at.toISOString(),
+      template_usages: [{ prompt_id: 'support' }],
+    });
     expect(r.status).toBe(201);
     await spans('default', id, at);
   }
@@ -46,7 +71,11 @@ afterAll(async () => {
 
 describe(`retention (${mode} mode)`, () => {
   it('validates the setting and reads it back', async () => {
-    expect((await json('GET', '/retention')).body).toEqual({ days: null, updated_at: null, applies_to: ['executions', 'template_usages', 'spans', 'span_log_events'] });
+    expect((await json('GET', '/retention')).body).toEqual({
+      days: null,
+      updated_at: null,
+      applies_to: ['executions', 'template_usages', 'spans', 'span_log_events'],
+    });
     for (const days of [0, 3651, 1.5, '30', -1]) expect((await json('PUT', '/retention', { days })).status).toBe(400);
     expect((await json('PUT', '/retention', {})).status).toBe(400);
   });
@@ -57,7 +86,13 @@ describe(`retention (${mode} mode)`, () => {
     const put = await json('PUT', '/retention', { days: 30 });
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({ days: 30 });
-    await until(async () => (await count('executions', 'default')) === 1 && (await count('spans', 'default')) === 1 && (await count('template_usages', 'default')) === 1, 'old raw rows dropped');
+    await until(
+      async () =>
+        (await count('executions', 'default')) === 1 &&
+        (await count('spans', 'default')) === 1 &&
+        (await count('template_usages', 'default')) === 1,
+      'old raw rows dropped',
+    );
     expect(await count('executions', 'other')).toBe(1);
     expect(await count('spans', 'other')).toBe(1);
     // the listing no longer has them; the rollups do
@@ -71,14 +106,22 @@ describe(`retention (${mode} mode)`, () => {
     await json('POST', '/executions', { trace_id: 'late-old', cost_usd: 1, started_at: old.toISOString() });
     await json('POST', '/executions', { trace_id: 'new-2', cost_usd: 1, started_at: recent.toISOString() });
     await svc.stores.clickhouse.command('OPTIMIZE TABLE executions FINAL');
-    expect((await svc.stores.clickhouse.query<{ trace_id: string }>("SELECT trace_id FROM executions WHERE project_id = 'default' ORDER BY trace_id")).map((r) => r.trace_id)).toEqual(['new-1', 'new-2']);
+    expect(
+      (
+        await svc.stores.clickhouse.query<{ trace_id: string }>(
+          "SELECT trace_id FROM executions WHERE project_id = 'default' ORDER BY trace_id",
+        )
+      ).map((r) => r.trace_id),
+    ).toEqual(['new-1', 'new-2']);
   });
 
   it('the job is idempotent and null removes the TTL', async () => {
     expect(await svc.domain.spend.retention.apply()).toEqual([]); // already in force
     expect((await json('PUT', '/retention', { days: null })).body).toMatchObject({ days: null });
     await until(async () => {
-      const [t] = await svc.stores.clickhouse.query<{ engine_full: string }>("SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'executions'");
+      const [t] = await svc.stores.clickhouse.query<{ engine_full: string }>(
+        "SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'executions'",
+      );
       return !/\sTTL\s/.test(t!.engine_full);
     }, 'TTL removed');
   });
@@ -87,7 +130,10 @@ describe(`retention (${mode} mode)`, () => {
     const pg = svc.stores.postgres;
     const ids = Array.from({ length: 3000 }, (_, i) => `bulk-retention-test-project-${String(i).padStart(5, '0')}`);
     await pg.query(`INSERT INTO projects (project_id, name) SELECT unnest($1::text[]), 'bulk' ON CONFLICT DO NOTHING`, [ids]);
-    await pg.query(`INSERT INTO project_retention (project_id, days) SELECT unnest($1::text[]), 30 ON CONFLICT (project_id) DO UPDATE SET days = 30`, [ids]);
+    await pg.query(
+      `INSERT INTO project_retention (project_id, days) SELECT unnest($1::text[]), 30 ON CONFLICT (project_id) DO UPDATE SET days = 30`,
+      [ids],
+    );
     const target = ids[1234]!;
     await svc.stores.clickhouse.command(
       `INSERT INTO executions (project_id, started_at, trace_id, version, sign, cost_usd, content_hash) VALUES ({p:String}, {t:DateTime64(3, 'UTC')}, 'bulk-old', 1, 1, 1, 'h')`,
@@ -102,7 +148,12 @@ describe(`retention (${mode} mode)`, () => {
   });
 
   it('builds the TTL only from valid project ids', () => {
-    expect(ttlClause('started_at', [{ project_id: 'a', days: 7 }, { project_id: 'b', days: 30 }]).clause).toMatch(
+    expect(
+      ttlClause('started_at', [
+        { project_id: 'a', days: 7 },
+        { project_id: 'b', days: 30 },
+      ]).clause,
+    ).toMatch(
       /^toDateTime\(started_at\) \+ toIntervalDay\(transform\(project_id, \['a','b'\], \[7,30\], 36500\)\) DELETE WHERE has\(\['a','b'\], project_id\)/,
     );
     expect(() => ttlClause('started_at', [{ project_id: "x' OR 1=1 --", days: 7 }])).toThrow();

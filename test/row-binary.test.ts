@@ -25,16 +25,88 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
       a Array(String), au Array(UInt32), ai Array(Int32), m Map(String, String), mat UInt64 MATERIALIZED u64 + 1
     ) ENGINE = MergeTree ORDER BY id`);
     const rows = [
-      { id: 1, s: 'plain', lc: 'x', u8: 255, u16: 65535, u64: '18446744073709551615', i8: -128, i32: -2147483648, i64: '-9223372036854775808', d: '2026-11-23', t3: '2026-11-23 07:00:00.123', t9: 1_768_000_148_001_000_123n, dec: '999999999.999999999', dec38: '-12345678901234567890.123456789', n: null, a: ['é€😀', ''], au: [0, 4294967295], ai: [-1, 7], m: { k: 'v', 'ünï': 'cödé' } },
-      { id: 2, s: 'x'.repeat(70_000), lc: '', u8: 0, u16: 0, u64: 2 ** 53 - 1, i8: 127, i32: 2147483647, i64: -(2 ** 40), d: '1970-01-01', t3: 0, t9: 0n, dec: '0.000000001', dec38: '0', n: '0.5', a: [], au: [], ai: [], m: {} },
+      {
+        id: 1,
+        s: 'plain',
+        lc: 'x',
+        u8: 255,
+        u16: 65535,
+        u64: '18446744073709551615',
+        i8: -128,
+        i32: -2147483648,
+        i64: '-9223372036854775808',
+        d: '2026-11-23',
+        t3: '2026-11-23 07:00:00.123',
+        t9: 1_768_000_148_001_000_123n,
+        dec: '999999999.999999999',
+        dec38: '-12345678901234567890.123456789',
+        n: null,
+        a: ['é€😀', ''],
+        au: [0, 4294967295],
+        ai: [-1, 7],
+        m: { k: 'v', ünï: 'cödé' },
+      },
+      {
+        id: 2,
+        s: 'x'.repeat(70_000),
+        lc: '',
+        u8: 0,
+        u16: 0,
+        u64: 2 ** 53 - 1,
+        i8: 127,
+        i32: 2147483647,
+        i64: -(2 ** 40),
+        d: '1970-01-01',
+        t3: 0,
+        t9: 0n,
+        dec: '0.000000001',
+        dec38: '0',
+        n: '0.5',
+        a: [],
+        au: [],
+        ai: [],
+        m: {},
+      },
       { id: 3 }, // every column missing: its type's default
     ];
     await ch.insert('rb_types', rows);
     const back = await ch.query<Record<string, unknown>>(
       'SELECT id, length(s) AS s_len, lc, u8, u16, toString(u64) AS u64, i8, i32, toString(i64) AS i64, toString(d) AS d, toString(t3) AS t3, toString(t9) AS t9, toString(dec) AS dec, toString(dec38) AS dec38, toString(n) AS n, a, au, ai, m, toString(mat) AS mat FROM rb_types ORDER BY id',
     );
-    expect(back[0]).toEqual({ id: 1, s_len: '5', lc: 'x', u8: 255, u16: 65535, u64: '18446744073709551615', i8: -128, i32: -2147483648, i64: '-9223372036854775808', d: '2026-11-23', t3: '2026-11-23 07:00:00.123', t9: '2026-01-09 23:09:08.001000123', dec: '999999999.999999999', dec38: '-12345678901234567890.123456789', n: null, a: ['é€😀', ''], au: [0, 4294967295], ai: [-1, 7], m: { k: 'v', 'ünï': 'cödé' }, mat: '0' });
-    expect(back[1]).toMatchObject({ s_len: '70000', u64: String(2 ** 53 - 1), i64: String(-(2 ** 40)), d: '1970-01-01', t3: '1970-01-01 00:00:00.000', dec: '0.000000001', n: '0.5', a: [], m: {}, mat: String(2 ** 53) });
+    expect(back[0]).toEqual({
+      id: 1,
+      s_len: '5',
+      lc: 'x',
+      u8: 255,
+      u16: 65535,
+      u64: '18446744073709551615',
+      i8: -128,
+      i32: -2147483648,
+      i64: '-9223372036854775808',
+      d: '2026-11-23',
+      t3: '2026-11-23 07:00:00.123',
+      t9: '2026-01-09 23:09:08.001000123',
+      dec: '999999999.999999999',
+      dec38: '-12345678901234567890.123456789',
+      n: null,
+      a: ['é€😀', ''],
+      au: [0, 4294967295],
+      ai: [-1, 7],
+      m: { k: 'v', ünï: 'cödé' },
+      mat: '0',
+    });
+    expect(back[1]).toMatchObject({
+      s_len: '70000',
+      u64: String(2 ** 53 - 1),
+      i64: String(-(2 ** 40)),
+      d: '1970-01-01',
+      t3: '1970-01-01 00:00:00.000',
+      dec: '0.000000001',
+      n: '0.5',
+      a: [],
+      m: {},
+      mat: String(2 ** 53),
+    });
     expect(back[2]).toMatchObject({ s_len: '0', u64: '0', i64: '0', n: null, a: [], m: {} });
   });
 
@@ -46,7 +118,16 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
     const before004 = defs.findIndex((d) => d.name === 'user_id');
     expect(before004).toBeGreaterThan(0);
     const legacy = rowEncoder(defs.slice(0, before004)); // what the encoder of the 002 schema wrote
-    const row = (spanId: string) => ({ project_id: 'default', trace_id: 'e'.repeat(32), span_id: spanId, name: 'legacy', start_time_ns: '1700000000000000000', end_time_ns: '1700000001000000000', received_at: '2026-11-23 07:00:00.000', span_class: 'other' });
+    const row = (spanId: string) => ({
+      project_id: 'default',
+      trace_id: 'e'.repeat(32),
+      span_id: spanId,
+      name: 'legacy',
+      start_time_ns: '1700000000000000000',
+      end_time_ns: '1700000001000000000',
+      received_at: '2026-11-23 07:00:00.000',
+      span_class: 'other',
+    });
     const sink = new ByteSink(1024);
     legacy.encode(sink, row('00000000000000a1'));
     // A record of the ingest log without a column count (written by the version before this one).
@@ -71,11 +152,55 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
     // table. Both must see the same values, or the two paths would hash one trace differently.
     const ch = svc.stores.clickhouse;
     const trace = 'f'.repeat(30) + '01';
-    const base = { project_id: 'rb-decode', trace_id: trace, received_at: '2026-11-23 07:00:00.120', kind: 'CLIENT', status_code: 'OK', span_class: 'inference' };
+    const base = {
+      project_id: 'rb-decode',
+      trace_id: trace,
+      received_at: '2026-11-23 07:00:00.120',
+      kind: 'CLIENT',
+      status_code: 'OK',
+      span_class: 'inference',
+    };
     const rows = [
-      { ...base, span_id: 'a'.repeat(16), parent_span_id: '', start_time_ns: '1768000148001000123', end_time_ns: '18446744073709551615', name: 'chat é€', provider: 'openai', model: 'gpt-4o', has_usage: 1, tokens_in: 2 ** 53 - 1, tokens_out: '18446744073709551615', cost_provided: '0.012300000', tags: ['a', 'ü'], metadata: { k: 'v' }, messages: '{"input":[{"role":"user","content":"hi"}]}', attributes: '{"x":1}', user_id: 'u1' },
-      { ...base, span_id: 'b'.repeat(16), parent_span_id: 'a'.repeat(16), start_time_ns: '0', end_time_ns: '1', name: '', span_class: 'tool', status_code: 'ERROR', error_message: 'boom', cost_provided: null, tool_name: 't', tool_call_id: 'c1' },
-      { ...base, span_id: 'c'.repeat(16), cost_provided: '999999999.999999999', received_at: '1970-01-01 00:00:00.000', prompt_usages: '[{"promptId":"p"}]' },
+      {
+        ...base,
+        span_id: 'a'.repeat(16),
+        parent_span_id: '',
+        start_time_ns: '1768000148001000123',
+        end_time_ns: '18446744073709551615',
+        name: 'chat é€',
+        provider: 'openai',
+        model: 'gpt-4o',
+        has_usage: 1,
+        tokens_in: 2 ** 53 - 1,
+        tokens_out: '18446744073709551615',
+        cost_provided: '0.012300000',
+        tags: ['a', 'ü'],
+        metadata: { k: 'v' },
+        messages: '{"input":[{"role":"user","content":"hi"}]}',
+        attributes: '{"x":1}',
+        user_id: 'u1',
+      },
+      {
+        ...base,
+        span_id: 'b'.repeat(16),
+        parent_span_id: 'a'.repeat(16),
+        start_time_ns: '0',
+        end_time_ns: '1',
+        name: '',
+        span_class: 'tool',
+        status_code: 'ERROR',
+        error_message: 'boom',
+        cost_provided: null,
+        tool_name: 't',
+        tool_call_id: 'c1',
+      },
+      {
+        ...base,
+        span_id: 'c'.repeat(16),
+        cost_provided: '999999999.999999999',
+        received_at: '1970-01-01 00:00:00.000',
+        prompt_usages: '[{"promptId":"p"}]',
+      },
     ];
     const encoder = await ch.encoderOf('spans');
     const sink = new ByteSink();
@@ -83,7 +208,9 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
     const payload = Buffer.from(sink.view());
     const decoded = (await ch.decoderOf('spans', STORED_SPAN_COLUMNS)).decode(payload);
     await ch.insertRowBinary('spans', [payload]);
-    const back = await ch.query<Record<string, unknown>>(`SELECT ${SPAN_COLUMNS.replace("if(span_class IN ('inference', 'tool'), messages, '') AS messages", 'messages')} FROM spans WHERE project_id = 'rb-decode' ORDER BY span_id`);
+    const back = await ch.query<Record<string, unknown>>(
+      `SELECT ${SPAN_COLUMNS.replace("if(span_class IN ('inference', 'tool'), messages, '') AS messages", 'messages')} FROM spans WHERE project_id = 'rb-decode' ORDER BY span_id`,
+    );
     expect(back).toHaveLength(3);
     expect(decoded).toEqual(back);
     expect(Object.keys(decoded[0]!).sort()).toEqual([...STORED_SPAN_COLUMNS].sort());
@@ -101,6 +228,8 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
   });
 
   it('a value the encoder cannot store is refused data (422 for a direct record), not a store that is down', async () => {
-    await expect(svc.stores.clickhouse.insert('rb_types', [{ id: 9, dec: 'not a number' }])).rejects.toMatchObject({ clickhouseCode: '27' });
+    await expect(svc.stores.clickhouse.insert('rb_types', [{ id: 9, dec: 'not a number' }])).rejects.toMatchObject({
+      clickhouseCode: '27',
+    });
   });
 });

@@ -30,9 +30,17 @@ describe('S3 signature v4', () => {
   });
 
   it('signs path-style PUTs of export keys, segments encoded', () => {
-    const { url, headers } = signPut({ ...example, endpoint: 'http://minio:9000/', bucket: 'exports' }, 'team a/executions/2026-11-22.parquet', 'e3b0c442', 'application/vnd.apache.parquet', new Date('2026-11-23T01:00:00Z'));
+    const { url, headers } = signPut(
+      { ...example, endpoint: 'http://minio:9000/', bucket: 'exports' },
+      'team a/executions/2026-11-22.parquet',
+      'e3b0c442',
+      'application/vnd.apache.parquet',
+      new Date('2026-11-23T01:00:00Z'),
+    );
     expect(url.toString()).toBe('http://minio:9000/exports/team%20a/executions/2026-11-22.parquet');
     expect(headers).toMatchObject({ host: 'minio:9000', 'x-amz-date': '20261123T010000Z', 'x-amz-content-sha256': 'e3b0c442' });
-    expect(headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\/20261123\/us-east-1\/s3\/aws4_request,SignedHeaders=content-type;host;x-amz-content-sha256;x-amz-date,Signature=[0-9a-f]{64}$/);
+    expect(headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE\/20261123\/us-east-1\/s3\/aws4_request,SignedHeaders=content-type;host;x-amz-content-sha256;x-amz-date,Signature=[0-9a-f]{64}$/,
+    );
   });
 });

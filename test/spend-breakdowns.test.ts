@@ -8,7 +8,11 @@ import { getJson, startTestService, type TestService } from './helpers/service.t
 let svc: TestService;
 const P = '/api/projects/default';
 const json = (method: string, path: string, body?: unknown) =>
-  getJson(`${svc.url}${P}${path}`, { method, headers: { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  getJson(`${svc.url}${P}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 const WINDOW = 'start=2026-10-01T00:00:00Z&end=2026-10-08T00:00:00Z';
 const spend = (q: string) => json('GET', `/spend?${WINDOW}&${q}`);
 
@@ -29,18 +33,84 @@ async function correct(traceId: string, changes: Record<string, unknown>) {
   ]);
 }
 
-const m = (cost_usd: string, executions: number, tokens_in = 0, tokens_out = 0, unpriced_executions = 0) => ({ cost_usd, executions, tokens_in, tokens_out, unpriced_executions });
+const m = (cost_usd: string, executions: number, tokens_in = 0, tokens_out = 0, unpriced_executions = 0) => ({
+  cost_usd,
+  executions,
+  tokens_in,
+  tokens_out,
+  unpriced_executions,
+});
 /** Rows without token figures (checked in the total): dimension values, cost and count. */
 const brief = (rows: Array<Record<string, unknown>>) => rows.map(({ tokens_in: _i, tokens_out: _o, unpriced_executions: _u, ...r }) => r);
 
 beforeAll(async () => {
   svc = await startTestService({ AUTH_REQUIRED: 'false' });
-  for (const id of ['support', 'billing']) expect((await json('POST', '/prompts', { prompt_id: id, type: 'text', template: 'x' })).status).toBe(201);
-  await exec({ trace_id: 'b1', provider: 'openai', model: 'gpt-x', agent_id: 'a1', user_id: 'u1', session_id: 's1', tags: ['prod', 'eu'], metadata: { plan: 'pro' }, cost_usd: 0.000123, tokens_in: 10, tokens_out: 5, started_at: '2026-10-01T10:15:00Z', template_usages: [{ prompt_id: 'support' }] });
-  await exec({ trace_id: 'b2', provider: 'openai', model: 'gpt-x', agent_id: 'a1', user_id: 'u2', session_id: 's2', tags: ['prod'], metadata: { plan: 'free' }, cost_usd: 0.1, tokens_in: 20, tokens_out: 10, started_at: '2026-10-01T10:45:00Z' });
-  await exec({ trace_id: 'b3', provider: 'anthropic', model: 'claude-y', agent_id: 'a2', user_id: 'u1', session_id: 's1', metadata: { plan: 'pro' }, cost_usd: 1.234567891, tokens_in: 30, tokens_out: 15, started_at: '2026-10-02T00:00:00Z', template_usages: [{ prompt_id: 'support' }, { prompt_id: 'billing' }, { prompt_id: 'support' }] });
-  await exec({ trace_id: 'b4', provider: 'google', model: 'gem', agent_id: 'a2', user_id: 'u3', tags: ['eu', 'eu'], cost_usd: 0.2, tokens_in: 40, tokens_out: 20, started_at: '2026-10-05T12:00:00Z' });
-  await exec({ trace_id: 'b5', provider: 'acme', model: 'unknown-model-zz', user_id: 'u3', tokens_in: 50, tokens_out: 25, started_at: '2026-10-06T08:00:00Z' });
+  for (const id of ['support', 'billing'])
+    expect((await json('POST', '/prompts', { prompt_id: id, type: 'text', template: 'x' })).status).toBe(201);
+  await exec({
+    trace_id: 'b1',
+    provider: 'openai',
+    model: 'gpt-x',
+    agent_id: 'a1',
+    user_id: 'u1',
+    session_id: 's1',
+    tags: ['prod', 'eu'],
+    metadata: { plan: 'pro' },
+    cost_usd: 0.000123,
+    tokens_in: 10,
+    tokens_out: 5,
+    started_at: '2026-10-01T10:15:00Z',
+    template_usages: [{ prompt_id: 'support' }],
+  });
+  await exec({
+    trace_id: 'b2',
+    provider: 'openai',
+    model: 'gpt-x',
+    agent_id: 'a1',
+    user_id: 'u2',
+    session_id: 's2',
+    tags: ['prod'],
+    metadata: { plan: 'free' },
+    cost_usd: 0.1,
+    tokens_in: 20,
+    tokens_out: 10,
+    started_at: '2026-10-01T10:45:00Z',
+  });
+  await exec({
+    trace_id: 'b3',
+    provider: 'anthropic',
+    model: 'claude-y',
+    agent_id: 'a2',
+    user_id: 'u1',
+    session_id: 's1',
+    metadata: { plan: 'pro' },
+    cost_usd: 1.234567891,
+    tokens_in: 30,
+    tokens_out: 15,
+    started_at: '2026-10-02T00:00:00Z',
+    template_usages: [{ prompt_id: 'support' }, { prompt_id: 'billing' }, { prompt_id: 'support' }],
+  });
+  await exec({
+    trace_id: 'b4',
+    provider: 'google',
+    model: 'gem',
+    agent_id: 'a2',
+    user_id: 'u3',
+    tags: ['eu', 'eu'],
+    cost_usd: 0.2,
+    tokens_in: 40,
+    tokens_out: 20,
+    started_at: '2026-10-05T12:00:00Z',
+  });
+  await exec({
+    trace_id: 'b5',
+    provider: 'acme',
+    model: 'unknown-model-zz',
+    user_id: 'u3',
+    tokens_in: 50,
+    tokens_out: 25,
+    started_at: '2026-10-06T08:00:00Z',
+  });
   for (let i = 0; i < 10; i++) await exec({ trace_id: `bulk-${i}`, user_id: 'u4', cost_usd: 0.000123, started_at: '2026-10-03T08:00:00Z' });
   // outside the window by one millisecond on each side
   await exec({ trace_id: 'before', user_id: 'u1', tags: ['prod'], cost_usd: 9, started_at: '2026-09-30T23:59:59.999Z' });
@@ -55,7 +125,15 @@ describe(`spend breakdowns (${mode} mode)`, () => {
   it('by user: exact sums, costliest first, the rest in other', async () => {
     const r = await spend('group_by=user');
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body).toMatchObject({ start: '2026-10-01T00:00:00.000Z', end: '2026-10-08T00:00:00.000Z', group_by: ['user'], granularity: null, source: 'rollup', groups: 4, other: null });
+    expect(r.body).toMatchObject({
+      start: '2026-10-01T00:00:00.000Z',
+      end: '2026-10-08T00:00:00.000Z',
+      group_by: ['user'],
+      granularity: null,
+      source: 'rollup',
+      groups: 4,
+      other: null,
+    });
     expect(r.body.total).toEqual(m('1.535920891', 15, 150, 75, 1));
     expect(brief(r.body.rows)).toEqual([
       { user: 'u1', cost_usd: '1.234690891', executions: 2 },
@@ -182,7 +260,8 @@ describe(`spend breakdowns (${mode} mode)`, () => {
 
   it('rollups empty beside stored executions (rows written before migration 006) are filled at boot', async () => {
     const before = await Promise.all(['group_by=user', 'group_by=tag', 'group_by=prompt,day'].map((q) => spend(q)));
-    for (const t of ['spend_hourly', 'spend_hourly_tags', 'spend_hourly_prompts']) await svc.stores.clickhouse.command(`TRUNCATE TABLE ${t}`);
+    for (const t of ['spend_hourly', 'spend_hourly_tags', 'spend_hourly_prompts'])
+      await svc.stores.clickhouse.command(`TRUNCATE TABLE ${t}`);
     expect((await spend('group_by=user')).body.rows).toEqual([]);
     const env = svc.testEnv;
     await svc.close();

@@ -10,7 +10,11 @@ import { getJson, startTestService, type TestService } from './helpers/service.t
 let svc: TestService;
 const P = '/api/projects/default';
 const json = (method: string, path: string, body?: unknown) =>
-  getJson(`${svc.url}${P}${path}`, { method, headers: { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  getJson(`${svc.url}${P}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 const WINDOW = 'start=2026-10-01T00:00:00Z&end=2026-10-08T00:00:00Z';
 
 async function exec(body: Record<string, unknown>, expected = 201) {
@@ -43,16 +47,78 @@ beforeAll(async () => {
   expect((await json('DELETE', '/prompts/archived-one')).status).toBe(204);
 
   const base = { tokens_in: 0, tokens_out: 0 };
-  await exec({ ...base, trace_id: 'e1', provider: 'openai', model: 'gpt-x', cost_usd: 0.000123, latency_ms: 100, tokens_in: 10, tokens_out: 5, started_at: '2026-10-01T10:00:00Z', template_usages: [tu('support', 1)] });
-  await exec({ ...base, trace_id: 'e2', provider: 'openai', model: 'gpt-x', cost_usd: 0.1, latency_ms: 200, tokens_in: 20, tokens_out: 10, started_at: '2026-10-01T23:59:59.999Z', template_usages: [tu('support', 2)] });
+  await exec({
+    ...base,
+    trace_id: 'e1',
+    provider: 'openai',
+    model: 'gpt-x',
+    cost_usd: 0.000123,
+    latency_ms: 100,
+    tokens_in: 10,
+    tokens_out: 5,
+    started_at: '2026-10-01T10:00:00Z',
+    template_usages: [tu('support', 1)],
+  });
+  await exec({
+    ...base,
+    trace_id: 'e2',
+    provider: 'openai',
+    model: 'gpt-x',
+    cost_usd: 0.1,
+    latency_ms: 200,
+    tokens_in: 20,
+    tokens_out: 10,
+    started_at: '2026-10-01T23:59:59.999Z',
+    template_usages: [tu('support', 2)],
+  });
   for (let i = 0; i < 10; i++) await exec({ trace_id: `bulk-${i}`, cost_usd: 0.000123, started_at: '2026-10-02T08:00:00Z' });
-  await exec({ ...base, trace_id: 'e3', provider: 'anthropic', model: 'claude-y', cost_usd: 1.234567891, latency_ms: 300, tokens_in: 30, tokens_out: 15, started_at: '2026-10-03T00:00:00Z', template_usages: [tu('support', 1), tu('billing', 1), tu('support', 1)] });
-  const e4 = await exec({ trace_id: 'e4', provider: 'acme', model: 'unknown-model-zz', latency_ms: 400, tokens_in: 40, tokens_out: 20, started_at: '2026-10-05T06:00:00Z', template_usages: [tu('billing', 1)] });
+  await exec({
+    ...base,
+    trace_id: 'e3',
+    provider: 'anthropic',
+    model: 'claude-y',
+    cost_usd: 1.234567891,
+    latency_ms: 300,
+    tokens_in: 30,
+    tokens_out: 15,
+    started_at: '2026-10-03T00:00:00Z',
+    template_usages: [tu('support', 1), tu('billing', 1), tu('support', 1)],
+  });
+  const e4 = await exec({
+    trace_id: 'e4',
+    provider: 'acme',
+    model: 'unknown-model-zz',
+    latency_ms: 400,
+    tokens_in: 40,
+    tokens_out: 20,
+    started_at: '2026-10-05T06:00:00Z',
+    template_usages: [tu('billing', 1)],
+  });
   expect(e4.cost_source).toBe('unpriced');
-  const e5 = { trace_id: 'e5', provider: 'openai', model: 'gpt-x', cost_usd: 0.5, latency_ms: 500, tokens_in: 50, tokens_out: 25, started_at: '2026-10-05T12:00:00Z', template_usages: [tu('support', 2)] };
+  const e5 = {
+    trace_id: 'e5',
+    provider: 'openai',
+    model: 'gpt-x',
+    cost_usd: 0.5,
+    latency_ms: 500,
+    tokens_in: 50,
+    tokens_out: 25,
+    started_at: '2026-10-05T12:00:00Z',
+    template_usages: [tu('support', 2)],
+  };
   await exec(e5);
   await exec(e5, 200); // a retry: never counted twice
-  await exec({ trace_id: 'e6', provider: 'google', model: 'gem', cost_usd: 0.2, latency_ms: 600, tokens_in: 60, tokens_out: 30, started_at: '2026-10-06T08:00:00Z', template_usages: [tu('support', 1)] });
+  await exec({
+    trace_id: 'e6',
+    provider: 'google',
+    model: 'gem',
+    cost_usd: 0.2,
+    latency_ms: 600,
+    tokens_in: 60,
+    tokens_out: 30,
+    started_at: '2026-10-06T08:00:00Z',
+    template_usages: [tu('support', 1)],
+  });
   await correct('e6', { cost_usd: '0.25', latency_ms: '650' });
   // outside the window by one millisecond on each side
   await exec({ trace_id: 'before', cost_usd: 9, started_at: '2026-09-30T23:59:59.999Z', template_usages: [tu('support', 1)] });
@@ -113,7 +179,11 @@ describe(`project stats (${mode} mode)`, () => {
     const partial = await json('GET', '/stats?start=2026-10-01T12:00:00Z&end=2026-10-07T00:00:01Z');
     expect(partial.body).toMatchObject({ start: '2026-10-01T00:00:00.000Z', end: '2026-10-08T00:00:00.000Z', total_cost: 2.085920891 });
     const epoch = await json('GET', `/stats?start=${Date.parse('2026-10-03T00:00:00Z')}&end=${Date.parse('2026-10-04T00:00:00Z')}`);
-    expect(epoch.body).toMatchObject({ total_cost: 1.234567891, total_executions: 1, daily_costs: [{ date: '2026-10-03', cost: 1.234567891, executions: 1 }] });
+    expect(epoch.body).toMatchObject({
+      total_cost: 1.234567891,
+      total_executions: 1,
+      daily_costs: [{ date: '2026-10-03', cost: 1.234567891, executions: 1 }],
+    });
   });
 
   it('defaults to the last 30 UTC days, today included', async () => {
@@ -133,8 +203,24 @@ describe(`project stats (${mode} mode)`, () => {
 });
 
 describe(`template analytics (${mode} mode)`, () => {
-  const v1 = { version: 1, total_executions: 3, total_cost: 1.484690891, avg_cost: 0.494896964, latency_ms: { avg: 350, p50: 450, p95: 642.5 }, tokens_in: 100, tokens_out: 50 };
-  const v2 = { version: 2, total_executions: 2, total_cost: 0.6, avg_cost: 0.3, latency_ms: { avg: 350, p50: 350, p95: 485 }, tokens_in: 70, tokens_out: 35 };
+  const v1 = {
+    version: 1,
+    total_executions: 3,
+    total_cost: 1.484690891,
+    avg_cost: 0.494896964,
+    latency_ms: { avg: 350, p50: 450, p95: 642.5 },
+    tokens_in: 100,
+    tokens_out: 50,
+  };
+  const v2 = {
+    version: 2,
+    total_executions: 2,
+    total_cost: 0.6,
+    avg_cost: 0.3,
+    latency_ms: { avg: 350, p50: 350, p95: 485 },
+    tokens_in: 70,
+    tokens_out: 35,
+  };
   const zero = (date: string) => ({ date, executions: 0, cost: 0 });
 
   it('totals, latency, tokens, by version and daily for a window', async () => {
@@ -179,7 +265,14 @@ describe(`template analytics (${mode} mode)`, () => {
 
   it('a prompt without executions in the window answers zeros; an unknown prompt 404', async () => {
     const r = await json('GET', '/prompts/billing/analytics?start=2026-11-01&end=2026-11-03');
-    expect(r.body).toMatchObject({ total_executions: 0, total_cost: 0, avg_cost: 0, latency_ms: { avg: null, p50: null, p95: null }, by_version: [], daily: [zero('2026-11-01'), zero('2026-11-02')] });
+    expect(r.body).toMatchObject({
+      total_executions: 0,
+      total_cost: 0,
+      avg_cost: 0,
+      latency_ms: { avg: null, p50: null, p95: null },
+      by_version: [],
+      daily: [zero('2026-11-01'), zero('2026-11-02')],
+    });
     const missing = await json('GET', '/prompts/nope/analytics');
     expect(missing.status).toBe(404);
     expect(missing.body).toEqual({ detail: 'Prompt not found' });
@@ -187,9 +280,19 @@ describe(`template analytics (${mode} mode)`, () => {
 
   it('reads the pre-aggregated table, not raw executions', async () => {
     // Drop the raw rows of the window: analytics and stats stay (they never read them).
-    await svc.stores.clickhouse.command("ALTER TABLE executions DELETE WHERE project_id = 'default' AND has(`tu.prompt_id`, 'billing')", {}, { mutations_sync: '2' });
+    await svc.stores.clickhouse.command(
+      "ALTER TABLE executions DELETE WHERE project_id = 'default' AND has(`tu.prompt_id`, 'billing')",
+      {},
+      { mutations_sync: '2' },
+    );
     expect((await json('GET', `/executions?${WINDOW}&prompt_id=billing`)).body.total).toBe(0);
     const r = await json('GET', `/prompts/billing/analytics?${WINDOW}`);
-    expect(r.body).toMatchObject({ total_executions: 2, total_cost: 1.234567891, avg_cost: 0.617283946, latency_ms: { avg: 350 }, tokens_in: 70 });
+    expect(r.body).toMatchObject({
+      total_executions: 2,
+      total_cost: 1.234567891,
+      avg_cost: 0.617283946,
+      latency_ms: { avg: 350 },
+      tokens_in: 70,
+    });
   });
 });

@@ -68,6 +68,8 @@ describe(`stores (${mode} mode)`, () => {
   });
 
   it('ClickHouse binds parameters', async () => {
-    expect(await stores.clickhouse.query('SELECT {s:String} AS s, {n:UInt32} + 1 AS n', { s: "it's; DROP", n: 41 })).toEqual([{ s: "it's; DROP", n: '42' }]); // 64-bit integers arrive as strings: exact
+    expect(await stores.clickhouse.query('SELECT {s:String} AS s, {n:UInt32} + 1 AS n', { s: "it's; DROP", n: 41 })).toEqual([
+      { s: "it's; DROP", n: '42' },
+    ]); // 64-bit integers arrive as strings: exact
   });
 });

@@ -30,12 +30,23 @@ const executionOf = (traceId: string) =>
 async function sendTrace(protocol: 'proto' | 'json', rootAttrs: Attributes, chatAttrs: Attributes = {}): Promise<string> {
   const ex = exporting(svc.url, { protocol, gzip: protocol === 'proto' });
   const base = Date.now() - 5_000;
-  const root = ex.tracer.startSpan('invoke_agent support', { kind: SpanKind.INTERNAL, attributes: { 'gen_ai.operation.name': 'invoke_agent', ...rootAttrs }, startTime: new Date(base) });
+  const root = ex.tracer.startSpan('invoke_agent support', {
+    kind: SpanKind.INTERNAL,
+    attributes: { 'gen_ai.operation.name': 'invoke_agent', ...rootAttrs },
+    startTime: new Date(base),
+  });
   const llm = ex.tracer.startSpan(
     'chat gpt-4o-mini',
     {
       kind: SpanKind.CLIENT,
-      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 5, ...chatAttrs },
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.request.model': 'gpt-4o-mini',
+        'gen_ai.usage.input_tokens': 10,
+        'gen_ai.usage.output_tokens': 5,
+        ...chatAttrs,
+      },
       startTime: new Date(base + 10),
     },
     trace.setSpan(context.active(), root),
@@ -57,9 +68,26 @@ describe('attributes kept from each convention', () => {
       'langfuse.trace.tags': ['prod', 'checkout'],
       'langfuse.trace.metadata.region': 'eu-west',
     });
-    traces.openinference = await sendTrace('json', { 'user.id': 'bob', 'session.id': 'sess-oi', 'tag.tags': ['prod'], metadata: JSON.stringify({ customer: 'acme' }) });
-    traces.traceloop = await sendTrace('proto', {}, { 'traceloop.association.properties.user_id': 'carol', 'traceloop.association.properties.session_id': 'sess-tl', 'traceloop.association.properties.ticket': 'T-7' });
-    traces.vercel = await sendTrace('json', { 'ai.telemetry.metadata.userId': 'dave', 'ai.telemetry.metadata.sessionId': 'sess-v', 'ai.telemetry.metadata.plan': 'pro' });
+    traces.openinference = await sendTrace('json', {
+      'user.id': 'bob',
+      'session.id': 'sess-oi',
+      'tag.tags': ['prod'],
+      metadata: JSON.stringify({ customer: 'acme' }),
+    });
+    traces.traceloop = await sendTrace(
+      'proto',
+      {},
+      {
+        'traceloop.association.properties.user_id': 'carol',
+        'traceloop.association.properties.session_id': 'sess-tl',
+        'traceloop.association.properties.ticket': 'T-7',
+      },
+    );
+    traces.vercel = await sendTrace('json', {
+      'ai.telemetry.metadata.userId': 'dave',
+      'ai.telemetry.metadata.sessionId': 'sess-v',
+      'ai.telemetry.metadata.plan': 'pro',
+    });
   });
 
   it('the detail shows user_id, session_id, tags and metadata', async () => {
@@ -87,11 +115,20 @@ describe('attributes kept from each convention', () => {
     expect(await ids('tag=prod&user_id=bob')).toEqual([traces.openinference]);
     expect(await ids('user_id=nobody')).toEqual([]);
     const exported = await fetch(api('/executions/export?format=jsonl&tag=checkout'));
-    expect((await exported.text()).trim().split('\n').map((l) => JSON.parse(l).trace_id)).toEqual([traces.langfuse]);
+    expect(
+      (await exported.text())
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).trace_id),
+    ).toEqual([traces.langfuse]);
   });
 
   it('a direct record takes user_id too', async () => {
-    const r = await getJson(api('/executions'), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ trace_id: 'direct-user-1', user_id: 'erin', tags: ['api'] }) });
+    const r = await getJson(api('/executions'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ trace_id: 'direct-user-1', user_id: 'erin', tags: ['api'] }),
+    });
     expect(r.status).toBe(201);
     expect(r.body.user_id).toBe('erin');
     const list = await getJson(api('/executions?user_id=erin'));
@@ -102,27 +139,48 @@ describe('attributes kept from each convention', () => {
 describe('explain', () => {
   it('names each attribute mapped, and those ignored with the reason', async () => {
     const span = (attributes: Array<[string, object]>) => ({
-      traceId: '7'.repeat(32), spanId: '1'.repeat(16), name: 'chat', kind: 3, startTimeUnixNano: '1700000000000000000', endTimeUnixNano: '1700000001000000000',
+      traceId: '7'.repeat(32),
+      spanId: '1'.repeat(16),
+      name: 'chat',
+      kind: 3,
+      startTimeUnixNano: '1700000000000000000',
+      endTimeUnixNano: '1700000001000000000',
       attributes: attributes.map(([key, value]) => ({ key, value })),
     });
     const body = {
-      resourceSpans: [{ scopeSpans: [{ spans: [span([
-        ['gen_ai.operation.name', { stringValue: 'chat' }],
-        ['user.id', { stringValue: 'frank' }],
-        ['langfuse.user.id', { stringValue: 'other' }],
-        ['session.id', { stringValue: 's-9' }],
-        ['tag.tags', { arrayValue: { values: [{ stringValue: 'a' }] } }],
-        ['metadata', { stringValue: '{"not json' }],
-      ])] }] }],
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                span([
+                  ['gen_ai.operation.name', { stringValue: 'chat' }],
+                  ['user.id', { stringValue: 'frank' }],
+                  ['langfuse.user.id', { stringValue: 'other' }],
+                  ['session.id', { stringValue: 's-9' }],
+                  ['tag.tags', { arrayValue: { values: [{ stringValue: 'a' }] } }],
+                  ['metadata', { stringValue: '{"not json' }],
+                ]),
+              ],
+            },
+          ],
+        },
+      ],
     };
-    const r = await getJson(`${svc.url}/api/v1/traces?explain=true`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const r = await getJson(`${svc.url}/api/v1/traces?explain=true`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(r.status).toBe(200);
     const s = r.body.explain.spans[0];
     expect(s.mapped).toMatchObject({ userId: 'user.id', sessionId: 'session.id', tags: 'tag.tags' });
-    expect(s.ignored).toEqual(expect.arrayContaining([
-      { key: 'langfuse.user.id', reason: expect.stringMatching(/superseded by user\.id/) },
-      { key: 'metadata', reason: expect.stringMatching(/malformed JSON/) },
-    ]));
+    expect(s.ignored).toEqual(
+      expect.arrayContaining([
+        { key: 'langfuse.user.id', reason: expect.stringMatching(/superseded by user\.id/) },
+        { key: 'metadata', reason: expect.stringMatching(/malformed JSON/) },
+      ]),
+    );
   });
 });
 
@@ -131,7 +189,11 @@ describe('template usages from spans', () => {
     const created = await getJson(api('/prompts'), {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ prompt_id: 'weather-system', type: 'chat', template: [{ role: 'system', content: 'You answer weather questions about {{city}}.' }] }),
+      body: JSON.stringify({
+        prompt_id: 'weather-system',
+        type: 'chat',
+        template: [{ role: 'system', content: 'You answer weather questions about {{city}}.' }],
+      }),
     });
     expect(created.status).toBe(201);
     const input = [
@@ -146,7 +208,9 @@ describe('template usages from spans', () => {
     };
     const traceId = await sendTrace('proto', {}, chat);
     const e = await executionOf(traceId);
-    expect(e.template_usages).toEqual([expect.objectContaining({ prompt_id: 'weather-system', version: 1, message_index: 0, role: 'system', source: 'otlp' })]);
+    expect(e.template_usages).toEqual([
+      expect.objectContaining({ prompt_id: 'weather-system', version: 1, message_index: 0, role: 'system', source: 'otlp' }),
+    ]);
     expect(e.conversation_history[0]).toEqual({ role: 'system', content: 'You answer weather questions about Paris.' });
 
     // Inputs that do not render what the conversation holds: the index stays unknown (null), never a guess.

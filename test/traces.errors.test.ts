@@ -12,7 +12,11 @@ import { buildSpans } from '../bench/otlp-decode.ts';
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startTestService({ MAX_BODY_BYTES: String(2 * 1024 * 1024), MAX_INFLATED_BYTES: String(4 * 1024 * 1024), TRACE_DEBOUNCE_MS: '50' });
+  svc = await startTestService({
+    MAX_BODY_BYTES: String(2 * 1024 * 1024),
+    MAX_INFLATED_BYTES: String(4 * 1024 * 1024),
+    TRACE_DEBOUNCE_MS: '50',
+  });
 });
 afterAll(async () => {
   await svc?.close();
@@ -20,16 +24,26 @@ afterAll(async () => {
 });
 
 const post = (body: Buffer | string, headers: Record<string, string>, query = '') =>
-  fetch(`${svc.url}/api/v1/traces${query}`, { method: "POST", headers, body: body as unknown as BodyInit });
+  fetch(`${svc.url}/api/v1/traces${query}`, { method: 'POST', headers, body: body as unknown as BodyInit });
 const detailOf = async (res: Response) => ((await res.json()) as { detail: string }).detail;
 
-const hex = (n: number, seed: number) => (seed.toString(16).padStart(8, '0').repeat(n / 8)).slice(0, n);
+const hex = (n: number, seed: number) =>
+  seed
+    .toString(16)
+    .padStart(8, '0')
+    .repeat(n / 8)
+    .slice(0, n);
 const flatSpan = (over: Record<string, unknown> = {}) => ({
   trace_id: hex(32, 0xabc1),
   span_id: hex(16, 0xdef2),
   span_name: 'chat gpt-4o-mini',
   span_kind: 'CLIENT',
-  attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 5 },
+  attributes: {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.request.model': 'gpt-4o-mini',
+    'gen_ai.usage.input_tokens': 10,
+    'gen_ai.usage.output_tokens': 5,
+  },
   start_time_ns: '1763800000000000000',
   end_time_ns: '1763800001000000000',
   status_code: 'OK',
@@ -73,11 +87,19 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
 
   it('400 for an OTLP logs export posted here, and for spans whose ids are all bad', async () => {
     const logs = {
-      resourceLogs: [{ resource: { attributes: [] }, scopeLogs: [{ scope: { name: 'x' }, logRecords: [{ timeUnixNano: '1763800000000000000', body: { stringValue: 'hello' } }] }] }],
+      resourceLogs: [
+        {
+          resource: { attributes: [] },
+          scopeLogs: [{ scope: { name: 'x' }, logRecords: [{ timeUnixNano: '1763800000000000000', body: { stringValue: 'hello' } }] }],
+        },
+      ],
     };
     const r1 = await post(JSON.stringify(logs), { 'Content-Type': 'application/json' });
     expect(r1.status).toBe(400);
-    const r2 = await post(JSON.stringify({ spans: [flatSpan({ trace_id: '00000000000000000000000000000000' }), flatSpan({ span_id: 'xyz' })] }), { 'Content-Type': 'application/json' });
+    const r2 = await post(
+      JSON.stringify({ spans: [flatSpan({ trace_id: '00000000000000000000000000000000' }), flatSpan({ span_id: 'xyz' })] }),
+      { 'Content-Type': 'application/json' },
+    );
     expect(r2.status).toBe(400);
     expect(await detailOf(r2)).toMatch(/No valid span.*2 rejected.*trace_id/);
   });
@@ -101,12 +123,17 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
     const r2 = await post(body, { 'Content-Type': 'application/x-protobuf' });
     expect(r2.status).toBe(200);
     expect(r2.headers.get('content-type')).toMatch(/application\/x-protobuf/);
-    const answer = ProtobufTraceSerializer.deserializeResponse(new Uint8Array(await r2.arrayBuffer())) as { partialSuccess?: { rejectedSpans?: unknown; errorMessage?: string } };
+    const answer = ProtobufTraceSerializer.deserializeResponse(new Uint8Array(await r2.arrayBuffer())) as {
+      partialSuccess?: { rejectedSpans?: unknown; errorMessage?: string };
+    };
     expect(Number(answer.partialSuccess?.rejectedSpans)).toBe(1);
     expect(answer.partialSuccess?.errorMessage).toMatch(/span_id/);
 
     // The same request asking for JSON gets the counts.
-    const r3 = await post(Buffer.from(ProtobufTraceSerializer.serializeRequest(buildSpans(8, 1, 1))!), { 'Content-Type': 'application/x-protobuf', Accept: 'application/json' });
+    const r3 = await post(Buffer.from(ProtobufTraceSerializer.serializeRequest(buildSpans(8, 1, 1))!), {
+      'Content-Type': 'application/x-protobuf',
+      Accept: 'application/json',
+    });
     expect(r3.status).toBe(200);
     expect(await r3.json()).toMatchObject({ spans_ingested: 8, spans_rejected: 0 });
   });
@@ -117,16 +144,32 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
       trace_id: traceId,
       span_id: hex(16, 0x0a0a),
       span_name: 'ai.generateText',
-      attributes: { 'ai.operationId': 'ai.generateText', 'ai.model.id': 'gpt-4o-mini', 'ai.model.provider': 'openai.chat', 'ai.usage.promptTokens': 30, 'ai.usage.completionTokens': 7 },
+      attributes: {
+        'ai.operationId': 'ai.generateText',
+        'ai.model.id': 'gpt-4o-mini',
+        'ai.model.provider': 'openai.chat',
+        'ai.usage.promptTokens': 30,
+        'ai.usage.completionTokens': 7,
+      },
     });
     const inner = flatSpan({
       trace_id: traceId,
       span_id: hex(16, 0x0b0b),
       parent_span_id: hex(16, 0x0a0a),
       span_name: 'ai.generateText.doGenerate',
-      attributes: { 'ai.operationId': 'ai.generateText.doGenerate', 'ai.model.id': 'gpt-4o-mini', 'ai.model.provider': 'openai.chat', 'ai.usage.promptTokens': 30, 'ai.usage.completionTokens': 7 },
+      attributes: {
+        'ai.operationId': 'ai.generateText.doGenerate',
+        'ai.model.id': 'gpt-4o-mini',
+        'ai.model.provider': 'openai.chat',
+        'ai.usage.promptTokens': 30,
+        'ai.usage.completionTokens': 7,
+      },
     });
-    const r = await getJson(`${svc.url}/api/v1/traces?explain=true`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ spans: [outer, inner] }) });
+    const r = await getJson(`${svc.url}/api/v1/traces?explain=true`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ spans: [outer, inner] }),
+    });
     expect(r.status).toBe(200);
     const [o, i] = r.body.explain.spans;
     expect(o).toMatchObject({ class: 'agent', usage: null });
@@ -135,7 +178,7 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
     expect(Object.keys(i.mapped)).toEqual(expect.arrayContaining(['model', 'provider']));
   });
 
-  it('the project is the caller\'s: X-Project-Id naming a project the caller cannot write is 403', async () => {
+  it("the project is the caller's: X-Project-Id naming a project the caller cannot write is 403", async () => {
     const r = await post(JSON.stringify({ spans: [flatSpan()] }), { 'Content-Type': 'application/json', 'X-Project-Id': 'someone-else' });
     expect(r.status).toBe(403);
     expect(await detailOf(r)).toBe('Forbidden - User does not have access to this resource');
@@ -147,7 +190,12 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
     const small = await startTestService({ INGEST_LOG_MAX_ROWS: '4', INGEST_LOAD_INTERVAL_MS: '1500' });
     try {
       const spans = Array.from({ length: 5 }, (_, i) => flatSpan({ trace_id: hex(32, 0x7000 + i), span_id: hex(16, 0x7100 + i) }));
-      const send = (list: object[]) => fetch(`${small.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ spans: list }) });
+      const send = (list: object[]) =>
+        fetch(`${small.url}/api/v1/traces`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ spans: list }),
+        });
       const tooBig = await send(spans);
       expect(tooBig.status).toBe(413);
       expect(await detailOf(tooBig)).toMatch(/at most 4 rows/);
@@ -158,7 +206,12 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
       expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
       expect(await detailOf(refused)).toMatch(/spans write queue is full/);
       expect((await first).status).toBe(200);
-      const stored = async () => (await small.stores.clickhouse.query<{ trace_id: string }>("SELECT trace_id FROM spans WHERE trace_id LIKE '00007%' ORDER BY trace_id")).map((r) => r.trace_id);
+      const stored = async () =>
+        (
+          await small.stores.clickhouse.query<{ trace_id: string }>(
+            "SELECT trace_id FROM spans WHERE trace_id LIKE '00007%' ORDER BY trace_id",
+          )
+        ).map((r) => r.trace_id);
       await until(async () => (await stored()).length >= 3, 'the first request loaded');
       await small.domain.flush(); // everything acknowledged so far is loaded
       expect(await stored()).toEqual(spans.slice(0, 3).map((s) => (s as { trace_id: string }).trace_id)); // nothing of the refused request
@@ -172,7 +225,7 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
 
   it('a few hundred generated payloads over HTTP: never a 5xx', async () => {
     let seed = 0x2545f491;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
     const valid = Buffer.from(ProtobufTraceSerializer.serializeRequest(buildSpans(8, 1, 1))!);
     const statuses = new Map<number, number>();
     for (let n = 0; n < 300; n++) {
@@ -185,7 +238,14 @@ describe(`trace ingest refuses bad input with a 4xx (${mode} mode)`, () => {
         for (let f = 0; f < 1 + Math.floor(rnd() * 8); f++) body[Math.floor(rnd() * body.length)] = Math.floor(rnd() * 256);
       } else if (kind === 2) {
         type = 'application/json';
-        const shapes = [{ spans: [flatSpan({ attributes: { x: { y: [1, { z: null }] } }, start_time_ns: rnd() > 0.5 ? 'abc' : -5 })] }, { resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'zz', spanId: 12 }] }] }] }, { spans: 'nope' }, [1, 2, 3], null, 'x'];
+        const shapes = [
+          { spans: [flatSpan({ attributes: { x: { y: [1, { z: null }] } }, start_time_ns: rnd() > 0.5 ? 'abc' : -5 })] },
+          { resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'zz', spanId: 12 }] }] }] },
+          { spans: 'nope' },
+          [1, 2, 3],
+          null,
+          'x',
+        ];
         body = Buffer.from(JSON.stringify(shapes[Math.floor(rnd() * shapes.length)]));
       } else {
         body = zlib.gzipSync(valid.subarray(0, Math.floor(rnd() * valid.length)));

@@ -22,7 +22,6 @@ afterAll(async () => {
   await dropTestDatabases();
 });
 
-
 const execution = (traceId: string) => getJson(`${svc.url}/api/projects/${P}/executions/${traceId}`);
 /** The execution once it exists and satisfies `ok`. */
 const executionWhen = (traceId: string, ok: (e: any) => boolean = () => true) =>
@@ -60,12 +59,20 @@ async function expectStatsAgree(): Promise<void> {
 function expectedCost(model: string, calls: Array<[number, number]>, at: Date): string {
   const price = cataloguePrice('openai', model, at, 0)!;
   expect(price, `catalogue price of ${model}`).toBeDefined();
-  const nanos = calls.reduce((n, [i, o]) => n + computeCost({ tokensIn: i, tokensOut: o, cachedIn: 0, cacheWriteIn: 0 }, price).costNanos, 0n);
+  const nanos = calls.reduce(
+    (n, [i, o]) => n + computeCost({ tokensIn: i, tokensOut: o, cachedIn: 0, cacheWriteIn: 0 }, price).costNanos,
+    0n,
+  );
   return fromScaled(nanos, NANOS);
 }
 
 describe(`OTLP ingest through the real OpenTelemetry exporters (${mode} mode)`, () => {
-  const cases: Array<[Protocol, boolean]> = [['proto', false], ['proto', true], ['json', false], ['json', true]];
+  const cases: Array<[Protocol, boolean]> = [
+    ['proto', false],
+    ['proto', true],
+    ['json', false],
+    ['json', true],
+  ];
   it.each(cases)('%s exporter, gzip %s: one execution with usage, cost, model, agent; hierarchy and timeline', async (protocol, gzip) => {
     const exp = exporting(svc.url, { protocol, gzip });
     const base = Date.now() - 60_000;
@@ -88,7 +95,18 @@ describe(`OTLP ingest through the real OpenTelemetry exporters (${mode} mode)`, 
       cost_source: 'computed',
       latency_ms: 2_300,
     });
-    expect(e.cost_usd).toBe(Number(expectedCost('gpt-4o-2024-08-06', [[100, 20], [150, 30]], new Date(base))));
+    expect(e.cost_usd).toBe(
+      Number(
+        expectedCost(
+          'gpt-4o-2024-08-06',
+          [
+            [100, 20],
+            [150, 30],
+          ],
+          new Date(base),
+        ),
+      ),
+    );
     expect(e.started_at).toBe(new Date(base).toISOString());
 
     const h = await getJson(`${svc.url}/api/projects/${P}/executions/${run.traceId}/hierarchy`);
@@ -120,7 +138,16 @@ describe(`OTLP ingest through the real OpenTelemetry exporters (${mode} mode)`, 
 
     const c = await getJson(`${svc.url}/api/projects/${P}/executions/${run.traceId}/timeline?compact_tools=true`);
     const tools = c.body.events.filter((ev: any) => ev.type === 'tool');
-    expect(tools).toEqual([expect.objectContaining({ call_id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' }, result: '18°C, sunny', is_error: false, duration_ms: 250 })]);
+    expect(tools).toEqual([
+      expect.objectContaining({
+        call_id: 'call_1',
+        name: 'get_weather',
+        arguments: { city: 'Paris' },
+        result: '18°C, sunny',
+        is_error: false,
+        duration_ms: 250,
+      }),
+    ]);
     expect(c.body.events.map((ev: any) => ev.type)).toEqual(['message', 'message', 'tool', 'message']);
   });
 });
@@ -135,7 +162,13 @@ describe(`arrival orders count each trace once (${mode} mode)`, () => {
     parent_span_id: parent,
     span_name: 'chat gpt-4o-mini',
     span_kind: 'CLIENT',
-    attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.usage.input_tokens': tokensIn, 'gen_ai.usage.output_tokens': tokensOut },
+    attributes: {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.usage.input_tokens': tokensIn,
+      'gen_ai.usage.output_tokens': tokensOut,
+    },
     start_time_ns: ns(at),
     end_time_ns: ns(at + 500),
     status_code: 'OK',
@@ -151,7 +184,11 @@ describe(`arrival orders count each trace once (${mode} mode)`, () => {
     status_code: 'OK',
   });
   const post = (spans: object[]) =>
-    getJson(`${svc.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ spans }) });
+    getJson(`${svc.url}/api/v1/traces`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ spans }),
+    });
 
   it('children first, the root in a later request, every request sent twice: one execution, spend counted once', async () => {
     const before = await dailySpendOf();
@@ -211,7 +248,15 @@ describe(`arrival orders count each trace once (${mode} mode)`, () => {
     const [a, b] = [sid(), sid()];
     const base = Date.now() - 30_000;
     const root = { ...rootSpan(traceId, sid(), base), parent_span_id: '0000000000000000' };
-    const huge = { ...llm(traceId, root.span_id, base + 10, 1, 1), attributes: { ...llm(traceId, '', 0, 0, 0).attributes, 'gen_ai.usage.input_tokens': 1e21, 'gen_ai.usage.output_tokens': 5, 'traceloom.prompt.id': 'bad\u0000id' } };
+    const huge = {
+      ...llm(traceId, root.span_id, base + 10, 1, 1),
+      attributes: {
+        ...llm(traceId, '', 0, 0, 0).attributes,
+        'gen_ai.usage.input_tokens': 1e21,
+        'gen_ai.usage.output_tokens': 5,
+        'traceloom.prompt.id': 'bad\u0000id',
+      },
+    };
     // a and b name each other as parent: a cycle, cut in the hierarchy
     const cycA = { ...llm(traceId, b, base + 20, 10, 1), span_id: a };
     const cycB = { ...llm(traceId, a, base + 30, 20, 2), span_id: b };
@@ -277,7 +322,10 @@ describe(`trace assembly survives a restart (${mode} mode)`, () => {
     await exp.flush();
     await exp.shutdown();
     await first.close(); // before the 3 s debounce: nothing assembled yet (in memory, the pending trace dies with the process)
-    const second = await startTestService({ TRACE_DEBOUNCE_MS: '50' }, { env: { ...env, config: { ...env.config, traces: { debounceMs: 50, quietMs: 600_000 } } } });
+    const second = await startTestService(
+      { TRACE_DEBOUNCE_MS: '50' },
+      { env: { ...env, config: { ...env.config, traces: { debounceMs: 50, quietMs: 600_000 } } } },
+    );
     try {
       const e = await until(async () => {
         const r = await getJson(`${second.url}/api/projects/${P}/executions/${run.traceId}`);

@@ -27,7 +27,14 @@ afterAll(async () => {
 describe('webhooks', () => {
   it('accepts http(s) URLs only, without credentials', () => {
     expect(checkWebhookUrl('https://hooks.example.com/x?y=1')).toBe('https://hooks.example.com/x?y=1');
-    for (const bad of ['file:///etc/passwd', 'gopher://x', 'https://a:b@example.com/', 'https://example.com/#f', '/relative', `https://e.com/${'x'.repeat(2100)}`]) {
+    for (const bad of [
+      'file:///etc/passwd',
+      'gopher://x',
+      'https://a:b@example.com/',
+      'https://example.com/#f',
+      '/relative',
+      `https://e.com/${'x'.repeat(2100)}`,
+    ]) {
       expect(() => checkWebhookUrl(bad), bad).toThrow();
     }
   });
@@ -60,7 +67,20 @@ describe('webhooks', () => {
   });
 
   it('knows private, loopback, link-local and metadata addresses', () => {
-    for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', '100.64.0.1']) expect(isPrivateAddress(ip), ip).toBe(true);
+    for (const ip of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+      '100.64.0.1',
+    ])
+      expect(isPrivateAddress(ip), ip).toBe(true);
     for (const ip of ['8.8.8.8', '1.1.1.1', '2606:4700::1111']) expect(isPrivateAddress(ip), ip).toBe(false);
   });
 
@@ -74,7 +94,11 @@ describe('webhooks', () => {
 
   it('does not follow redirects and gives up after the timeout', async () => {
     const opts = { timeoutMs: 300, allowPrivate: true };
-    expect(await deliver(`${base}/redirect`, '{}', {}, opts)).toMatchObject({ ok: false, status: 302, error: expect.stringMatching(/redirect/) });
+    expect(await deliver(`${base}/redirect`, '{}', {}, opts)).toMatchObject({
+      ok: false,
+      status: 302,
+      error: expect.stringMatching(/redirect/),
+    });
     expect(await deliver(`${base}/slow`, '{}', {}, opts)).toMatchObject({ ok: false, status: null, error: 'timeout after 300 ms' });
   });
 });

@@ -17,7 +17,11 @@ function request(socketPath: string, method: string, path: string, body?: unknow
         socketPath,
         method,
         path,
-        headers: { Host: 'localhost', Accept: 'application/json', ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}) },
+        headers: {
+          Host: 'localhost',
+          Accept: 'application/json',
+          ...(payload ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload) } : {}),
+        },
         timeout: TIMEOUT_MS,
       },
       (res) => {
@@ -62,16 +66,23 @@ export async function socketOperator(socketPath: string): Promise<Operator> {
     async createKey(r) {
       // The project is created when absent, as on the stores.
       await call(socketPath, [201, 409], 'POST', '/api/projects', { project_id: r.projectId });
-      const created = await call<{ key: string } & Omit<ApiKeyView, 'last_used_at' | 'revoked_at' | 'status'>>(socketPath, [201], 'POST', `${projectPath(r.projectId)}/api-keys`, {
-        name: r.name,
-        expires_in_days: r.expiresInDays,
-        scope: r.scope,
-        role: r.role,
-      });
+      const created = await call<{ key: string } & Omit<ApiKeyView, 'last_used_at' | 'revoked_at' | 'status'>>(
+        socketPath,
+        [201],
+        'POST',
+        `${projectPath(r.projectId)}/api-keys`,
+        {
+          name: r.name,
+          expires_in_days: r.expiresInDays,
+          scope: r.scope,
+          role: r.role,
+        },
+      );
       const { key, ...view } = created;
       return { key, view: { ...view, last_used_at: null, revoked_at: null, status: 'active' } };
     },
-    listKeys: async (projectId) => (await call<{ items: ApiKeyView[] }>(socketPath, [200], 'GET', `${projectPath(projectId)}/api-keys`)).items,
+    listKeys: async (projectId) =>
+      (await call<{ items: ApiKeyView[] }>(socketPath, [200], 'GET', `${projectPath(projectId)}/api-keys`)).items,
     async revokeKey(projectId, keyId) {
       try {
         await call(socketPath, [204], 'DELETE', `${projectPath(projectId)}/api-keys/${encodeURIComponent(keyId)}`);

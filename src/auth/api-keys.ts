@@ -69,19 +69,27 @@ export async function createApiKey(db: Queryable, input: NewApiKey, key = genera
 
 /** The stored row of a key secret (by its hash), whichever project it belongs to. */
 export async function getApiKeyBySecret(db: Queryable, key: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await db.query<ApiKeyRow & Record<string, unknown>>(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [hashApiKey(key)]);
+  const [row] = await db.query<ApiKeyRow & Record<string, unknown>>(`SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [
+    hashApiKey(key),
+  ]);
   return row;
 }
 
 export async function listApiKeys(db: Queryable, projectId: string): Promise<ApiKeyRow[]> {
-  return db.query<ApiKeyRow & Record<string, unknown>>(`SELECT ${COLUMNS} FROM api_keys WHERE project_id = $1 ORDER BY created_at DESC, key_id`, [projectId]);
+  return db.query<ApiKeyRow & Record<string, unknown>>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE project_id = $1 ORDER BY created_at DESC, key_id`,
+    [projectId],
+  );
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function getApiKey(db: Queryable, projectId: string, keyId: string): Promise<ApiKeyRow | undefined> {
   if (!UUID.test(keyId)) return undefined;
-  const [row] = await db.query<ApiKeyRow & Record<string, unknown>>(`SELECT ${COLUMNS} FROM api_keys WHERE project_id = $1 AND key_id = $2`, [projectId, keyId]);
+  const [row] = await db.query<ApiKeyRow & Record<string, unknown>>(
+    `SELECT ${COLUMNS} FROM api_keys WHERE project_id = $1 AND key_id = $2`,
+    [projectId, keyId],
+  );
   return row;
 }
 

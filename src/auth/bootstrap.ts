@@ -21,11 +21,17 @@ export async function applyInitConfig(init: Config['init'], db: Queryable, logge
   if (!init.apiKey) return;
   const existing = await getApiKeyBySecret(db, init.apiKey);
   if (existing && existing.project_id !== init.projectId) {
-    throw new Error(`TRACELOOM_INIT_API_KEY is already a key of another project than TRACELOOM_INIT_PROJECT_ID (${init.projectId}): choose another key`);
+    throw new Error(
+      `TRACELOOM_INIT_API_KEY is already a key of another project than TRACELOOM_INIT_PROJECT_ID (${init.projectId}): choose another key`,
+    );
   }
   if (existing) {
     const status = keyStatus(existing);
-    if (status !== 'active') logger.warn({ key_id: existing.key_id, status }, `TRACELOOM_INIT_API_KEY is ${status}: it is not restored; set a new key or create one with npm run admin`);
+    if (status !== 'active')
+      logger.warn(
+        { key_id: existing.key_id, status },
+        `TRACELOOM_INIT_API_KEY is ${status}: it is not restored; set a new key or create one with npm run admin`,
+      );
     return;
   }
   try {

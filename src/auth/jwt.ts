@@ -79,7 +79,8 @@ export function createJwtVerifier(config: Config): JwtVerifier | undefined {
         if (isProviderOutage(err)) throw unavailable('The identity provider keys (JWKS) cannot be fetched; retry later');
         return { ok: false, reason: err instanceof errors.JOSEError ? err.code : 'invalid token' };
       }
-      if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 256) return { ok: false, reason: 'sub is not a string' };
+      if (typeof payload.sub !== 'string' || payload.sub.length === 0 || payload.sub.length > 256)
+        return { ok: false, reason: 'sub is not a string' };
       const role = roleFrom(payload, idp.roleClaim);
       const named = claimStrings(payload[idp.projectClaim]) ?? [];
       const projectIds = named.filter((p) => PROJECT_ID.test(p));

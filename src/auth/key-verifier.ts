@@ -29,7 +29,11 @@ const REVOKED_CHANNEL = 'api-key-revoked';
 export function createKeyVerifier(postgres: PostgresStore, broadcast: Broadcast, logger: Logger): KeyVerifier {
   const cache = new Map<string, { row: VerifiedKeyRow | undefined; at: number }>();
   const used = new Set<string>();
-  broadcast.subscribe(REVOKED_CHANNEL, (keyHash) => cache.delete(keyHash), () => cache.clear());
+  broadcast.subscribe(
+    REVOKED_CHANNEL,
+    (keyHash) => cache.delete(keyHash),
+    () => cache.clear(),
+  );
 
   const flushUsage = async () => {
     if (used.size === 0) return;

@@ -24,7 +24,10 @@ export async function ensureMemberships(db: Queryable, userId: string, projects:
 
 export async function projectNames(db: Queryable, projectIds: readonly string[]): Promise<Map<string, string>> {
   if (projectIds.length === 0) return new Map();
-  const rows = await db.query<{ project_id: string; name: string }>('SELECT project_id, name FROM projects WHERE project_id = ANY($1::text[])', [projectIds]);
+  const rows = await db.query<{ project_id: string; name: string }>(
+    'SELECT project_id, name FROM projects WHERE project_id = ANY($1::text[])',
+    [projectIds],
+  );
   return new Map(rows.map((r) => [r.project_id, r.name]));
 }
 
@@ -55,7 +58,10 @@ export async function createProject(db: Queryable, projectId: string, name: stri
 export async function listProjects(db: Queryable, ids: readonly string[] | 'all'): Promise<ProjectRow[]> {
   if (ids === 'all') return db.query<ProjectRow & Record<string, unknown>>(`SELECT ${PROJECT_COLUMNS} FROM projects ORDER BY project_id`);
   if (ids.length === 0) return [];
-  const rows = await db.query<ProjectRow & Record<string, unknown>>(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE project_id = ANY($1::text[])`, [ids]);
+  const rows = await db.query<ProjectRow & Record<string, unknown>>(
+    `SELECT ${PROJECT_COLUMNS} FROM projects WHERE project_id = ANY($1::text[])`,
+    [ids],
+  );
   const byId = new Map(rows.map((r) => [r.project_id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);
 }

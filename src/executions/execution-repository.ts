@@ -34,7 +34,10 @@ const LIST_COLUMNS = `trace_id, agent_id, provider, model, tokens_in, tokens_out
 
 /** Comma-separated or repeated values, trimmed, empty ones dropped. */
 function anyOf(values: string[] | undefined): string[] | undefined {
-  const out = (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const out = (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   return out.length ? out : undefined;
 }
 
@@ -45,7 +48,8 @@ export function encodeCursor(startedAt: string, traceId: string): string {
 function decodeCursor(cursor: string): { startedAt: string; traceId: string } {
   try {
     const [startedAt, traceId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    if (typeof startedAt !== 'string' || typeof traceId !== 'string' || !/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/.test(startedAt)) throw new Error('shape');
+    if (typeof startedAt !== 'string' || typeof traceId !== 'string' || !/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/.test(startedAt))
+      throw new Error('shape');
     return { startedAt, traceId };
   } catch {
     throw badRequest('cursor: is not a cursor returned by this endpoint');
@@ -64,7 +68,7 @@ interface RawListRow extends ListRow {
 /** The live row of each (started_at, trace_id) group among the first `end` rows, in order. */
 function collapse(rows: readonly RawListRow[], end: number): ListRow[] {
   const out: ListRow[] = [];
-  for (let i = 0; i < end; ) {
+  for (let i = 0; i < end;) {
     let j = i;
     const net = new Map<string, number>();
     let best: RawListRow | undefined;
@@ -147,7 +151,8 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
       parts.push('cost_usd <= toDecimal64({max_cost:String}, 9)');
       params.max_cost = String(q.max_cost);
     }
-    if (q.min_cost !== undefined && q.max_cost !== undefined && toScaled(q.min_cost, 9) > toScaled(q.max_cost, 9)) throw badRequest('min_cost: is greater than max_cost');
+    if (q.min_cost !== undefined && q.max_cost !== undefined && toScaled(q.min_cost, 9) > toScaled(q.max_cost, 9))
+      throw badRequest('min_cost: is greater than max_cost');
     const start = q.start !== undefined ? parseTime(q.start, 'start') : undefined;
     const end = q.end !== undefined ? parseTime(q.end, 'end') : undefined;
     if (start && end && start >= end) throw badRequest('start: must be before end');
@@ -177,7 +182,12 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
    * the row of its version, and the newest version left is the execution. A group the LIMIT may
    * have cut is read again with the next page; when cancel rows crowd the range, a larger read.
    */
-  async function livePage(w: { sql: string; params: Record<string, unknown> }, after: { startedAt: string; traceId: string } | undefined, skip: number, take: number): Promise<ListRow[]> {
+  async function livePage(
+    w: { sql: string; params: Record<string, unknown> },
+    after: { startedAt: string; traceId: string } | undefined,
+    skip: number,
+    take: number,
+  ): Promise<ListRow[]> {
     const cursorCondition = after ? " AND (started_at, trace_id) < (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})" : '';
     const params = { ...w.params, ...(after ? { c_started: after.startedAt, c_trace: after.traceId } : {}) };
     // Deep offsets, and ranges crowded with cancel rows, are collapsed by the engine (FINAL, one
@@ -202,7 +212,13 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
     }
   }
 
-  async function finalPage(w: { sql: string; params: Record<string, unknown> }, cursorCondition: string, params: Record<string, unknown>, skip: number, take: number): Promise<ListRow[]> {
+  async function finalPage(
+    w: { sql: string; params: Record<string, unknown> },
+    cursorCondition: string,
+    params: Record<string, unknown>,
+    skip: number,
+    take: number,
+  ): Promise<ListRow[]> {
     return ch.query<ListRow>(
       `SELECT ${LIST_COLUMNS} FROM executions FINAL WHERE ${w.sql}${cursorCondition} AND sign = 1
        ORDER BY started_at DESC, trace_id DESC LIMIT {take:UInt32} OFFSET {skip:UInt32}
@@ -228,7 +244,11 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
 
     /** Whether any execution row is stored (every project). */
     async anyStored(): Promise<boolean> {
-      const [r] = await ch.query<{ n: string }>('SELECT toString(count()) AS n FROM (SELECT 1 FROM executions LIMIT 1)', {}, 'executions.any');
+      const [r] = await ch.query<{ n: string }>(
+        'SELECT toString(count()) AS n FROM (SELECT 1 FROM executions LIMIT 1)',
+        {},
+        'executions.any',
+      );
       return Number(r?.n ?? 0) > 0;
     },
 
@@ -237,7 +257,12 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
      * signed sums per project, hour and dimensions; `key` the array dimension it joins, if any.
      */
     async aggregateIntoRollup(table: string, key: 'tag' | 'prompt_id' | undefined): Promise<void> {
-      const join = key === 'tag' ? "ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag" : key === 'prompt_id' ? "ARRAY JOIN if(empty(`tu.prompt_id`), [''], arrayDistinct(`tu.prompt_id`)) AS prompt_id" : '';
+      const join =
+        key === 'tag'
+          ? "ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag"
+          : key === 'prompt_id'
+            ? "ARRAY JOIN if(empty(`tu.prompt_id`), [''], arrayDistinct(`tu.prompt_id`)) AS prompt_id"
+            : '';
       const k = key ? `${key}, ` : '';
       await ch.command(
         `INSERT INTO ${table} (project_id, ${k}hour, provider, model, agent_id, user_id, session_id, cost_usd, tokens_in, tokens_out, executions, unpriced_executions)
@@ -253,7 +278,11 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
 
     /** Live executions matching a filter (sum of sign: each counted once). */
     async countLive(filter: { sql: string; params: Record<string, unknown> }): Promise<number> {
-      const [r] = await ch.query<{ n: string }>(`SELECT toString(sum(sign)) AS n FROM executions WHERE ${filter.sql}`, filter.params, 'executions.count');
+      const [r] = await ch.query<{ n: string }>(
+        `SELECT toString(sum(sign)) AS n FROM executions WHERE ${filter.sql}`,
+        filter.params,
+        'executions.count',
+      );
       return Number(r?.n ?? 0);
     },
     /** The stored rows (latest version) of these traces, every column, exact decimals as text; and which traces the index knows. */
@@ -349,7 +378,10 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
      * Every matching execution, newest first, as a stream of list items: keyset pages of live
      * rows, so memory stays flat whatever the count (and the same code serves both store modes).
      */
-    async *export(projectId: string, q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>): AsyncGenerator<ReturnType<typeof presentListItem>> {
+    async *export(
+      projectId: string,
+      q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>,
+    ): AsyncGenerator<ReturnType<typeof presentListItem>> {
       const w = where(projectId, { ...q, limit: 0, offset: 0 });
       let after: { startedAt: string; traceId: string } | undefined;
       for (;;) {
@@ -450,7 +482,11 @@ export function createRepriceLedger(ch: ClickHouseStore) {
     /** Live executions in scope (sum of sign: each counted once). */
     async count(projectId: string, s: RepriceScope): Promise<bigint> {
       const w = repriceScopeWhere(projectId, s);
-      const [r] = await ch.query<{ n: string }>(`SELECT toString(sum(sign)) AS n FROM executions WHERE ${w.sql}`, w.params, 'reprice.count');
+      const [r] = await ch.query<{ n: string }>(
+        `SELECT toString(sum(sign)) AS n FROM executions WHERE ${w.sql}`,
+        w.params,
+        'reprice.count',
+      );
       return BigInt(r?.n ?? 0);
     },
     /**
@@ -459,7 +495,13 @@ export function createRepriceLedger(ch: ClickHouseStore) {
      * order without FINAL (a LIMIT that stops early); the live rows are then collapsed (FINAL) within
      * that key range only, so each page costs its own range, not the rest of the scope.
      */
-    async page(projectId: string, s: RepriceScope, after: { startedAt: string; traceId: string } | undefined, n: number, full: boolean): Promise<{ rows: LedgerRow[]; end?: { startedAt: string; traceId: string } }> {
+    async page(
+      projectId: string,
+      s: RepriceScope,
+      after: { startedAt: string; traceId: string } | undefined,
+      n: number,
+      full: boolean,
+    ): Promise<{ rows: LedgerRow[]; end?: { startedAt: string; traceId: string } }> {
       const w = repriceScopeWhere(projectId, s);
       const cursor = after ? " AND (started_at, trace_id) > (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})" : '';
       const params = { ...w.params, n, ...(after ? { c_started: after.startedAt, c_trace: after.traceId } : {}) };

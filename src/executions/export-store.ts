@@ -18,16 +18,17 @@ export function createExportStore(pg: Queryable) {
     },
     /** Records a written day; false when another worker recorded it first. */
     async record(projectId: string, day: string, target: string, manifest: object): Promise<boolean> {
-      const rows = await pg.query('INSERT INTO execution_exports (project_id, day, target, manifest) VALUES ($1, $2::date, $3, $4) ON CONFLICT DO NOTHING RETURNING day', [
-        projectId,
-        day,
-        target,
-        JSON.stringify(manifest),
-      ]);
+      const rows = await pg.query(
+        'INSERT INTO execution_exports (project_id, day, target, manifest) VALUES ($1, $2::date, $3, $4) ON CONFLICT DO NOTHING RETURNING day',
+        [projectId, day, target, JSON.stringify(manifest)],
+      );
       return rows.length > 0;
     },
     async manifest(projectId: string, day: string): Promise<object | undefined> {
-      const rows = await pg.query<{ manifest: object }>('SELECT manifest FROM execution_exports WHERE project_id = $1 AND day = $2::date', [projectId, day]);
+      const rows = await pg.query<{ manifest: object }>('SELECT manifest FROM execution_exports WHERE project_id = $1 AND day = $2::date', [
+        projectId,
+        day,
+      ]);
       return rows[0]?.manifest;
     },
   };

@@ -4,8 +4,21 @@ import type { presentListItem } from './present.ts';
 type Item = ReturnType<typeof presentListItem>;
 
 export const EXPORT_COLUMNS: Array<keyof Item> = [
-  'trace_id', 'started_at', 'agent_id', 'provider', 'model', 'status', 'tokens_in', 'tokens_out', 'latency_ms',
-  'cost_usd', 'cost_source', 'has_templates', 'template_count', 'span_count', 'source',
+  'trace_id',
+  'started_at',
+  'agent_id',
+  'provider',
+  'model',
+  'status',
+  'tokens_in',
+  'tokens_out',
+  'latency_ms',
+  'cost_usd',
+  'cost_source',
+  'has_templates',
+  'template_count',
+  'span_count',
+  'source',
 ];
 
 function csvField(v: unknown): string {

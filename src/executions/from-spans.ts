@@ -60,19 +60,37 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
 
   const counted = countedSpans(spans);
   const warnings: string[] = [];
-  let tokensIn = 0, tokensOut = 0, cachedIn = 0, cacheWriteIn = 0, reasoning = 0;
-  let costNanos = 0n, computedNanos = 0n;
-  let anyProvided = false, anyComputed = false, allComputed = true;
+  let tokensIn = 0,
+    tokensOut = 0,
+    cachedIn = 0,
+    cacheWriteIn = 0,
+    reasoning = 0;
+  let costNanos = 0n,
+    computedNanos = 0n;
+  let anyProvided = false,
+    anyComputed = false,
+    allComputed = true;
   let main: { span: StoredSpan; tokens: number; priceId: string } | undefined;
   for (const s of spans) {
     if (!counted.has(s.span_id)) continue;
-    const usage = { tokensIn: Number(s.tokens_in), tokensOut: Number(s.tokens_out), cachedIn: Number(s.tokens_cached_in), cacheWriteIn: Number(s.tokens_cache_write_in) };
+    const usage = {
+      tokensIn: Number(s.tokens_in),
+      tokensOut: Number(s.tokens_out),
+      cachedIn: Number(s.tokens_cached_in),
+      cacheWriteIn: Number(s.tokens_cache_write_in),
+    };
     tokensIn += usage.tokensIn;
     tokensOut += usage.tokensOut;
     cachedIn += usage.cachedIn;
     cacheWriteIn += usage.cacheWriteIn;
     reasoning += Number(s.tokens_reasoning);
-    const priced = await priceCall(deps.prices, projectId, { provider: s.provider, model: s.model, at: nsToDate(big(s.start_time_ns)), usage, provided: s.cost_provided });
+    const priced = await priceCall(deps.prices, projectId, {
+      provider: s.provider,
+      model: s.model,
+      at: nsToDate(big(s.start_time_ns)),
+      usage,
+      provided: s.cost_provided,
+    });
     const { computed, price } = priced;
     if (computed) {
       computedNanos += computed.costNanos;
@@ -84,7 +102,9 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     costNanos += priced.costNanos;
     if (priced.source === 'provided') anyProvided = true;
     else if (priced.source === 'unpriced' && (usage.tokensIn + usage.tokensOut > 0 || s.model)) {
-      warnings.push(`span ${s.span_id}: no price for model ${s.model || '(none)'}${s.provider ? ` (${s.provider})` : ''}; its cost is not counted`);
+      warnings.push(
+        `span ${s.span_id}: no price for model ${s.model || '(none)'}${s.provider ? ` (${s.provider})` : ''}; its cost is not counted`,
+      );
     }
     const tokens = usage.tokensIn + usage.tokensOut;
     if (!main || tokens > main.tokens) main = { span: s, tokens, priceId: price?.price_id ?? '' };

@@ -108,7 +108,10 @@ export function spanTree(spans: readonly TreeSpan[]) {
   // precision) by their end, then by id, so the order is the same on every read.
   const cmp = (x: bigint, y: bigint) => (x < y ? -1 : x > y ? 1 : 0);
   const byStart = [...spans].sort(
-    (a, b) => cmp(BigInt(a.start_time_ns), BigInt(b.start_time_ns)) || cmp(BigInt(a.end_time_ns), BigInt(b.end_time_ns)) || a.span_id.localeCompare(b.span_id),
+    (a, b) =>
+      cmp(BigInt(a.start_time_ns), BigInt(b.start_time_ns)) ||
+      cmp(BigInt(a.end_time_ns), BigInt(b.end_time_ns)) ||
+      a.span_id.localeCompare(b.span_id),
   );
   // Parent links as sent, less those that would close a cycle (a span naming its descendant as
   // parent): such a span becomes a root marked orphan, so the tree is always a tree. One pass that

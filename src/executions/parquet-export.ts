@@ -22,14 +22,23 @@ export interface ParquetFile {
   sha256: string;
 }
 
-export function createParquetExport(ch: ClickHouseStore, repo: Pick<ExecutionRepository, 'parquetSelect' | 'countLive'>, scratchDir: string) {
+export function createParquetExport(
+  ch: ClickHouseStore,
+  repo: Pick<ExecutionRepository, 'parquetSelect' | 'countLive'>,
+  scratchDir: string,
+) {
   /** Writes the live executions matching `filter` to `dest` (a local path), replacing it. */
   async function writeFile(filter: { sql: string; params: Record<string, unknown> }, dest: string): Promise<ParquetFile> {
     const select = repo.parquetSelect(filter);
     await fs.promises.mkdir(path.dirname(dest), { recursive: true });
     if (ch.mode === 'embedded') {
-      const settings = Object.entries(SETTINGS).map(([k, v]) => `${k} = ${v}`).join(', ');
-      await ch.command(`INSERT INTO FUNCTION file({parquet_dest:String}, 'Parquet') ${select} SETTINGS ${settings}`, { ...filter.params, parquet_dest: dest });
+      const settings = Object.entries(SETTINGS)
+        .map(([k, v]) => `${k} = ${v}`)
+        .join(', ');
+      await ch.command(`INSERT INTO FUNCTION file({parquet_dest:String}, 'Parquet') ${select} SETTINGS ${settings}`, {
+        ...filter.params,
+        parquet_dest: dest,
+      });
     } else {
       const rs = await ch.client.exec({ query: `${select} FORMAT Parquet`, query_params: filter.params, clickhouse_settings: SETTINGS });
       await pipeline(rs.stream, fs.createWriteStream(dest));
@@ -44,7 +53,11 @@ export function createParquetExport(ch: ClickHouseStore, repo: Pick<ExecutionRep
     /** The rows written: read back from the file by the embedded engine, counted by the server otherwise. */
     async rowsOf(file: string, filter: { sql: string; params: Record<string, unknown> }): Promise<number> {
       if (ch.mode !== 'embedded') return repo.countLive(filter);
-      const [r] = await ch.query<{ n: string }>(`SELECT toString(count()) AS n FROM file({f:String}, 'Parquet')`, { f: file }, 'executions.parquet.rows');
+      const [r] = await ch.query<{ n: string }>(
+        `SELECT toString(count()) AS n FROM file({f:String}, 'Parquet')`,
+        { f: file },
+        'executions.parquet.rows',
+      );
       return Number(r?.n ?? 0);
     },
     /** The file of an on-demand export, as a stream that removes the file once read (or abandoned). */

@@ -34,7 +34,14 @@ export interface ExecutionInput {
   tags?: string[];
   metadata?: Record<string, string>;
   conversation_history?: Array<{ role: string; content?: string | null; [k: string]: unknown }>;
-  template_usages?: Array<{ prompt_id: string; version?: string | number; inputs?: Record<string, unknown>; role?: string; source?: string; message_index?: number }>;
+  template_usages?: Array<{
+    prompt_id: string;
+    version?: string | number;
+    inputs?: Record<string, unknown>;
+    role?: string;
+    source?: string;
+    message_index?: number;
+  }>;
 }
 
 export interface RecordDeps {
@@ -57,7 +64,9 @@ export function createExecutionRecorder(deps: RecordDeps) {
     const resolved = [];
     for (const [i, u] of usages.entries()) {
       if (u.message_index !== undefined && u.message_index >= messages.length) {
-        throw unprocessable(`template_usages[${i}].message_index: ${u.message_index} is outside conversation_history (${messages.length} messages)`);
+        throw unprocessable(
+          `template_usages[${i}].message_index: ${u.message_index} is outside conversation_history (${messages.length} messages)`,
+        );
       }
       const ref = u.version ?? 'latest';
       let version: number;
@@ -82,10 +91,22 @@ export function createExecutionRecorder(deps: RecordDeps) {
     const endedAt = input.ended_at !== undefined ? parseTime(input.ended_at, 'ended_at') : new Date(startedAt.getTime() + latency);
     if (endedAt < startedAt) throw unprocessable('ended_at: is before started_at');
 
-    const usage = { tokensIn: input.tokens_in ?? 0, tokensOut: input.tokens_out ?? 0, cachedIn: input.tokens_cached_in ?? 0, cacheWriteIn: input.tokens_cache_write_in ?? 0 };
-    const priced = await priceCall(deps.prices, projectId, { provider: input.provider ?? '', model: input.model ?? '', at: startedAt, usage, provided: input.cost_usd });
+    const usage = {
+      tokensIn: input.tokens_in ?? 0,
+      tokensOut: input.tokens_out ?? 0,
+      cachedIn: input.tokens_cached_in ?? 0,
+      cacheWriteIn: input.tokens_cache_write_in ?? 0,
+    };
+    const priced = await priceCall(deps.prices, projectId, {
+      provider: input.provider ?? '',
+      model: input.model ?? '',
+      at: startedAt,
+      usage,
+      provided: input.cost_usd,
+    });
     const warnings = [...(priced.computed?.warnings ?? [])];
-    if ((input.tokens_reasoning ?? 0) > usage.tokensOut) warnings.push(`tokens_reasoning (${input.tokens_reasoning}) exceeds tokens_out (${usage.tokensOut})`);
+    if ((input.tokens_reasoning ?? 0) > usage.tokensOut)
+      warnings.push(`tokens_reasoning (${input.tokens_reasoning}) exceeds tokens_out (${usage.tokensOut})`);
 
     return executionRow(
       {
@@ -116,7 +137,13 @@ export function createExecutionRecorder(deps: RecordDeps) {
         metadata: input.metadata ?? {},
         span_count: 0,
         ...templateUsageColumns(
-          resolved.map((u) => ({ ...u, inputs: u.inputs ?? {}, role: u.role ?? '', source: u.source ?? '', message_index: u.message_index ?? -1 })),
+          resolved.map((u) => ({
+            ...u,
+            inputs: u.inputs ?? {},
+            role: u.role ?? '',
+            source: u.source ?? '',
+            message_index: u.message_index ?? -1,
+          })),
         ),
         conversation_history: JSON.stringify(messages),
       },
@@ -147,7 +174,10 @@ export function createExecutionRecorder(deps: RecordDeps) {
     });
   }
 
-  async function recordOnce(projectId: string, input: ExecutionInput): Promise<{ created: boolean; traceId: string; execution?: ReturnType<typeof presentDetail> }> {
+  async function recordOnce(
+    projectId: string,
+    input: ExecutionInput,
+  ): Promise<{ created: boolean; traceId: string; execution?: ReturnType<typeof presentDetail> }> {
     const contentHash = hashOf(input);
     const existing = await deps.queries.traceHash(projectId, input.trace_id);
     if (existing !== undefined) {
@@ -167,7 +197,15 @@ export function createExecutionRecorder(deps: RecordDeps) {
       // Wait for the one in flight; its promise settles only after it left the map.
       for (let other = inFlight.get(key); other; other = inFlight.get(key)) await other;
       const work = recordOnce(projectId, input);
-      inFlight.set(key, work.then(() => undefined, () => undefined).finally(() => inFlight.delete(key)));
+      inFlight.set(
+        key,
+        work
+          .then(
+            () => undefined,
+            () => undefined,
+          )
+          .finally(() => inFlight.delete(key)),
+      );
       const r = await work;
       const execution = r.execution ?? (await deps.queries.get(projectId, r.traceId, false));
       return { created: r.created, execution: execution! };

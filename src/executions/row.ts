@@ -83,7 +83,9 @@ export function templateUsageColumns(usages: readonly ResolvedTemplateUsage[]): 
   };
 }
 
-export function executionRow(content: ExecutionContent, meta: Pick<ExecutionRow, 'version' | 'sign' | 'received_at' | 'content_hash'>): ExecutionRow {
+export function executionRow(
+  content: ExecutionContent,
+  meta: Pick<ExecutionRow, 'version' | 'sign' | 'received_at' | 'content_hash'>,
+): ExecutionRow {
   return { ...content, ...meta };
 }
-

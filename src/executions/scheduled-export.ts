@@ -16,8 +16,25 @@ import { putObject } from './s3-put.ts';
 export const EXPORT_JOB = 'executions-export';
 const DAY_MS = 86_400_000;
 const PARQUET_COLUMNS = [
-  'trace_id', 'agent_id', 'provider', 'model', 'tokens_in', 'tokens_out', 'latency_ms', 'cost_usd', 'cost_source', 'status', 'started_at',
-  'has_templates', 'template_count', 'span_count', 'source', 'user_id', 'session_id', 'tags', 'metadata',
+  'trace_id',
+  'agent_id',
+  'provider',
+  'model',
+  'tokens_in',
+  'tokens_out',
+  'latency_ms',
+  'cost_usd',
+  'cost_source',
+  'status',
+  'started_at',
+  'has_templates',
+  'template_count',
+  'span_count',
+  'source',
+  'user_id',
+  'session_id',
+  'tags',
+  'metadata',
 ];
 
 export interface ScheduledExportDeps {
@@ -82,7 +99,13 @@ export function createScheduledExport(deps: ScheduledExportDeps) {
         const manifestFile = `${local}.manifest.json`;
         await fs.promises.writeFile(manifestFile, manifestText);
         try {
-          await putObject(config.s3, `${key}${day}.manifest.json`, manifestFile, crypto.createHash('sha256').update(manifestText).digest('hex'), 'application/json');
+          await putObject(
+            config.s3,
+            `${key}${day}.manifest.json`,
+            manifestFile,
+            crypto.createHash('sha256').update(manifestText).digest('hex'),
+            'application/json',
+          );
         } finally {
           await fs.promises.rm(manifestFile, { force: true });
         }
@@ -110,7 +133,10 @@ export function createScheduledExport(deps: ScheduledExportDeps) {
         if (done.has(day)) continue;
         const manifest = await exportDay(projectId, day, at);
         if (await deps.store.record(projectId, day, targets, manifest)) written++;
-        deps.logger.info({ project_id: projectId, day, rows: manifest.files[0]!.rows, bytes: manifest.files[0]!.bytes }, 'executions exported');
+        deps.logger.info(
+          { project_id: projectId, day, rows: manifest.files[0]!.rows, bytes: manifest.files[0]!.bytes },
+          'executions exported',
+        );
       }
     }
     return written;

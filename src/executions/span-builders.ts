@@ -4,7 +4,10 @@ import type { LlmCall, ToolSpan } from './conversation.ts';
 import type { ParsedMessages, StoredSpan } from './span-rows.ts';
 
 type WalkedSpan = Pick<StoredSpan, 'span_id' | 'parent_span_id' | 'span_class' | 'has_usage'>;
-type MessageSpan = Pick<StoredSpan, 'span_id' | 'span_class' | 'start_time_ns' | 'end_time_ns' | 'messages' | 'tool_call_id' | 'tool_name' | 'status_code'>;
+type MessageSpan = Pick<
+  StoredSpan,
+  'span_id' | 'span_class' | 'start_time_ns' | 'end_time_ns' | 'messages' | 'tool_call_id' | 'tool_name' | 'status_code'
+>;
 
 /** Spans with usage that count: inference spans none of whose descendants carries usage. */
 export function countedSpans(spans: readonly WalkedSpan[]): Set<string> {
@@ -42,10 +45,20 @@ export function callsAndTools(spans: readonly MessageSpan[]): { calls: LlmCall[]
     const endNs = BigInt(s.end_time_ns || '0');
     if (s.span_class === 'inference') {
       const m = messagesOf(s);
-      if (m.input?.length || m.output?.length) calls.push({ spanId: s.span_id, startNs, endNs, input: m.input ?? [], output: m.output ?? [] });
+      if (m.input?.length || m.output?.length)
+        calls.push({ spanId: s.span_id, startNs, endNs, input: m.input ?? [], output: m.output ?? [] });
     } else if (s.span_class === 'tool') {
       const m = messagesOf(s);
-      tools.push({ spanId: s.span_id, callId: s.tool_call_id, name: s.tool_name, startNs, endNs, isError: s.status_code === 'ERROR', arguments: m.tool_arguments, result: m.tool_result });
+      tools.push({
+        spanId: s.span_id,
+        callId: s.tool_call_id,
+        name: s.tool_name,
+        startNs,
+        endNs,
+        isError: s.status_code === 'ERROR',
+        arguments: m.tool_arguments,
+        result: m.tool_result,
+      });
     }
   }
   return { calls, tools };

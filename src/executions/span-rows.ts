@@ -53,9 +53,31 @@ export interface SpanRow {
   messages: string;
 }
 
-type ReadBackColumns = 'trace_id' | 'span_id' | 'parent_span_id' | 'start_time_ns' | 'end_time_ns' | 'received_at' | 'name' | 'status_code'
-  | 'status_message' | 'service_name' | 'span_class' | 'operation' | 'provider' | 'model' | 'agent_id' | 'session_id' | 'user_id' | 'tags' | 'metadata' | 'tool_name'
-  | 'tool_call_id' | 'error_message' | 'prompt_usages' | 'messages';
+type ReadBackColumns =
+  | 'trace_id'
+  | 'span_id'
+  | 'parent_span_id'
+  | 'start_time_ns'
+  | 'end_time_ns'
+  | 'received_at'
+  | 'name'
+  | 'status_code'
+  | 'status_message'
+  | 'service_name'
+  | 'span_class'
+  | 'operation'
+  | 'provider'
+  | 'model'
+  | 'agent_id'
+  | 'session_id'
+  | 'user_id'
+  | 'tags'
+  | 'metadata'
+  | 'tool_name'
+  | 'tool_call_id'
+  | 'error_message'
+  | 'prompt_usages'
+  | 'messages';
 
 /** The `messages` column of a span, parsed. */
 export interface ParsedMessages {
@@ -67,9 +89,37 @@ export interface ParsedMessages {
 
 /** The columns of `spans` that make a StoredSpan. */
 export const STORED_SPAN_COLUMNS: ReadonlySet<string> = new Set([
-  'trace_id', 'span_id', 'parent_span_id', 'start_time_ns', 'end_time_ns', 'received_at', 'name', 'status_code', 'status_message', 'service_name',
-  'span_class', 'operation', 'provider', 'model', 'agent_id', 'session_id', 'user_id', 'tags', 'metadata', 'has_usage', 'tokens_in', 'tokens_out',
-  'tokens_cached_in', 'tokens_cache_write_in', 'tokens_reasoning', 'cost_provided', 'tool_name', 'tool_call_id', 'error_message', 'prompt_usages', 'messages',
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'start_time_ns',
+  'end_time_ns',
+  'received_at',
+  'name',
+  'status_code',
+  'status_message',
+  'service_name',
+  'span_class',
+  'operation',
+  'provider',
+  'model',
+  'agent_id',
+  'session_id',
+  'user_id',
+  'tags',
+  'metadata',
+  'has_usage',
+  'tokens_in',
+  'tokens_out',
+  'tokens_cached_in',
+  'tokens_cache_write_in',
+  'tokens_reasoning',
+  'cost_provided',
+  'tool_name',
+  'tool_call_id',
+  'error_message',
+  'prompt_usages',
+  'messages',
 ]);
 
 /** The columns of `spans` that assembly reads (one row per span, duplicates removed): 64-bit counts and decimals come back as text. */
@@ -86,14 +136,16 @@ export type StoredSpan = Pick<SpanRow, ReadBackColumns> & {
 /** Every column of a span, as the hierarchy and the timeline read it. */
 export type FullSpan = StoredSpan & Pick<SpanRow, 'kind' | 'attributes' | 'resource' | 'events' | 'links' | 'scope_name' | 'truncated'>;
 
-const MOVED = '[normalised into the span\'s messages]';
+const MOVED = "[normalised into the span's messages]";
 
 /**
  * The attributes as sent, less the bulky message values that were normalised into `messages`:
  * the same content is not stored (and parsed by the engine) twice. Short values stay as sent.
  */
 function attributesJson(span: DecodedSpan, mapped: MappedSpan): string {
-  const sources = [mapped.explain.mapped.inputMessages, mapped.explain.mapped.outputMessages].filter((v): v is string => typeof v === 'string');
+  const sources = [mapped.explain.mapped.inputMessages, mapped.explain.mapped.outputMessages].filter(
+    (v): v is string => typeof v === 'string',
+  );
   if (sources.length === 0) return JSON.stringify(span.attributes);
   let out: Record<string, unknown> | undefined;
   for (const key of sources.flatMap((src) => src.split(/[\s,+]+/))) {
@@ -178,11 +230,18 @@ export function spanRow(projectId: string, span: DecodedSpan, mapped: MappedSpan
     truncated: notes,
     attributes: attributesJson(span, mapped),
     resource: resourceJson,
-    events: span.events.length ? JSON.stringify(span.events.map((e) => ({ name: e.name, time_ns: e.timeNs.toString(), attributes: e.attributes }))) : '',
+    events: span.events.length
+      ? JSON.stringify(span.events.map((e) => ({ name: e.name, time_ns: e.timeNs.toString(), attributes: e.attributes })))
+      : '',
     links: span.links.length ? JSON.stringify(span.links) : '',
     messages:
       mapped.inputMessages.length || mapped.outputMessages.length || mapped.toolArguments !== undefined || mapped.toolResult !== undefined
-        ? JSON.stringify({ input: mapped.inputMessages, output: mapped.outputMessages, tool_arguments: mapped.toolArguments, tool_result: mapped.toolResult })
+        ? JSON.stringify({
+            input: mapped.inputMessages,
+            output: mapped.outputMessages,
+            tool_arguments: mapped.toolArguments,
+            tool_result: mapped.toolResult,
+          })
         : '',
   };
 }

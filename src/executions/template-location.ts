@@ -14,7 +14,11 @@ export interface TemplateLocation {
 
 const text = (m: NormalizedMessage | undefined) => (typeof m?.content === 'string' ? m.content.trim() : '');
 
-export function locateTemplate(template: Template, inputs: Record<string, unknown>, conversation: readonly NormalizedMessage[]): TemplateLocation | undefined {
+export function locateTemplate(
+  template: Template,
+  inputs: Record<string, unknown>,
+  conversation: readonly NormalizedMessage[],
+): TemplateLocation | undefined {
   const r = render(template, inputs);
   if (r.missing.length > 0) return undefined;
   if (r.text !== undefined) {

@@ -43,7 +43,15 @@ export function timelineFromMessages(messages: Message[], compactTools: boolean)
         pending.is_error = isError;
         if (m.duration_ms !== undefined) pending.duration_ms = m.duration_ms;
       } else {
-        events.push({ type: 'tool_result', call_id: callId, name, content: m.content ?? null, is_error: isError, ...(m.duration_ms !== undefined ? { duration_ms: m.duration_ms } : {}), ...seen(m) });
+        events.push({
+          type: 'tool_result',
+          call_id: callId,
+          name,
+          content: m.content ?? null,
+          is_error: isError,
+          ...(m.duration_ms !== undefined ? { duration_ms: m.duration_ms } : {}),
+          ...seen(m),
+        });
       }
       continue;
     }
@@ -52,7 +60,15 @@ export function timelineFromMessages(messages: Message[], compactTools: boolean)
     for (const call of m.tool_calls ?? []) {
       callNames.set(call.id, call.name);
       if (compactTools) {
-        const e: Record<string, unknown> & { type: 'tool' } = { type: 'tool', call_id: call.id, name: call.name, arguments: call.arguments ?? null, result: null, is_error: false, ...seen(m) };
+        const e: Record<string, unknown> & { type: 'tool' } = {
+          type: 'tool',
+          call_id: call.id,
+          name: call.name,
+          arguments: call.arguments ?? null,
+          result: null,
+          is_error: false,
+          ...seen(m),
+        };
         compactByCall.set(call.id, e);
         events.push(e);
       } else {

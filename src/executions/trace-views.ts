@@ -32,9 +32,20 @@ export function createTraceViews(deps: TraceViewDeps) {
     let cost: number | null = null;
     let costSource: TreeSpan['cost_source'] = null;
     if (s.cost_provided || hasUsage) {
-      const usage = { tokensIn: Number(s.tokens_in), tokensOut: Number(s.tokens_out), cachedIn: Number(s.tokens_cached_in), cacheWriteIn: Number(s.tokens_cache_write_in) };
+      const usage = {
+        tokensIn: Number(s.tokens_in),
+        tokensOut: Number(s.tokens_out),
+        cachedIn: Number(s.tokens_cached_in),
+        cacheWriteIn: Number(s.tokens_cache_write_in),
+      };
       const at = new Date(Number(BigInt(s.start_time_ns) / 1_000_000n));
-      const priced = await priceCall(deps.prices, projectId, { provider: s.provider, model: s.model, at, usage, provided: s.cost_provided });
+      const priced = await priceCall(deps.prices, projectId, {
+        provider: s.provider,
+        model: s.model,
+        at,
+        usage,
+        provided: s.cost_provided,
+      });
       // Exact until here; the API shows a span's cost as a JSON number (HierarchySpan.cost_usd).
       cost = Number(priced.costUsd);
       costSource = priced.source;
@@ -83,7 +94,8 @@ export function createTraceViews(deps: TraceViewDeps) {
       const e = await deps.queries.get(projectId, traceId, true);
       if (!e) return undefined;
       const spans = e.source === 'otlp' ? await deps.spansOf(projectId, traceId) : [];
-      if (spans.length === 0) return { trace_id: e.trace_id, events: timelineFromMessages((e.conversation_history ?? []) as never, compactTools) };
+      if (spans.length === 0)
+        return { trace_id: e.trace_id, events: timelineFromMessages((e.conversation_history ?? []) as never, compactTools) };
       const { calls, tools } = callsAndTools(spans);
       return { trace_id: e.trace_id, events: timelineFromMessages(mergeConversation(calls, tools) as never, compactTools) };
     },

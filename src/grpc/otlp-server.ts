@@ -96,7 +96,9 @@ export async function startOtlpGrpc(deps: { config: Config; identity: Identity; 
 
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${host}:${config.otlpGrpcPort}`, ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound)));
+    server.bindAsync(`${host}:${config.otlpGrpcPort}`, ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    );
   });
   logger.info({ port }, 'OTLP/gRPC listening');
 

@@ -15,9 +15,17 @@ export type GrpcStatus = Partial<ServiceError> & { code: Code; details: string }
  * retry_delay 1: Duration { seconds 1 } } }] }
  */
 export function retryStatusDetails(code: number, message: string, retryAfterS: number): Buffer {
-  const delay = protobuf.Writer.create().uint32(0x08).int64(Math.max(0, Math.round(retryAfterS))).finish();
+  const delay = protobuf.Writer.create()
+    .uint32(0x08)
+    .int64(Math.max(0, Math.round(retryAfterS)))
+    .finish();
   const retryInfo = protobuf.Writer.create().uint32(0x0a).bytes(delay).finish();
-  const any = protobuf.Writer.create().uint32(0x0a).string('type.googleapis.com/google.rpc.RetryInfo').uint32(0x12).bytes(retryInfo).finish();
+  const any = protobuf.Writer.create()
+    .uint32(0x0a)
+    .string('type.googleapis.com/google.rpc.RetryInfo')
+    .uint32(0x12)
+    .bytes(retryInfo)
+    .finish();
   return Buffer.from(protobuf.Writer.create().uint32(0x08).int32(code).uint32(0x12).string(message).uint32(0x1a).bytes(any).finish());
 }
 

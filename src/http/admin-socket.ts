@@ -35,8 +35,11 @@ export interface AdminSocket {
 export async function listenAdminSocket(handler: http.RequestListener, dataDir: string, logger: Logger): Promise<AdminSocket | undefined> {
   const file = adminSocketPath(dataDir);
   if (Buffer.byteLength(file) > MAX_SOCKET_PATH) {
-    logger.warn({ path: file }, `admin socket not served: its path is longer than ${MAX_SOCKET_PATH} bytes (use a shorter DATA_DIR); ` +
-          'npm run admin needs the API stopped');
+    logger.warn(
+      { path: file },
+      `admin socket not served: its path is longer than ${MAX_SOCKET_PATH} bytes (use a shorter DATA_DIR); ` +
+        'npm run admin needs the API stopped',
+    );
     return undefined;
   }
   fs.rmSync(file, { force: true });

@@ -101,18 +101,28 @@ export function createApp(deps: AppDeps): TraceloomApp {
 
   let document: object | undefined;
   const routes: RouteDef[] = [
-    ...createRoutes({ config, stores, identity: deps.identity, domain: deps.domain, openapi: () => (document ??= buildOpenApi(routes, validator.schemas)) }),
+    ...createRoutes({
+      config,
+      stores,
+      identity: deps.identity,
+      domain: deps.domain,
+      openapi: () => (document ??= buildOpenApi(routes, validator.schemas)),
+    }),
     ...(deps.extraRoutes?.(validator) ?? []),
   ];
 
   const router = new Router<RouteState>();
   for (const route of routes) {
-    router.register(route.path, [route.method], [
-      authenticate(route, deps.identity),
-      authorize(route, stores.postgres),
-      input(route, validator, config.limits.maxJsonBytes),
-      (ctx) => route.handler(ctx as never),
-    ]);
+    router.register(
+      route.path,
+      [route.method],
+      [
+        authenticate(route, deps.identity),
+        authorize(route, stores.postgres),
+        input(route, validator, config.limits.maxJsonBytes),
+        (ctx) => route.handler(ctx as never),
+      ],
+    );
   }
 
   const koa = new Koa<RouteState>();

@@ -45,7 +45,9 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
     for (const [status, res] of Object.entries(r.responses)) {
       responses[status] = {
         description: res.description,
-        ...(res.schema ? { content: { [res.contentType ?? 'application/json']: { schema: { $ref: `#/components/schemas/${res.schema}` } } } } : {}),
+        ...(res.schema
+          ? { content: { [res.contentType ?? 'application/json']: { schema: { $ref: `#/components/schemas/${res.schema}` } } } }
+          : {}),
       };
     }
     // Statuses every route of a kind can answer, so clients see them without each route listing them.
@@ -75,7 +77,10 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
                 required: true,
                 description: r.rawBody.description,
                 content: Object.fromEntries(
-                  Object.entries(r.rawBody.contentTypes).map(([type, schema]) => [type, schema ? { schema: { $ref: `#/components/schemas/${schema}` } } : {}]),
+                  Object.entries(r.rawBody.contentTypes).map(([type, schema]) => [
+                    type,
+                    schema ? { schema: { $ref: `#/components/schemas/${schema}` } } : {},
+                  ]),
                 ),
               },
             }
@@ -98,7 +103,11 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
       schemas: Object.fromEntries(schemas.map((s) => [s.$id, toComponent(s)])),
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A project API key (tl_...)' },
-        bearer: { type: 'http', scheme: 'bearer', description: "A JWT from the deployment's identity provider, or a project API key (`Bearer tl_...`)" },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "A JWT from the deployment's identity provider, or a project API key (`Bearer tl_...`)",
+        },
       },
     },
     security: [{ apiKey: [] }, { bearer: [] }],

@@ -77,7 +77,10 @@ export function createLogIngest(deps: LogIngestDeps) {
             trace_id: rec.traceId || null,
             span_id: rec.spanId || null,
             status: m.kind,
-            reason: m.kind === 'mapped' ? `joined to span ${rec.spanId} of trace ${rec.traceId}: ${m.messages.input} input and ${m.messages.output} output messages` : m.reason,
+            reason:
+              m.kind === 'mapped'
+                ? `joined to span ${rec.spanId} of trace ${rec.traceId}: ${m.messages.input} input and ${m.messages.output} output messages`
+                : m.reason,
             ...(m.kind === 'mapped' ? { messages: m.messages } : {}),
           });
         }
@@ -93,7 +96,11 @@ export function createLogIngest(deps: LogIngestDeps) {
           deps.logger.warn({ err: { message: (err as Error).message } }, 'log events stored but their traces not marked for assembly');
           throw unavailable('The log events were stored but their traces could not be queued for assembly; retry', 1);
         }
-        await deps.wake(dueAt).catch((err: Error) => deps.logger.warn({ err: { message: err.message } }, 'assembly wake-up not enqueued; the scheduled sweep takes the traces'));
+        await deps
+          .wake(dueAt)
+          .catch((err: Error) =>
+            deps.logger.warn({ err: { message: err.message } }, 'assembly wake-up not enqueued; the scheduled sweep takes the traces'),
+          );
       }
       const ignored = decoded.records.length - rows.length;
       if (rows.length > 0) deps.metrics.logRecords.inc({ outcome: 'mapped' }, rows.length);

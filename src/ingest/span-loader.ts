@@ -130,16 +130,23 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
       const candidates = [...traces].filter(([, t]) => t.complete && t.root && t.genAi).map(([id]) => id);
       if (candidates.length === 0) continue;
       const known = await deps.knownTraces(projectId, candidates);
-      fresh.set(projectId, candidates.filter((id) => !known.has(id)));
+      fresh.set(
+        projectId,
+        candidates.filter((id) => !known.has(id)),
+      );
     }
 
     // Records encoded before a migration appended columns to `spans` (replayed after an upgrade)
     // are inserted with the columns they hold: one insert per run of records alike, normally one.
-    for (let i = 0; i < records.length; ) {
+    for (let i = 0; i < records.length;) {
       let j = i + 1;
       while (j < records.length && records[j]!.header.c === records[i]!.header.c) j++;
       const part = i === 0 && j === records.length ? token : `${token}-${i}`;
-      await deps.insertSpans(records.slice(i, j).map((r) => r.payload!), part, records[i]!.header.c);
+      await deps.insertSpans(
+        records.slice(i, j).map((r) => r.payload!),
+        part,
+        records[i]!.header.c,
+      );
       i = j;
     }
 
@@ -150,7 +157,10 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
       let written = new Set<string>();
       if (ids.length > 0) {
         // Another node may hold spans of the same trace: only a trace this node could lock is assembled here.
-        lease = await deps.pending.lockFresh(ids.map((traceId) => ({ projectId, traceId })), now());
+        lease = await deps.pending.lockFresh(
+          ids.map((traceId) => ({ projectId, traceId })),
+          now(),
+        );
         const mine = new Map(lease.traces.map((t) => [t.traceId, traces.get(t.traceId)!.spans]));
         if (mine.size > 0) {
           const notWritten = new Set(await deps.assembleFresh(projectId, mine, `${token}-${projectId}`));
@@ -169,7 +179,11 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
       const dueAt = now() + deps.debounceMs;
       await deps.pending.mark(readBack, dueAt);
       stats.markedForReadBack += readBack.length;
-      await deps.wake(dueAt).catch((err: Error) => deps.logger.warn({ err: { message: err.message } }, 'assembly wake-up not enqueued; the scheduled sweep takes the traces'));
+      await deps
+        .wake(dueAt)
+        .catch((err: Error) =>
+          deps.logger.warn({ err: { message: err.message } }, 'assembly wake-up not enqueued; the scheduled sweep takes the traces'),
+        );
     }
     deps.log.markLoaded(last);
     stats.batches++;
@@ -208,7 +222,9 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
   return {
     stats,
     start(): void {
-      running ??= run().catch((err: Error) => deps.logger.error({ err: { message: err.message } }, 'ingest loader stopped; the log keeps the records for the next start'));
+      running ??= run().catch((err: Error) =>
+        deps.logger.error({ err: { message: err.message } }, 'ingest loader stopped; the log keeps the records for the next start'),
+      );
     },
     /** Resolves once every record written so far is loaded, or a load failed (the store is down: they stay in the log). */
     async flush(): Promise<void> {

@@ -89,7 +89,12 @@ export function createTraceIngest(deps: TraceIngestDeps) {
   /** The 503 of a log that refuses (counted). */
   function refusedBy(err: LogFullError): Error {
     deps.metrics.ingestRefused.inc({ reason: err.reason === 'lag' ? 'behind' : 'queue_full' });
-    return unavailable(err.reason === 'lag' ? 'Ingest is behind (spans accepted earlier are still being stored); retry later' : 'The spans write queue is full; retry later', 1);
+    return unavailable(
+      err.reason === 'lag'
+        ? 'Ingest is behind (spans accepted earlier are still being stored); retry later'
+        : 'The spans write queue is full; retry later',
+      1,
+    );
   }
   return {
     /** Throws the 503 a request would get now, before its body is read and decoded: refused work is not done. */
@@ -129,10 +134,15 @@ export function createTraceIngest(deps: TraceIngestDeps) {
       if (spans.length > deps.maxQueueRows || sink.pos > deps.maxQueueBytes) {
         // It would never fit, however long the client waited: not a 503 to retry.
         deps.metrics.ingestRefused.inc({ reason: 'too_large' });
-        throw new PayloadTooLarge(`The request carries ${spans.length} spans rows (${sink.pos} bytes); one request may carry at most ${deps.maxQueueRows} rows and ${deps.maxQueueBytes} bytes`);
+        throw new PayloadTooLarge(
+          `The request carries ${spans.length} spans rows (${sink.pos} bytes); one request may carry at most ${deps.maxQueueRows} rows and ${deps.maxQueueBytes} bytes`,
+        );
       }
       try {
-        await deps.log.append({ p: projectId, n: spans.length, t: [...traces.keys()], c: encoder.columns.length }, Buffer.from(sink.view()));
+        await deps.log.append(
+          { p: projectId, n: spans.length, t: [...traces.keys()], c: encoder.columns.length },
+          Buffer.from(sink.view()),
+        );
       } catch (err) {
         if (err instanceof LogFullError) throw refusedBy(err);
         if (err instanceof LogWriteError) {

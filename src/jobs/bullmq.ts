@@ -44,7 +44,9 @@ export function createBullmqRunner(
       // Blocking connections must not time out their commands (BullMQ requires maxRetriesPerRequest null).
       { connection: redis.connect({ maxRetriesPerRequest: null }), prefix: redis.prefix, concurrency: p.concurrency ?? 1 },
     );
-    worker.on('failed', (job, err) => logger.warn({ job: p.name, job_id: job?.id, attempt: job?.attemptsMade, err: { message: err.message } }, 'job attempt failed'));
+    worker.on('failed', (job, err) =>
+      logger.warn({ job: p.name, job_id: job?.id, attempt: job?.attemptsMade, err: { message: err.message } }, 'job attempt failed'),
+    );
     worker.on('error', (err) => logger.warn({ job: p.name, err: { message: err.message } }, 'job worker error'));
     workers.push(worker);
   }
@@ -61,7 +63,10 @@ export function createBullmqRunner(
     async enqueue<T>(name: string, data: T, o?: EnqueueOptions): Promise<void> {
       // keepLastIfActive: an add while the job with this id is active is kept (the latest data) and
       // becomes a new job when the active one finishes, as in the in-process runner.
-      await queueFor(name).add(name, data, { deduplication: o?.jobId ? { id: o.jobId, keepLastIfActive: true } : undefined, delay: o?.delayMs });
+      await queueFor(name).add(name, data, {
+        deduplication: o?.jobId ? { id: o.jobId, keepLastIfActive: true } : undefined,
+        delay: o?.delayMs,
+      });
     },
     async every<T>(name: string, intervalMs: number, data: T): Promise<void> {
       // A job scheduler is one per id across every node: N API processes do not run it N times.

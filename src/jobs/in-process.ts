@@ -58,10 +58,15 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
       await p.process(job.data, { logger: logger.child({ job: p.name }), attempt: job.attempt });
     } catch (err) {
       const last = job.attempt >= attempts || closing;
-      logger[last ? 'error' : 'warn']({ job: p.name, attempt: job.attempt, err: { message: (err as Error).message } }, last ? 'job failed' : 'job attempt failed, retrying');
+      logger[last ? 'error' : 'warn'](
+        { job: p.name, attempt: job.attempt, err: { message: (err as Error).message } },
+        last ? 'job failed' : 'job attempt failed, retrying',
+      );
       if (!last) {
         // The key stays 'running' through the backoff: the job is not finished.
-        later(backoffDelay(p.backoffMs ?? 1_000, job.attempt), () => (closing ? finished(name, job) : add(name, { ...job, attempt: job.attempt + 1 })));
+        later(backoffDelay(p.backoffMs ?? 1_000, job.attempt), () =>
+          closing ? finished(name, job) : add(name, { ...job, attempt: job.attempt + 1 }),
+        );
         return;
       }
     }

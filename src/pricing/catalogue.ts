@@ -20,7 +20,10 @@ const CATALOGUE_PROVIDER: Record<string, string> = { x_ai: 'x-ai', 'azure.ai.inf
 
 function lookup(provider: string | undefined, model: string, at: Date, tokensIn: number) {
   try {
-    return calcPrice({ input_tokens: Math.max(tokensIn, 1) }, model, { ...(provider ? { providerId: CATALOGUE_PROVIDER[provider] ?? provider } : {}), timestamp: at } as never);
+    return calcPrice({ input_tokens: Math.max(tokensIn, 1) }, model, {
+      ...(provider ? { providerId: CATALOGUE_PROVIDER[provider] ?? provider } : {}),
+      timestamp: at,
+    } as never);
   } catch {
     return undefined; // a provider or model the catalogue does not know
   }
@@ -83,7 +86,12 @@ function lookupEntry(provider: string, model: string, at: Date): { entry: Entry 
   const r = lookup(provider || undefined, model, at, 1) ?? (provider ? lookup(undefined, model, at, 1) : undefined);
   if (!r) return { entry: null, bounds: [] };
   return {
-    entry: { priceId: `catalogue:${r.provider.id}/${r.model.id}`, provider: r.provider.id, model: r.model.id, rates: (r.model_price ?? {}) as Record<string, Rate> },
+    entry: {
+      priceId: `catalogue:${r.provider.id}/${r.model.id}`,
+      provider: r.provider.id,
+      model: r.model.id,
+      rates: (r.model_price ?? {}) as Record<string, Rate>,
+    },
     bounds: boundsOf(r.model as { prices?: unknown }),
   };
 }

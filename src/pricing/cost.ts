@@ -43,8 +43,10 @@ export function computeCost(usage: Usage, price: PriceRow): Cost {
   const cacheWrite = price.cache_write_per_mtok !== undefined ? toScaled(price.cache_write_per_mtok, RATE_SCALE) : input;
   let uncached = usage.tokensIn - usage.cachedIn - usage.cacheWriteIn;
   if (uncached < 0) {
-    warnings.push(`tokens_cached_in + tokens_cache_write_in (${usage.cachedIn + usage.cacheWriteIn}) exceed tokens_in (${usage.tokensIn}): ` +
-        'counts kept as sent, uncached input priced as 0');
+    warnings.push(
+      `tokens_cached_in + tokens_cache_write_in (${usage.cachedIn + usage.cacheWriteIn}) exceed tokens_in (${usage.tokensIn}): ` +
+        'counts kept as sent, uncached input priced as 0',
+    );
     uncached = 0;
   }
   const weighted =

@@ -106,7 +106,9 @@ async function catalogueRows(now: Date): Promise<ModelPrice[]> {
       if (p && p.price_id === `catalogue:${provider.id}/${model.id}`) rows.push(presentCatalogueRow(p));
     }
   }
-  rows.sort((a, b) => (a.provider! < b.provider! ? -1 : a.provider! > b.provider! ? 1 : a.model < b.model ? -1 : a.model > b.model ? 1 : 0));
+  rows.sort((a, b) =>
+    a.provider! < b.provider! ? -1 : a.provider! > b.provider! ? 1 : a.model < b.model ? -1 : a.model > b.model ? 1 : 0,
+  );
   catalogueList = { day, rows };
   return rows;
 }
@@ -129,7 +131,9 @@ export function createModelPriceService(postgres: Queryable, resolver: PriceReso
       if (query.source !== 'project') {
         const q = query.q?.toLowerCase();
         const provider = query.provider?.toLowerCase();
-        catalogue = (await catalogueRows(now)).filter((r) => (!q || r.model.toLowerCase().includes(q)) && (!provider || r.provider === provider));
+        catalogue = (await catalogueRows(now)).filter(
+          (r) => (!q || r.model.toLowerCase().includes(q)) && (!provider || r.provider === provider),
+        );
       }
       const items = own.rows.map((r) => presentProjectRow(r, r.in_force));
       const from = Math.max(0, offset - own.total);
@@ -143,7 +147,9 @@ export function createModelPriceService(postgres: Queryable, resolver: PriceReso
         try {
           new RegExp(input.match);
         } catch (err) {
-          throw badRequest(`match: is not a valid regular expression (${(err as Error).message.replace(/^Invalid regular expression: /, '')})`);
+          throw badRequest(
+            `match: is not a valid regular expression (${(err as Error).message.replace(/^Invalid regular expression: /, '')})`,
+          );
         }
         const unsafe = unsafeRegexReason(input.match);
         if (unsafe) throw badRequest(`match: ${unsafe}`);

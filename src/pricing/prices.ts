@@ -84,7 +84,8 @@ function compile(rows: ProjectPriceRow[]): ProjectTable {
     const effectiveMs = r.effective_from === null ? -Infinity : new Date(r.effective_from).getTime();
     key.rows.push({ price: toPriceRow(r), effectiveMs, provider: r.provider?.toLowerCase() ?? null, regex });
   }
-  for (const key of byModel.values()) key.rows.sort((a, b) => (a.effectiveMs === b.effectiveMs ? 0 : a.effectiveMs < b.effectiveMs ? 1 : -1));
+  for (const key of byModel.values())
+    key.rows.sort((a, b) => (a.effectiveMs === b.effectiveMs ? 0 : a.effectiveMs < b.effectiveMs ? 1 : -1));
   return { keys: [...byModel.values()], memo: new Map(), loadedAt: Date.now() };
 }
 
@@ -97,7 +98,11 @@ function candidates(table: ProjectTable, provider: string, model: string): Candi
   for (const key of table.keys) {
     const exact = key.model === model;
     // A row's provider must equal the call's when both are known.
-    const matches = key.rows.map((r) => (r.provider === null || providerLc === '' || r.provider === providerLc) && (exact || (r.regex !== null && model.length <= MAX_REGEX_INPUT && r.regex.test(model))));
+    const matches = key.rows.map(
+      (r) =>
+        (r.provider === null || providerLc === '' || r.provider === providerLc) &&
+        (exact || (r.regex !== null && model.length <= MAX_REGEX_INPUT && r.regex.test(model))),
+    );
     if (matches.some(Boolean)) found.push({ key, exact, matches });
   }
   if (table.memo.size >= MAX_MEMO) table.memo.clear();

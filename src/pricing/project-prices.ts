@@ -49,7 +49,10 @@ const COLUMNS = `price_id::text AS price_id, model, provider, match, input_per_m
 
 /** Every row of a project: what the resolver's in-memory table is built from. */
 export async function projectPrices(db: Queryable, projectId: string): Promise<ProjectPriceRow[]> {
-  return db.query<R<ProjectPriceRow>>(`SELECT ${COLUMNS} FROM model_prices WHERE project_id = $1 ORDER BY model, effective_from DESC NULLS LAST`, [projectId]);
+  return db.query<R<ProjectPriceRow>>(
+    `SELECT ${COLUMNS} FROM model_prices WHERE project_id = $1 ORDER BY model, effective_from DESC NULLS LAST`,
+    [projectId],
+  );
 }
 
 /**
@@ -70,8 +73,17 @@ export async function upsertProjectPrice(db: Queryable, projectId: string, p: Ne
        created_at = now(), created_by = excluded.created_by
      RETURNING ${COLUMNS}`,
     [
-      p.priceId, projectId, p.model, p.provider, p.match, p.inputPerMtok, p.outputPerMtok,
-      p.cachedInputPerMtok, p.cacheWritePerMtok, p.effectiveFrom, p.createdBy,
+      p.priceId,
+      projectId,
+      p.model,
+      p.provider,
+      p.match,
+      p.inputPerMtok,
+      p.outputPerMtok,
+      p.cachedInputPerMtok,
+      p.cacheWritePerMtok,
+      p.effectiveFrom,
+      p.createdBy,
     ],
   );
   return row!;

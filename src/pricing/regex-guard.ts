@@ -38,13 +38,16 @@ export function unsafeRegexReason(pattern: string): string | undefined {
     else if (c === '*' || c === '+' || brace) {
       top.risky = true;
       if (c !== '{' || (brace![1] !== undefined && brace![2] === '')) unbounded++;
-      if (unbounded > 1) return 'at most one unbounded quantifier (*, + or {n,}) is allowed: several can take polynomial time (e.g. "^.*.*.*X$")';
+      if (unbounded > 1)
+        return 'at most one unbounded quantifier (*, + or {n,}) is allowed: several can take polynomial time (e.g. "^.*.*.*X$")';
     } else if (c === ')' && stack.length > 1) {
       const group = stack.pop()!;
       const q = /^(?:[*+]|\{(\d+)(,\d*)?\})/.exec(pattern.slice(i + 1));
       // "?" and "{0,1}" are optional, not repeated; "{2}", "{1,3}", "{1,}", "*", "+" repeat.
-      const repeated = q !== null && (q[1] === undefined || (q[2] !== undefined ? q[2] === ',' || Number(q[2].slice(1)) > 1 : Number(q[1]) > 1));
-      if (repeated && group.risky) return 'a repeated group that itself repeats or alternates (e.g. "(a+)+" or "(a|b)*") can take exponential time';
+      const repeated =
+        q !== null && (q[1] === undefined || (q[2] !== undefined ? q[2] === ',' || Number(q[2].slice(1)) > 1 : Number(q[1]) > 1));
+      if (repeated && group.risky)
+        return 'a repeated group that itself repeats or alternates (e.g. "(a+)+" or "(a|b)*") can take exponential time';
       if (group.risky || repeated) stack[stack.length - 1]!.risky = true;
     }
   }
@@ -90,7 +93,10 @@ const TIMER_DEADLINE_MS = 1_000;
  */
 export function slowestRegexMs(pattern: string): Promise<number> {
   return new Promise((resolve) => {
-    const worker = new Worker(TIMER_SOURCE, { eval: true, workerData: { pattern, inputs: adversarialInputs(pattern), limit: MAX_REGEX_MS } });
+    const worker = new Worker(TIMER_SOURCE, {
+      eval: true,
+      workerData: { pattern, inputs: adversarialInputs(pattern), limit: MAX_REGEX_MS },
+    });
     let settled = false;
     const done = (ms: number) => {
       if (settled) return;

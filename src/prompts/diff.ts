@@ -43,7 +43,11 @@ export function diffLines(a: string[], b: string[]): DiffLine[] {
       }
     }
   }
-  return [...a.slice(0, head).map((line) => ({ op: 'equal' as const, line })), ...middle, ...a.slice(a.length - tail).map((line) => ({ op: 'equal' as const, line }))];
+  return [
+    ...a.slice(0, head).map((line) => ({ op: 'equal' as const, line })),
+    ...middle,
+    ...a.slice(a.length - tail).map((line) => ({ op: 'equal' as const, line })),
+  ];
 }
 
 export function unified(lines: DiffLine[]): string {

@@ -42,7 +42,9 @@ const VERSION_COLUMNS = `v.prompt_id, v.version, p.type, v.template, v.variables
 
 /** How many prompts of the project are not archived. */
 export async function countActivePrompts(db: Queryable, projectId: string): Promise<number> {
-  const [row] = await db.query<{ n: string }>('SELECT count(*) AS n FROM prompts WHERE project_id = $1 AND archived_at IS NULL', [projectId]);
+  const [row] = await db.query<{ n: string }>('SELECT count(*) AS n FROM prompts WHERE project_id = $1 AND archived_at IS NULL', [
+    projectId,
+  ]);
   return Number(row?.n ?? 0);
 }
 
@@ -83,9 +85,24 @@ export async function insertVersion(db: Queryable, projectId: string, promptId: 
   await db.query(
     `INSERT INTO prompt_versions (project_id, prompt_id, version, template, variables, config, content_hash, commit_message, rolled_back_from, created_by)
      VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6::jsonb, $7, $8, $9, $10)`,
-    [projectId, promptId, v.version, JSON.stringify(v.template), v.variables, JSON.stringify(v.config), v.contentHash, v.commitMessage, v.rolledBackFrom, v.createdBy],
+    [
+      projectId,
+      promptId,
+      v.version,
+      JSON.stringify(v.template),
+      v.variables,
+      JSON.stringify(v.config),
+      v.contentHash,
+      v.commitMessage,
+      v.rolledBackFrom,
+      v.createdBy,
+    ],
   );
-  await db.query('UPDATE prompts SET latest_version = $3, updated_at = now() WHERE project_id = $1 AND prompt_id = $2', [projectId, promptId, v.version]);
+  await db.query('UPDATE prompts SET latest_version = $3, updated_at = now() WHERE project_id = $1 AND prompt_id = $2', [
+    projectId,
+    promptId,
+    v.version,
+  ]);
 }
 
 export async function findVersion(db: Queryable, projectId: string, promptId: string, version: number): Promise<VersionRow | undefined> {
@@ -106,7 +123,10 @@ export async function listVersions(db: Queryable, projectId: string, promptId: s
 }
 
 export async function findLabel(db: Queryable, projectId: string, promptId: string, label: string): Promise<number | undefined> {
-  const [row] = await db.query<{ version: number }>('SELECT version FROM prompt_labels WHERE project_id = $1 AND prompt_id = $2 AND label = $3', [projectId, promptId, label]);
+  const [row] = await db.query<{ version: number }>(
+    'SELECT version FROM prompt_labels WHERE project_id = $1 AND prompt_id = $2 AND label = $3',
+    [projectId, promptId, label],
+  );
   return row?.version;
 }
 
@@ -120,7 +140,11 @@ export async function upsertLabel(db: Queryable, projectId: string, promptId: st
 }
 
 export async function deleteLabel(db: Queryable, projectId: string, promptId: string, label: string): Promise<boolean> {
-  const rows = await db.query('DELETE FROM prompt_labels WHERE project_id = $1 AND prompt_id = $2 AND label = $3 RETURNING label', [projectId, promptId, label]);
+  const rows = await db.query('DELETE FROM prompt_labels WHERE project_id = $1 AND prompt_id = $2 AND label = $3 RETURNING label', [
+    projectId,
+    promptId,
+    label,
+  ]);
   return rows.length === 1;
 }
 
@@ -140,7 +164,12 @@ export async function listPrompts(
 ): Promise<{ items: PromptRow[]; total: number }> {
   const where = `p.project_id = $1 AND ($2::text IS NULL OR strpos(p.prompt_id, lower($2)) > 0) AND ($3 OR p.archived_at IS NULL)`;
   const params = [projectId, q.search ?? null, q.includeArchived];
-  const [{ total }] = (await db.query<{ total: string }>(`SELECT count(*) AS total FROM prompts p WHERE ${where}`, params)) as [{ total: string }];
-  const items = await db.query<R<PromptRow>>(`SELECT ${PROMPT_COLUMNS} FROM prompts p WHERE ${where} ORDER BY p.prompt_id LIMIT $4 OFFSET $5`, [...params, q.limit, q.offset]);
+  const [{ total }] = (await db.query<{ total: string }>(`SELECT count(*) AS total FROM prompts p WHERE ${where}`, params)) as [
+    { total: string },
+  ];
+  const items = await db.query<R<PromptRow>>(
+    `SELECT ${PROMPT_COLUMNS} FROM prompts p WHERE ${where} ORDER BY p.prompt_id LIMIT $4 OFFSET $5`,
+    [...params, q.limit, q.offset],
+  );
   return { items, total: Number(total) };
 }

@@ -32,7 +32,8 @@ export type VersionRef = { kind: 'number'; version: number } | { kind: 'latest' 
 export function parseVersionRef(raw: string | number, field = 'version'): VersionRef {
   if (typeof raw === 'number' || /^\d+$/.test(raw)) {
     const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n < 1 || n > 2_147_483_647) throw badRequest(`${field}: must be a version number from 1, "latest" or a label`);
+    if (!Number.isSafeInteger(n) || n < 1 || n > 2_147_483_647)
+      throw badRequest(`${field}: must be a version number from 1, "latest" or a label`);
     return { kind: 'number', version: n };
   }
   if (raw === 'latest') return { kind: 'latest' };
@@ -44,7 +45,8 @@ const refKey = (ref: VersionRef) => (ref.kind === 'number' ? String(ref.version)
 
 function checkTemplate(type: PromptType, template: Template): void {
   if (type === 'text' && typeof template !== 'string') throw unprocessable('template: must be a string for a text prompt');
-  if (type === 'chat' && !Array.isArray(template)) throw unprocessable('template: must be an array of {"role","content"} messages for a chat prompt');
+  if (type === 'chat' && !Array.isArray(template))
+    throw unprocessable('template: must be an array of {"role","content"} messages for a chat prompt');
 }
 
 function checkLabels(labels: readonly string[] | undefined): string[] {
@@ -162,10 +164,22 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
       const labels = checkLabels(input.labels);
       checkTemplate(input.type, input.template);
       await db.transaction(async (tx) => {
-        const inserted = await repo.insertPrompt(tx, { projectId, promptId: input.prompt_id, type: input.type, description: input.description ?? null, createdBy: userId });
+        const inserted = await repo.insertPrompt(tx, {
+          projectId,
+          promptId: input.prompt_id,
+          type: input.type,
+          description: input.description ?? null,
+          createdBy: userId,
+        });
         if (!inserted) throw conflict(`Prompt ${input.prompt_id} already exists (an archived prompt keeps its id)`);
         const p = (await repo.findPrompt(tx, projectId, input.prompt_id, true))!;
-        await append(tx, projectId, p, { template: input.template, config: input.config ?? {} }, { commitMessage: input.commit_message ?? null, rolledBackFrom: null, labels, userId });
+        await append(
+          tx,
+          projectId,
+          p,
+          { template: input.template, config: input.config ?? {} },
+          { commitMessage: input.commit_message ?? null, rolledBackFrom: null, labels, userId },
+        );
       });
       await cache.invalidate(projectId, input.prompt_id);
       return this.get(projectId, input.prompt_id);
@@ -179,7 +193,12 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
     },
 
     async list(projectId: string, q: { q?: string; include_archived: boolean; limit: number; offset: number }) {
-      const { items, total } = await repo.listPrompts(db, projectId, { search: q.q, includeArchived: q.include_archived, limit: q.limit, offset: q.offset });
+      const { items, total } = await repo.listPrompts(db, projectId, {
+        search: q.q,
+        includeArchived: q.include_archived,
+        limit: q.limit,
+        offset: q.offset,
+      });
       return { items: items.map(presentPrompt), total, limit: q.limit, offset: q.offset };
     },
 
@@ -189,17 +208,33 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
         const p = await lockPrompt(tx, projectId, promptId, true);
         // An omitted config keeps the latest version's: editing the text does not reset the model parameters.
         const config = input.config ?? (await repo.findVersion(tx, projectId, promptId, p.latest_version))?.config ?? {};
-        return append(tx, projectId, p, { template: input.template, config }, { commitMessage: input.commit_message ?? null, rolledBackFrom: null, labels, userId });
+        return append(
+          tx,
+          projectId,
+          p,
+          { template: input.template, config },
+          { commitMessage: input.commit_message ?? null, rolledBackFrom: null, labels, userId },
+        );
       });
       await cache.invalidate(projectId, promptId);
-      return { created: result.created, version: presentVersion(await readVersion(projectId, promptId, { kind: 'number', version: result.version })) };
+      return {
+        created: result.created,
+        version: presentVersion(await readVersion(projectId, promptId, { kind: 'number', version: result.version })),
+      };
     },
 
     async versions(projectId: string, promptId: string) {
       if (!(await repo.findPrompt(db, projectId, promptId))) throw notFound('Prompt');
       const rows = await repo.listVersions(db, projectId, promptId);
       return {
-        items: rows.map((v) => ({ version: v.version, created_at: v.created_at.toISOString(), created_by: v.created_by, commit_message: v.commit_message, labels: v.labels, rolled_back_from: v.rolled_back_from })),
+        items: rows.map((v) => ({
+          version: v.version,
+          created_at: v.created_at.toISOString(),
+          created_by: v.created_by,
+          commit_message: v.commit_message,
+          labels: v.labels,
+          rolled_back_from: v.rolled_back_from,
+        })),
       };
     },
 
@@ -215,8 +250,15 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
         if (!row) throw notFound(`Version ${target}`, 'version');
         if (target === p.latest_version) throw conflict(`Version ${target} is already the latest`);
         const latest = (await repo.findVersion(tx, projectId, promptId, p.latest_version))!;
-        if (latest.content_hash === row.content_hash) throw conflict(`The latest version ${p.latest_version} already has the content of version ${target}`);
-        const r = await append(tx, projectId, p, { template: row.template, config: row.config }, { commitMessage: commitMessage ?? `Rollback to version ${target}`, rolledBackFrom: target, labels: [], userId });
+        if (latest.content_hash === row.content_hash)
+          throw conflict(`The latest version ${p.latest_version} already has the content of version ${target}`);
+        const r = await append(
+          tx,
+          projectId,
+          p,
+          { template: row.template, config: row.config },
+          { commitMessage: commitMessage ?? `Rollback to version ${target}`, rolledBackFrom: target, labels: [], userId },
+        );
         return r.version;
       });
       await cache.invalidate(projectId, promptId);
@@ -228,7 +270,8 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
       if (!LABEL.test(label)) throw badRequest(`label: "${label}" must match ${LABEL.source}`);
       await db.transaction(async (tx) => {
         await lockPrompt(tx, projectId, promptId, true);
-        if (!(await repo.findVersion(tx, projectId, promptId, version))) throw unprocessable(`version: ${version} does not exist for prompt ${promptId}`);
+        if (!(await repo.findVersion(tx, projectId, promptId, version)))
+          throw unprocessable(`version: ${version} does not exist for prompt ${promptId}`);
         await repo.upsertLabel(tx, projectId, promptId, label, version);
       });
       await cache.invalidate(projectId, promptId);

@@ -53,7 +53,11 @@ export function createAnalytics(ch: ClickHouseStore, now: () => Date) {
       const params = { p: projectId, id: promptId, s: w.days[0], e: w.days[w.days.length - 1], v: total };
       const where = 'project_id = {p:String} AND prompt_id = {id:String} AND day >= toDate({s:String}) AND day <= toDate({e:String})';
       const [totals, versions, days] = await Promise.all([
-        ch.query<AggRow>(`SELECT {v:UInt32} AS version_t, ${AGG} FROM prompt_daily_stats WHERE ${where} AND prompt_version = {v:UInt32}`, params, 'spend.analytics.totals'),
+        ch.query<AggRow>(
+          `SELECT {v:UInt32} AS version_t, ${AGG} FROM prompt_daily_stats WHERE ${where} AND prompt_version = {v:UInt32}`,
+          params,
+          'spend.analytics.totals',
+        ),
         ch.query<AggRow>(
           `SELECT prompt_version AS version_t, ${AGG} FROM prompt_daily_stats WHERE ${where} AND prompt_version ${q.version ? '= {v:UInt32}' : '> 0'}
            GROUP BY prompt_version HAVING sum(executions) != 0 ORDER BY prompt_version`,

@@ -55,7 +55,11 @@ interface Dimension {
 }
 
 /** Comma-separated or repeated values, trimmed, empty ones dropped. */
-const split = (values: string[] | undefined) => (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+const split = (values: string[] | undefined) =>
+  (values ?? [])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
 
 function parseDimensions(groupBy: string[] | undefined, granularity: Granularity | undefined): Dimension[] {
   const dims: Dimension[] = [];
@@ -66,11 +70,13 @@ function parseDimensions(groupBy: string[] | undefined, granularity: Granularity
       if (time) throw badRequest(`group_by: "${time}" and "${name}" are both time dimensions; give one (its bucket is granularity)`);
       time = name;
       const bucket = name === 'time' ? (granularity ?? 'day') : (name as Granularity);
-      if (name !== 'time' && granularity && granularity !== bucket) throw badRequest(`granularity: "${granularity}" contradicts group_by "${name}"`);
+      if (name !== 'time' && granularity && granularity !== bucket)
+        throw badRequest(`granularity: "${granularity}" contradicts group_by "${name}"`);
       dims.push({ name, group: { kind: 'time', bucket } });
     } else if (name.startsWith('metadata.')) {
       const key = name.slice('metadata.'.length);
-      if (!key || key.length > MAX_METADATA_KEY) throw badRequest(`group_by: "${name}" needs a metadata key of 1 to ${MAX_METADATA_KEY} characters`);
+      if (!key || key.length > MAX_METADATA_KEY)
+        throw badRequest(`group_by: "${name}" needs a metadata key of 1 to ${MAX_METADATA_KEY} characters`);
       dims.push({ name, group: { kind: 'metadata', key } });
     } else if (name in DIMENSIONS) {
       dims.push({ name, group: { kind: 'column', column: DIMENSIONS[name as keyof typeof DIMENSIONS] } });
@@ -102,7 +108,8 @@ function parseFilter(q: BreakdownQuery): BreakdownFilter {
 
 /** [start, end) on whole UTC hours: `window` (e.g. 24h, 7d: ending at the next whole hour or day) or start/end. */
 export function hourWindow(q: Pick<BreakdownQuery, 'window' | 'start' | 'end'>, now: Date): { start: Date; end: Date } {
-  if (q.window !== undefined && (q.start !== undefined || q.end !== undefined)) throw badRequest('window: cannot be combined with start or end');
+  if (q.window !== undefined && (q.start !== undefined || q.end !== undefined))
+    throw badRequest('window: cannot be combined with start or end');
   let start: number;
   let end: number;
   if (q.window !== undefined) {
@@ -143,7 +150,13 @@ const dec = (n: bigint) => fromScaled(n, NANOS);
 const chTime = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
 
 function measures(cost: string, executions: string, tokensIn: string, tokensOut: string, unpriced: string) {
-  return { cost_usd: dec(nanos(cost)), executions: Number(executions), tokens_in: Number(tokensIn), tokens_out: Number(tokensOut), unpriced_executions: Number(unpriced) };
+  return {
+    cost_usd: dec(nanos(cost)),
+    executions: Number(executions),
+    tokens_in: Number(tokensIn),
+    tokens_out: Number(tokensOut),
+    unpriced_executions: Number(unpriced),
+  };
 }
 
 export function createBreakdowns(repo: SpendRollupRepository, now: () => Date) {
@@ -195,7 +208,14 @@ export function createBreakdowns(repo: SpendRollupRepository, now: () => Date) {
         rows: items,
         other:
           groupCount > items.length
-            ? { groups: groupCount - items.length, cost_usd: dec(restCost), executions: Number(restN), tokens_in: Number(restIn), tokens_out: Number(restOut), unpriced_executions: Number(restUnpriced) }
+            ? {
+                groups: groupCount - items.length,
+                cost_usd: dec(restCost),
+                executions: Number(restN),
+                tokens_in: Number(restIn),
+                tokens_out: Number(restOut),
+                unpriced_executions: Number(restUnpriced),
+              }
             : null,
       };
     },

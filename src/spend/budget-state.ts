@@ -76,7 +76,10 @@ export function createBudgetStateStore(redis: RedisStore | undefined, cacheMs: n
         local.set(projectId, { state, at: performance.now() });
         return state;
       } catch (err) {
-        logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'budget state unavailable in Redis; using the last known state');
+        logger.warn(
+          { project_id: projectId, err: { message: (err as Error).message } },
+          'budget state unavailable in Redis; using the last known state',
+        );
         return hit?.state;
       }
     },
@@ -87,13 +90,23 @@ export function createBudgetStateStore(redis: RedisStore | undefined, cacheMs: n
       local.set(projectId, { state, at: performance.now() });
       if (!redis) return true;
       try {
-        const written = await redis.client.eval(COMPARE_AND_SET, 1, key(projectId), JSON.stringify(state), String(state.budgetVersion ?? 0), String(state.readAt ?? 0));
+        const written = await redis.client.eval(
+          COMPARE_AND_SET,
+          1,
+          key(projectId),
+          JSON.stringify(state),
+          String(state.budgetVersion ?? 0),
+          String(state.readAt ?? 0),
+        );
         if (Number(written) === 1) return true;
         // Another node published a newer state: this node serves that one from its next read.
         local.delete(projectId);
         return false;
       } catch (err) {
-        logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'budget state not written to Redis; other nodes keep the previous one');
+        logger.warn(
+          { project_id: projectId, err: { message: (err as Error).message } },
+          'budget state not written to Redis; other nodes keep the previous one',
+        );
         return true;
       }
     },

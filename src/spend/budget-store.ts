@@ -63,7 +63,16 @@ export function createBudgetStore(db: Queryable) {
            webhook_secret = CASE WHEN $8 THEN EXCLUDED.webhook_secret ELSE budgets.webhook_secret END,
            updated_at = now()
          RETURNING *, (xmax = 0) AS inserted`,
-        [projectId, w.budgetNanosText, w.thresholdPct, w.mode, w.webhookUrl ?? null, w.newSecret, w.webhookUrl !== undefined, w.rotateSecret],
+        [
+          projectId,
+          w.budgetNanosText,
+          w.thresholdPct,
+          w.mode,
+          w.webhookUrl ?? null,
+          w.newSecret,
+          w.webhookUrl !== undefined,
+          w.rotateSecret,
+        ],
       );
       return row!;
     },
@@ -74,7 +83,12 @@ export function createBudgetStore(db: Queryable) {
     },
 
     /** The new alert's id, or undefined when this kind already fired for the project and month. */
-    async fire(projectId: string, month: string, kind: AlertKind, a: { pct: number; spentText: string; budgetText: string; thresholdPct: number }): Promise<string | undefined> {
+    async fire(
+      projectId: string,
+      month: string,
+      kind: AlertKind,
+      a: { pct: number; spentText: string; budgetText: string; thresholdPct: number },
+    ): Promise<string | undefined> {
       const [row] = await db.query<{ alert_id: string }>(
         `INSERT INTO budget_alerts (project_id, month, kind, pct, spent_usd, budget_monthly_usd, alert_threshold_pct)
          VALUES ($1, $2, $3, $4, $5::numeric, $6::numeric, $7)
@@ -91,8 +105,12 @@ export function createBudgetStore(db: Queryable) {
       );
     },
 
-    async alertForDelivery(alertId: string): Promise<(AlertRow & { webhook_url: string | null; webhook_secret: string; enforcement_mode: EnforcementMode }) | undefined> {
-      const [row] = await db.query<AlertRow & { webhook_url: string | null; webhook_secret: string; enforcement_mode: EnforcementMode } & Record<string, unknown>>(
+    async alertForDelivery(
+      alertId: string,
+    ): Promise<(AlertRow & { webhook_url: string | null; webhook_secret: string; enforcement_mode: EnforcementMode }) | undefined> {
+      const [row] = await db.query<
+        AlertRow & { webhook_url: string | null; webhook_secret: string; enforcement_mode: EnforcementMode } & Record<string, unknown>
+      >(
         `SELECT a.*, b.webhook_url, b.webhook_secret, b.enforcement_mode
          FROM budget_alerts a JOIN budgets b ON b.project_id = a.project_id WHERE a.alert_id = $1`,
         [alertId],

@@ -117,7 +117,10 @@ export function createBudgets(d: Deps) {
     try {
       await jobs.enqueue(WEBHOOK_JOB, { alertId: id }, { jobId: `alert-${id}` });
     } catch (err) {
-      logger.warn({ project_id: b.project_id, month, kind, err: { message: (err as Error).message } }, 'budget alert delivery not enqueued; the periodic evaluation will retry');
+      logger.warn(
+        { project_id: b.project_id, month, kind, err: { message: (err as Error).message } },
+        'budget alert delivery not enqueued; the periodic evaluation will retry',
+      );
     }
   }
 
@@ -125,7 +128,12 @@ export function createBudgets(d: Deps) {
   function requestEvaluation(projectId: string, delayMs: number): void {
     jobs
       .enqueue(EVALUATE_JOB, { projectId }, { jobId: `project-${projectId}`, delayMs })
-      .catch((err: Error) => logger.warn({ project_id: projectId, err: { message: err.message } }, 'budget evaluation not enqueued; the periodic one will catch up'));
+      .catch((err: Error) =>
+        logger.warn(
+          { project_id: projectId, err: { message: err.message } },
+          'budget evaluation not enqueued; the periodic one will catch up',
+        ),
+      );
   }
 
   /**
@@ -253,7 +261,8 @@ export function createBudgets(d: Deps) {
     async put(projectId: string, input: BudgetInput) {
       const budgetNanos = toScaled(input.budget_monthly_usd, NANOS);
       if (budgetNanos <= 0n) throw badRequest('budget_monthly_usd: must be greater than 0 (at most 9 decimal places count)');
-      const webhookUrl = input.webhook_url === undefined || input.webhook_url === null ? input.webhook_url : checkWebhookUrl(input.webhook_url);
+      const webhookUrl =
+        input.webhook_url === undefined || input.webhook_url === null ? input.webhook_url : checkWebhookUrl(input.webhook_url);
       const row = await store.upsert(projectId, {
         budgetNanosText: fromScaled(budgetNanos, NANOS),
         thresholdPct: input.alert_threshold_pct,
@@ -294,7 +303,8 @@ export function createBudgets(d: Deps) {
           logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'budget evaluation failed');
         }
       }
-      for (const id of await store.undelivered(config.webhookAttempts)) await jobs.enqueue(WEBHOOK_JOB, { alertId: id }, { jobId: `alert-${id}` });
+      for (const id of await store.undelivered(config.webhookAttempts))
+        await jobs.enqueue(WEBHOOK_JOB, { alertId: id }, { jobId: `alert-${id}` });
     },
 
     /** One delivery attempt of an alert; throws when it failed, so the runner retries with backoff. */
@@ -302,7 +312,10 @@ export function createBudgets(d: Deps) {
       const a = await store.alertForDelivery(alertId);
       if (!a || a.delivered_at || !a.webhook_url || a.delivery_attempts >= config.webhookAttempts) return;
       const { body, headers } = alertDelivery(a, a.webhook_secret, new Date());
-      const r = await deliver(a.webhook_url, body, headers, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate });
+      const r = await deliver(a.webhook_url, body, headers, {
+        timeoutMs: config.webhookTimeoutMs,
+        allowPrivate: config.webhookAllowPrivate,
+      });
       metrics.alertDeliveries.inc({ outcome: r.ok ? 'delivered' : 'failed' });
       await store.recordAttempt(alertId, a.webhook_url, r);
       if (!r.ok) throw new Error(`webhook delivery of alert ${alertId} failed: ${r.error}`);

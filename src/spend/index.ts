@@ -66,12 +66,19 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
       budgets.requestEvaluation(projectId, config.spend.budgetEvalDebounceMs);
       jobs
         .enqueue(SCOPED_EVALUATE_JOB, { projectId }, { jobId: `scoped-${projectId}`, delayMs: config.spend.budgetEvalDebounceMs })
-        .catch((err: Error) => log.warn({ project_id: projectId, err: { message: err.message } }, 'scoped budget evaluation not enqueued; the periodic one will catch up'));
+        .catch((err: Error) =>
+          log.warn(
+            { project_id: projectId, err: { message: err.message } },
+            'scoped budget evaluation not enqueued; the periodic one will catch up',
+          ),
+        );
     },
 
     /** Applies retention settings soon (after a change), besides the daily run. */
     retentionChanged(): void {
-      jobs.enqueue(RETENTION_JOB, {}, { jobId: 'changed' }).catch((err: Error) => log.warn({ err: { message: err.message } }, 'retention job not enqueued; the daily one will apply it'));
+      jobs
+        .enqueue(RETENTION_JOB, {}, { jobId: 'changed' })
+        .catch((err: Error) => log.warn({ err: { message: err.message } }, 'retention job not enqueued; the daily one will apply it'));
     },
 
     processors(): JobProcessor[] {

@@ -44,7 +44,10 @@ export function createRepriceJobStore(pg: Queryable) {
     },
     async get(projectId: string, id: string): Promise<RepriceJobRow | undefined> {
       if (!/^\d{1,18}$/.test(id)) return undefined;
-      const rows = await pg.query<RepriceJobRow>(`SELECT ${COLUMNS} FROM reprice_jobs WHERE project_id = $1 AND reprice_id = $2`, [projectId, id]);
+      const rows = await pg.query<RepriceJobRow>(`SELECT ${COLUMNS} FROM reprice_jobs WHERE project_id = $1 AND reprice_id = $2`, [
+        projectId,
+        id,
+      ]);
       return rows[0];
     },
     async getById(id: string): Promise<RepriceJobRow | undefined> {
@@ -60,8 +63,11 @@ export function createRepriceJobStore(pg: Queryable) {
      * counted (a run never sees its own corrections as changes: they are priced already).
      */
     async start(id: string, total: bigint): Promise<void> {
-      await pg.query(`UPDATE reprice_jobs SET status = 'running', started_at = COALESCE(started_at, now()), executions_total = $2,
-        executions_scanned = 0, error = NULL WHERE reprice_id = $1`, [id, total.toString()]);
+      await pg.query(
+        `UPDATE reprice_jobs SET status = 'running', started_at = COALESCE(started_at, now()), executions_total = $2,
+        executions_scanned = 0, error = NULL WHERE reprice_id = $1`,
+        [id, total.toString()],
+      );
     },
     /** After a page: `scanned` so far in this run; `changed` and `deltaUsd` of this page only. */
     async progress(id: string, scanned: bigint, changed: number, deltaUsd: string): Promise<void> {
@@ -71,7 +77,11 @@ export function createRepriceJobStore(pg: Queryable) {
       );
     },
     async finish(id: string, status: 'done' | 'failed', error?: string): Promise<void> {
-      await pg.query('UPDATE reprice_jobs SET status = $2, error = $3, finished_at = now() WHERE reprice_id = $1', [id, status, error ?? null]);
+      await pg.query('UPDATE reprice_jobs SET status = $2, error = $3, finished_at = now() WHERE reprice_id = $1', [
+        id,
+        status,
+        error ?? null,
+      ]);
     },
   };
 }

@@ -49,7 +49,12 @@ function parseScope(input: RepriceInput): RepriceScope {
   const to = parseTime(input.to, 'to');
   if (from >= to) throw badRequest('from: must be before to');
   if (to.getTime() - from.getTime() > MAX_WINDOW_DAYS * 86_400_000) throw badRequest(`to: at most ${MAX_WINDOW_DAYS} days after from`);
-  return { from, to, ...(input.provider !== undefined ? { provider: input.provider } : {}), ...(input.model !== undefined ? { model: input.model } : {}) };
+  return {
+    from,
+    to,
+    ...(input.provider !== undefined ? { provider: input.provider } : {}),
+    ...(input.model !== undefined ? { model: input.model } : {}),
+  };
 }
 
 function presentJob(j: RepriceJobRow) {
@@ -75,7 +80,12 @@ function presentJob(j: RepriceJobRow) {
 export function createReprice(deps: RepriceDeps) {
   /** One execution priced again as record.ts prices it: the same cost, source, price and warnings. */
   async function reprice(projectId: string, row: LedgerRow): Promise<Repriced> {
-    const usage = { tokensIn: Number(row.tokens_in), tokensOut: Number(row.tokens_out), cachedIn: Number(row.tokens_cached_in), cacheWriteIn: Number(row.tokens_cache_write_in) };
+    const usage = {
+      tokensIn: Number(row.tokens_in),
+      tokensOut: Number(row.tokens_out),
+      cachedIn: Number(row.tokens_cached_in),
+      cacheWriteIn: Number(row.tokens_cache_write_in),
+    };
     const at = new Date(`${row.started_at.replace(' ', 'T')}Z`);
     const price = await deps.prices.resolve(projectId, row.provider, row.model, at, usage.tokensIn);
     const computed = price ? computeCost(usage, price) : undefined;
@@ -90,7 +100,8 @@ export function createReprice(deps: RepriceDeps) {
       (computed ? row.cost_computed_usd !== null && nanos(row.cost_computed_usd) === computed.costNanos : row.cost_computed_usd === null);
     if (same) return { delta: 0n };
     const warnings = [...(computed?.warnings ?? [])];
-    if (Number(row.tokens_reasoning) > usage.tokensOut) warnings.push(`tokens_reasoning (${row.tokens_reasoning}) exceeds tokens_out (${usage.tokensOut})`);
+    if (Number(row.tokens_reasoning) > usage.tokensOut)
+      warnings.push(`tokens_reasoning (${row.tokens_reasoning}) exceeds tokens_out (${usage.tokensOut})`);
     return {
       delta: nanos(cost) - before,
       rows: [
@@ -111,7 +122,12 @@ export function createReprice(deps: RepriceDeps) {
   }
 
   /** Every page of the scope, priced again; `apply` writes each page's corrections before the next. */
-  async function plan(projectId: string, scope: RepriceScope, onPage: (r: { scanned: number; changed: number; delta: bigint; before: bigint; rows: object[] }) => Promise<void>, full: boolean) {
+  async function plan(
+    projectId: string,
+    scope: RepriceScope,
+    onPage: (r: { scanned: number; changed: number; delta: bigint; before: bigint; rows: object[] }) => Promise<void>,
+    full: boolean,
+  ) {
     let after: { startedAt: string; traceId: string } | undefined;
     for (;;) {
       const { rows: page, end } = await deps.ledger.page(projectId, scope, after, PAGE, full);
@@ -136,7 +152,12 @@ export function createReprice(deps: RepriceDeps) {
   async function run(id: string): Promise<void> {
     const job = await deps.store.getById(id);
     if (!job || job.status === 'done' || job.status === 'failed') return;
-    const scope: RepriceScope = { from: job.from_at, to: job.to_at, ...(job.provider !== null ? { provider: job.provider } : {}), ...(job.model !== null ? { model: job.model } : {}) };
+    const scope: RepriceScope = {
+      from: job.from_at,
+      to: job.to_at,
+      ...(job.provider !== null ? { provider: job.provider } : {}),
+      ...(job.model !== null ? { model: job.model } : {}),
+    };
     await deps.store.start(id, await deps.ledger.count(job.project_id, scope));
     let scanned = 0n;
     let wrote = false;
@@ -223,7 +244,8 @@ export function createReprice(deps: RepriceDeps) {
 
     /** At boot: jobs a stop left unfinished run again (in-process jobs die with their process). */
     async resume(runner: Pick<JobRunner, 'enqueue'>): Promise<void> {
-      for (const job of await deps.store.unfinished()) await runner.enqueue(REPRICE_JOB, { id: job.reprice_id }, { jobId: `reprice-${job.reprice_id}` });
+      for (const job of await deps.store.unfinished())
+        await runner.enqueue(REPRICE_JOB, { id: job.reprice_id }, { jobId: `reprice-${job.reprice_id}` });
     },
   };
 }

@@ -9,7 +9,10 @@ export interface RetentionSetting {
 export function createRetentionSettings(pg: Queryable) {
   return {
     async get(projectId: string): Promise<{ days: number | null; updated_at: Date } | undefined> {
-      const [row] = await pg.query<{ days: number | null; updated_at: Date }>('SELECT days, updated_at FROM project_retention WHERE project_id = $1', [projectId]);
+      const [row] = await pg.query<{ days: number | null; updated_at: Date }>(
+        'SELECT days, updated_at FROM project_retention WHERE project_id = $1',
+        [projectId],
+      );
       return row;
     },
 
@@ -26,7 +29,9 @@ export function createRetentionSettings(pg: Queryable) {
 
     /** Every project with a retention, by project id. */
     async all(): Promise<RetentionSetting[]> {
-      return pg.query<RetentionSetting & Record<string, unknown>>('SELECT project_id, days FROM project_retention WHERE days IS NOT NULL ORDER BY project_id');
+      return pg.query<RetentionSetting & Record<string, unknown>>(
+        'SELECT project_id, days FROM project_retention WHERE days IS NOT NULL ORDER BY project_id',
+      );
     },
   };
 }

@@ -52,7 +52,8 @@ export function ttlClause(column: string, settings: readonly RetentionSetting[])
 export function createRetention(ch: ClickHouseStore, settingsStore: RetentionSettings, logger: Logger) {
   // The TTL lists every project with a setting: thousands of projects exceed the default
   // max_query_size (256 KiB), so the DDL is parsed with a larger limit.
-  const ddl = (sql: string) => ch.command(ch.cluster ? clusterDDL(sql, ch.cluster) : sql, undefined, { max_query_size: String(DDL_MAX_QUERY_SIZE) });
+  const ddl = (sql: string) =>
+    ch.command(ch.cluster ? clusterDDL(sql, ch.cluster) : sql, undefined, { max_query_size: String(DDL_MAX_QUERY_SIZE) });
   return {
     async get(projectId: string) {
       const row = await settingsStore.get(projectId);
@@ -81,7 +82,10 @@ export function createRetention(ch: ClickHouseStore, settingsStore: RetentionSet
           if (!hasTtl) continue;
           await ddl(`ALTER TABLE ${table} REMOVE TTL`);
         } else {
-          const { clause, marker } = ttlClause(column, settings.map((s) => ({ project_id: s.project_id, days: Number(s.days) })));
+          const { clause, marker } = ttlClause(
+            column,
+            settings.map((s) => ({ project_id: s.project_id, days: Number(s.days) })),
+          );
           if (t.engine_full.includes(marker)) continue;
           // materialize_ttl_after_modify (the default) applies the new TTL to existing parts as a
           // mutation (a background rewrite of every part), so this runs only when the settings changed.

@@ -6,7 +6,8 @@ import { nanos, usd } from './money.ts';
 import type { ScopedBudgetStore, ScopeKind } from './scoped-budget-store.ts';
 import { deliver, signature } from './webhooks.ts';
 
-const scopeLabel = (b: { scope_kind: ScopeKind; scope_value: string }) => (b.scope_kind === 'project' ? 'the project' : `${b.scope_kind} "${b.scope_value}"`);
+const scopeLabel = (b: { scope_kind: ScopeKind; scope_value: string }) =>
+  b.scope_kind === 'project' ? 'the project' : `${b.scope_kind} "${b.scope_value}"`;
 
 /** One delivery attempt; throws when it failed, so the runner retries with backoff. */
 export async function deliverScopedAlert(store: ScopedBudgetStore, config: Config['spend'], alertId: string): Promise<void> {
@@ -24,13 +25,27 @@ export async function deliverScopedAlert(store: ScopedBudgetStore, config: Confi
     });
   } else {
     body = JSON.stringify({
-      id: eventId, type: 'budget.scope.threshold', project_id: b.project_id, budget_id: b.budget_id,
-      scope: { kind: b.scope_kind, value: b.scope_kind === 'project' ? null : b.scope_value }, period: b.period, period_start: a.period_start,
-      threshold_pct: a.threshold_pct, pct_used: Number(a.pct), spent_usd: spent, amount_usd: amount, enforcement_mode: b.enforcement_mode,
+      id: eventId,
+      type: 'budget.scope.threshold',
+      project_id: b.project_id,
+      budget_id: b.budget_id,
+      scope: { kind: b.scope_kind, value: b.scope_kind === 'project' ? null : b.scope_value },
+      period: b.period,
+      period_start: a.period_start,
+      threshold_pct: a.threshold_pct,
+      pct_used: Number(a.pct),
+      spent_usd: spent,
+      amount_usd: amount,
+      enforcement_mode: b.enforcement_mode,
       created_at: a.created_at.toISOString(),
     });
     const timestamp = String(Math.floor(Date.now() / 1000));
-    headers = { 'X-Traceloom-Timestamp': timestamp, 'X-Traceloom-Signature': signature(b.webhook_secret, timestamp, body), 'X-Traceloom-Event': 'budget.scope.threshold', 'X-Traceloom-Event-Id': eventId };
+    headers = {
+      'X-Traceloom-Timestamp': timestamp,
+      'X-Traceloom-Signature': signature(b.webhook_secret, timestamp, body),
+      'X-Traceloom-Event': 'budget.scope.threshold',
+      'X-Traceloom-Event-Id': eventId,
+    };
   }
   const r = await deliver(b.webhook_url!, body, headers, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate });
   await store.recordAttempt(alertId, r);

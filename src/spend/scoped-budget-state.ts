@@ -38,7 +38,10 @@ export function createScopedBudgetStateStore(redis: RedisStore | undefined, cach
       local.set(projectId, { state, at: performance.now() });
       return state;
     } catch (err) {
-      logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'scoped budget state unavailable in Redis; using the last known state');
+      logger.warn(
+        { project_id: projectId, err: { message: (err as Error).message } },
+        'scoped budget state unavailable in Redis; using the last known state',
+      );
       return hit?.state;
     }
   }

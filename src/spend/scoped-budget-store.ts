@@ -72,10 +72,16 @@ export function createScopedBudgetStore(pg: Queryable) {
     },
     async get(projectId: string, id: string): Promise<ScopedBudgetRow | undefined> {
       if (!/^\d{1,18}$/.test(id)) return undefined;
-      return (await pg.query<ScopedBudgetRow>(`SELECT ${BUDGET} FROM scoped_budgets WHERE project_id = $1 AND budget_id = $2`, [projectId, id]))[0];
+      return (
+        await pg.query<ScopedBudgetRow>(`SELECT ${BUDGET} FROM scoped_budgets WHERE project_id = $1 AND budget_id = $2`, [projectId, id])
+      )[0];
     },
     /** Changes the given fields (undefined: unchanged); undefined when there is no such budget. */
-    async update(projectId: string, id: string, w: Partial<Pick<ScopedBudgetWrite, 'amountText' | 'thresholds' | 'mode' | 'webhookUrl' | 'format' | 'secret'>>): Promise<ScopedBudgetRow | undefined> {
+    async update(
+      projectId: string,
+      id: string,
+      w: Partial<Pick<ScopedBudgetWrite, 'amountText' | 'thresholds' | 'mode' | 'webhookUrl' | 'format' | 'secret'>>,
+    ): Promise<ScopedBudgetRow | undefined> {
       if (!/^\d{1,18}$/.test(id)) return undefined;
       const rows = await pg.query<ScopedBudgetRow>(
         `UPDATE scoped_budgets SET
@@ -83,19 +89,41 @@ export function createScopedBudgetStore(pg: Queryable) {
            enforcement_mode = COALESCE($5, enforcement_mode), webhook_url = CASE WHEN $6 THEN $7 ELSE webhook_url END,
            webhook_format = COALESCE($8, webhook_format), webhook_secret = COALESCE($9, webhook_secret), updated_at = now()
          WHERE project_id = $1 AND budget_id = $2 RETURNING ${BUDGET}`,
-        [projectId, id, w.amountText ?? null, w.thresholds ?? null, w.mode ?? null, w.webhookUrl !== undefined, w.webhookUrl ?? null, w.format ?? null, w.secret ?? null],
+        [
+          projectId,
+          id,
+          w.amountText ?? null,
+          w.thresholds ?? null,
+          w.mode ?? null,
+          w.webhookUrl !== undefined,
+          w.webhookUrl ?? null,
+          w.format ?? null,
+          w.secret ?? null,
+        ],
       );
       return rows[0];
     },
     async remove(projectId: string, id: string): Promise<boolean> {
       if (!/^\d{1,18}$/.test(id)) return false;
-      return (await pg.query('DELETE FROM scoped_budgets WHERE project_id = $1 AND budget_id = $2 RETURNING budget_id', [projectId, id])).length > 0;
+      return (
+        (await pg.query('DELETE FROM scoped_budgets WHERE project_id = $1 AND budget_id = $2 RETURNING budget_id', [projectId, id]))
+          .length > 0
+      );
     },
     async projects(): Promise<string[]> {
-      return (await pg.query<{ project_id: string }>('SELECT DISTINCT project_id FROM scoped_budgets ORDER BY project_id')).map((r) => r.project_id);
+      return (await pg.query<{ project_id: string }>('SELECT DISTINCT project_id FROM scoped_budgets ORDER BY project_id')).map(
+        (r) => r.project_id,
+      );
     },
     /** A new alert, or undefined when this threshold already fired in this period. */
-    async fire(budgetId: string, periodStart: string, threshold: number, pct: string, spentText: string, amountText: string): Promise<string | undefined> {
+    async fire(
+      budgetId: string,
+      periodStart: string,
+      threshold: number,
+      pct: string,
+      spentText: string,
+      amountText: string,
+    ): Promise<string | undefined> {
       const rows = await pg.query<{ alert_id: string }>(
         `INSERT INTO scoped_budget_alerts (budget_id, period_start, threshold_pct, pct, spent_usd, amount_usd) VALUES ($1, $2::date, $3, $4::numeric, $5::numeric, $6::numeric)
          ON CONFLICT (budget_id, period_start, threshold_pct) DO NOTHING RETURNING alert_id::text AS alert_id`,
@@ -104,7 +132,10 @@ export function createScopedBudgetStore(pg: Queryable) {
       return rows[0]?.alert_id;
     },
     async alerts(budgetId: string): Promise<ScopedAlertRow[]> {
-      return pg.query<ScopedAlertRow>(`SELECT ${ALERT} FROM scoped_budget_alerts WHERE budget_id = $1 ORDER BY period_start DESC, threshold_pct DESC`, [budgetId]);
+      return pg.query<ScopedAlertRow>(
+        `SELECT ${ALERT} FROM scoped_budget_alerts WHERE budget_id = $1 ORDER BY period_start DESC, threshold_pct DESC`,
+        [budgetId],
+      );
     },
     async alertForDelivery(alertId: string): Promise<(ScopedAlertRow & { budget: ScopedBudgetRow }) | undefined> {
       const [a] = await pg.query<ScopedAlertRow>(`SELECT ${ALERT} FROM scoped_budget_alerts WHERE alert_id = $1`, [alertId]);

@@ -98,7 +98,16 @@ function parseInput(input: ScopedBudgetInput) {
   const format = input.webhook_format ?? 'signed';
   const webhookUrl = input.webhook_url ? checkWebhookUrl(input.webhook_url) : null;
   if (format === 'slack' && !webhookUrl) throw badRequest('webhook_url: is required with webhook_format "slack"');
-  return { kind, value, period: input.period, amountText: parseAmount(input.amount_usd), thresholds, mode: input.enforcement_mode ?? 'alert', webhookUrl, format };
+  return {
+    kind,
+    value,
+    period: input.period,
+    amountText: parseAmount(input.amount_usd),
+    thresholds,
+    mode: input.enforcement_mode ?? 'alert',
+    webhookUrl,
+    format,
+  };
 }
 
 function statusOf(spent: bigint, amount: bigint, thresholds: number[]): 'ok' | 'alert' | 'exceeded' {
@@ -111,7 +120,10 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
   const { published, publish } = createScopedBudgetStateStore(deps.redis, config.budgetCheckCacheMs, deps.logger);
 
   /** Spend of each budget over the period holding `at`, exact: one read per scope kind and period. */
-  async function spentIn(budgets: ScopedBudgetRow[], at: (b: ScopedBudgetRow) => Date): Promise<Map<string, { bounds: { start: Date; next: Date }; spent: bigint }>> {
+  async function spentIn(
+    budgets: ScopedBudgetRow[],
+    at: (b: ScopedBudgetRow) => Date,
+  ): Promise<Map<string, { bounds: { start: Date; next: Date }; spent: bigint }>> {
     const groups = new Map<string, ScopedBudgetRow[]>();
     for (const b of budgets) {
       const k = `${b.scope_kind}\u0000${periodBounds(b.period, at(b)).start.getTime()}\u0000${b.period}`;
@@ -121,7 +133,13 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
     for (const group of groups.values()) {
       const first = group[0]!;
       const bounds = periodBounds(first.period, at(first));
-      const spends = await deps.rollups.scopeSpends(first.project_id, first.scope_kind, group.map((b) => b.scope_value), chTime(bounds.start), chTime(bounds.next));
+      const spends = await deps.rollups.scopeSpends(
+        first.project_id,
+        first.scope_kind,
+        group.map((b) => b.scope_value),
+        chTime(bounds.start),
+        chTime(bounds.next),
+      );
       for (const b of group) out.set(b.budget_id, { bounds, spent: nanos(spends.get(b.scope_kind === 'project' ? '' : b.scope_value)) });
     }
     return out;
@@ -132,11 +150,23 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
     const amount = nanos(b.amount_usd);
     for (const t of b.thresholds_pct) {
       if (spent * 100n < amount * BigInt(t)) continue;
-      const alertId = await store.fire(b.budget_id, dayText(p.start), t, String(percent(spent, amount)), fromScaled(spent, NANOS), b.amount_usd);
+      const alertId = await store.fire(
+        b.budget_id,
+        dayText(p.start),
+        t,
+        String(percent(spent, amount)),
+        fromScaled(spent, NANOS),
+        b.amount_usd,
+      );
       if (alertId && b.webhook_url) {
-        await deps.jobs.enqueue(SCOPED_WEBHOOK_JOB, { alertId }, { jobId: `scoped-alert-${alertId}` }).catch((err: Error) =>
-          deps.logger.warn({ alert_id: alertId, err: { message: err.message } }, 'alert delivery not enqueued; the periodic evaluation will'),
-        );
+        await deps.jobs
+          .enqueue(SCOPED_WEBHOOK_JOB, { alertId }, { jobId: `scoped-alert-${alertId}` })
+          .catch((err: Error) =>
+            deps.logger.warn(
+              { alert_id: alertId, err: { message: err.message } },
+              'alert delivery not enqueued; the periodic evaluation will',
+            ),
+          );
       }
     }
   }
@@ -156,8 +186,15 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
       const p = previous.get(b.budget_id);
       if (p) await fire(b, p.bounds, p.spent);
       budgets.push({
-        id: b.budget_id, kind: b.scope_kind, value: b.scope_value, period: b.period, periodStart: c.bounds.start.toISOString(),
-        amountNanos: nanos(b.amount_usd).toString(), spentNanos: c.spent.toString(), thresholds: b.thresholds_pct, mode: b.enforcement_mode,
+        id: b.budget_id,
+        kind: b.scope_kind,
+        value: b.scope_value,
+        period: b.period,
+        periodStart: c.bounds.start.toISOString(),
+        amountNanos: nanos(b.amount_usd).toString(),
+        spentNanos: c.spent.toString(),
+        thresholds: b.thresholds_pct,
+        mode: b.enforcement_mode,
       });
     }
     const state = { readAt, budgets };
@@ -166,7 +203,12 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
   }
 
   /** A budget with its current period's figures (read now, nothing fired: a pure read). */
-  async function present(b: ScopedBudgetRow, admin: boolean, withAlerts: boolean, figures?: { bounds: { start: Date; next: Date }; spent: bigint }) {
+  async function present(
+    b: ScopedBudgetRow,
+    admin: boolean,
+    withAlerts: boolean,
+    figures?: { bounds: { start: Date; next: Date }; spent: bigint },
+  ) {
     const { bounds: p, spent } = figures ?? (await spentIn([b], () => deps.now())).get(b.budget_id)!;
     const amount = nanos(b.amount_usd);
     return {
@@ -190,8 +232,14 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
       ...(withAlerts
         ? {
             alerts: (await store.alerts(b.budget_id)).map((a) => ({
-              period_start: a.period_start, threshold_pct: a.threshold_pct, pct_used: Number(a.pct), spent_usd: usd(nanos(a.spent_usd)),
-              created_at: a.created_at.toISOString(), delivery_attempts: a.delivery_attempts, last_status: a.last_status, last_error: a.last_error,
+              period_start: a.period_start,
+              threshold_pct: a.threshold_pct,
+              pct_used: Number(a.pct),
+              spent_usd: usd(nanos(a.spent_usd)),
+              created_at: a.created_at.toISOString(),
+              delivery_attempts: a.delivery_attempts,
+              last_status: a.last_status,
+              last_error: a.last_error,
               delivered_at: a.delivered_at?.toISOString() ?? null,
             })),
           }
@@ -206,7 +254,8 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
       const w = parseInput(input);
       const secret = newWebhookSecret();
       const row = await store.create(projectId, { ...w, secret });
-      if (!row) throw conflict(`the project already has a ${w.period} budget for ${w.kind === 'project' ? 'the project' : `${w.kind} ${w.value}`}`);
+      if (!row)
+        throw conflict(`the project already has a ${w.period} budget for ${w.kind === 'project' ? 'the project' : `${w.kind} ${w.value}`}`);
       await evaluate(projectId);
       return { ...(await present(row, true, true)), ...(w.format === 'signed' ? { webhook_secret: secret } : {}) };
     },
@@ -224,9 +273,11 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
     async update(projectId: string, id: string, input: ScopedBudgetUpdate) {
       const current = await store.get(projectId, id);
       if (!current) throw notFound('Budget');
-      const webhookUrl = input.webhook_url === undefined ? undefined : input.webhook_url === null ? null : checkWebhookUrl(input.webhook_url);
+      const webhookUrl =
+        input.webhook_url === undefined ? undefined : input.webhook_url === null ? null : checkWebhookUrl(input.webhook_url);
       const format = input.webhook_format ?? current.webhook_format;
-      if (format === 'slack' && (webhookUrl === undefined ? current.webhook_url : webhookUrl) === null) throw badRequest('webhook_url: is required with webhook_format "slack"');
+      if (format === 'slack' && (webhookUrl === undefined ? current.webhook_url : webhookUrl) === null)
+        throw badRequest('webhook_url: is required with webhook_format "slack"');
       const secret = input.rotate_webhook_secret ? newWebhookSecret() : undefined;
       const row = await store.update(projectId, id, {
         ...(input.amount_usd !== undefined ? { amountText: parseAmount(input.amount_usd) } : {}),
@@ -251,15 +302,26 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
       const now = deps.now();
       const tags = new Set(q.tag ?? []);
       return state.budgets
-        .filter((b) => b.kind === 'project' || (b.kind === 'agent' && b.value === q.agent_id) || (b.kind === 'user' && b.value === q.user_id) || (b.kind === 'tag' && tags.has(b.value)))
+        .filter(
+          (b) =>
+            b.kind === 'project' ||
+            (b.kind === 'agent' && b.value === q.agent_id) ||
+            (b.kind === 'user' && b.value === q.user_id) ||
+            (b.kind === 'tag' && tags.has(b.value)),
+        )
         .map((b) => {
           const p = periodBounds(b.period, now);
           const spent = b.periodStart === p.start.toISOString() ? BigInt(b.spentNanos) : 0n; // a new period starts clean
           const amount = BigInt(b.amountNanos);
           return {
-            id: b.id, scope: { kind: b.kind, value: b.kind === 'project' ? null : b.value }, period: b.period,
-            allowed: !(b.mode === 'block' && spent >= amount), status: statusOf(spent, amount, b.thresholds), enforcement_mode: b.mode,
-            remaining_usd: usd(amount > spent ? amount - spent : 0n), reset_at: p.next.toISOString(),
+            id: b.id,
+            scope: { kind: b.kind, value: b.kind === 'project' ? null : b.value },
+            period: b.period,
+            allowed: !(b.mode === 'block' && spent >= amount),
+            status: statusOf(spent, amount, b.thresholds),
+            enforcement_mode: b.mode,
+            remaining_usd: usd(amount > spent ? amount - spent : 0n),
+            reset_at: p.next.toISOString(),
           };
         });
     },
@@ -282,7 +344,8 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
                 deps.logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'scoped budget evaluation failed');
               }
             }
-            for (const alertId of await store.undelivered(config.webhookAttempts)) await deps.jobs.enqueue(SCOPED_WEBHOOK_JOB, { alertId }, { jobId: `scoped-alert-${alertId}` });
+            for (const alertId of await store.undelivered(config.webhookAttempts))
+              await deps.jobs.enqueue(SCOPED_WEBHOOK_JOB, { alertId }, { jobId: `scoped-alert-${alertId}` });
           },
         } as JobProcessor,
         {

@@ -74,7 +74,8 @@ function sql(r: BreakdownRead): { text: string; params: Record<string, unknown> 
     // On executions an array dimension is a filter on the array unless it is also grouped (then
     // the joined value is filtered, like on its rollup).
     if (onExecutions && column === 'tag' && !grouped.has('tag')) where.push(`hasAny(tags, {f_tag:Array(String)})`);
-    else if (onExecutions && column === 'prompt_id' && !grouped.has('prompt_id')) where.push('hasAny(`tu.prompt_id`, {f_prompt_id:Array(String)})');
+    else if (onExecutions && column === 'prompt_id' && !grouped.has('prompt_id'))
+      where.push('hasAny(`tu.prompt_id`, {f_prompt_id:Array(String)})');
     else where.push(`${column} IN {f_${column}:Array(String)}`);
   }
   Object.entries(r.filter.metadata).forEach(([key, value], i) => {
@@ -83,7 +84,8 @@ function sql(r: BreakdownRead): { text: string; params: Record<string, unknown> 
     where.push(`metadata[{mk${i}:String}] = {mv${i}:String}`);
   });
   if (onExecutions && grouped.has('tag')) joins.push("ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag");
-  if (onExecutions && grouped.has('prompt_id')) joins.push("ARRAY JOIN if(empty(`tu.prompt_id`), [''], arrayDistinct(`tu.prompt_id`)) AS prompt_id");
+  if (onExecutions && grouped.has('prompt_id'))
+    joins.push("ARRAY JOIN if(empty(`tu.prompt_id`), [''], arrayDistinct(`tu.prompt_id`)) AS prompt_id");
   const keys = r.groups.map((g, i) => {
     if (g.kind === 'time') return `toUnixTimestamp(${BUCKET[g.bucket](time)}) AS g${i}`;
     if (g.kind === 'metadata') {
@@ -93,9 +95,20 @@ function sql(r: BreakdownRead): { text: string; params: Record<string, unknown> 
     return `toString(${g.column}) AS g${i}`;
   });
   const names = r.groups.map((_, i) => `g${i}`);
-  const text = `SELECT ${[...names, 'toString(c) AS cost_t', 'toString(n) AS executions_t', 'toString(ti) AS tokens_in_t', 'toString(tout) AS tokens_out_t', 'toString(u) AS unpriced_t',
-    'toString(count() OVER ()) AS groups_t', 'toString(sum(c) OVER ()) AS all_cost_t', 'toString(sum(n) OVER ()) AS all_executions_t',
-    'toString(sum(ti) OVER ()) AS all_tokens_in_t', 'toString(sum(tout) OVER ()) AS all_tokens_out_t', 'toString(sum(u) OVER ()) AS all_unpriced_t'].join(', ')}
+  const text = `SELECT ${[
+    ...names,
+    'toString(c) AS cost_t',
+    'toString(n) AS executions_t',
+    'toString(ti) AS tokens_in_t',
+    'toString(tout) AS tokens_out_t',
+    'toString(u) AS unpriced_t',
+    'toString(count() OVER ()) AS groups_t',
+    'toString(sum(c) OVER ()) AS all_cost_t',
+    'toString(sum(n) OVER ()) AS all_executions_t',
+    'toString(sum(ti) OVER ()) AS all_tokens_in_t',
+    'toString(sum(tout) OVER ()) AS all_tokens_out_t',
+    'toString(sum(u) OVER ()) AS all_unpriced_t',
+  ].join(', ')}
     FROM (
       SELECT ${[...keys, MEASURES[onExecutions ? 'executions' : 'rollup']].join(', ')}
       FROM ${r.source} ${joins.join(' ')}
@@ -128,7 +141,11 @@ export function createSpendRollupRepository(ch: ClickHouseStore) {
       if (!(await executionsStored())) return [];
       const filled: string[] = [];
       for (const r of ROLLUPS) {
-        const [rows] = await ch.query<{ n: string }>(`SELECT toString(count()) AS n FROM (SELECT 1 FROM ${r.table} LIMIT 1)`, {}, 'spend.backfill.check');
+        const [rows] = await ch.query<{ n: string }>(
+          `SELECT toString(count()) AS n FROM (SELECT 1 FROM ${r.table} LIMIT 1)`,
+          {},
+          'spend.backfill.check',
+        );
         if (Number(rows?.n ?? 0) > 0) continue;
         await fill(r.table, r.key);
         filled.push(r.table);
@@ -144,8 +161,21 @@ export function createSpendRollupRepository(ch: ClickHouseStore) {
      * Spend (exact text) over [from, to) ('YYYY-MM-DD hh:mm:ss', UTC) of each of these values of a
      * budget scope kind, in one read (values without spend are absent); `project`: the key ''.
      */
-    async scopeSpends(projectId: string, kind: 'project' | 'agent' | 'user' | 'tag', values: string[], from: string, to: string): Promise<Map<string, string>> {
-      const [table, column] = ({ project: ['spend_hourly', undefined], agent: ['spend_hourly', 'agent_id'], user: ['spend_hourly', 'user_id'], tag: ['spend_hourly_tags', 'tag'] } as const)[kind];
+    async scopeSpends(
+      projectId: string,
+      kind: 'project' | 'agent' | 'user' | 'tag',
+      values: string[],
+      from: string,
+      to: string,
+    ): Promise<Map<string, string>> {
+      const [table, column] = (
+        {
+          project: ['spend_hourly', undefined],
+          agent: ['spend_hourly', 'agent_id'],
+          user: ['spend_hourly', 'user_id'],
+          tag: ['spend_hourly_tags', 'tag'],
+        } as const
+      )[kind];
       const rows = await ch.query<{ v: string; cost_t: string }>(
         `SELECT ${column ? `toString(${column})` : "''"} AS v, toString(sum(cost_usd)) AS cost_t FROM ${table}
          WHERE project_id = {p:String} AND hour >= toDateTime({from:String}, 'UTC') AND hour < toDateTime({to:String}, 'UTC')${column ? ` AND ${column} IN {vs:Array(String)}` : ''}

@@ -18,7 +18,11 @@ export function createStats(spend: DailySpendRepository, countPrompts: (projectI
       const range = { first: w.days[0]!, last: w.days[w.days.length - 1]! };
       // One read of daily_spend (day × provider × model: small) serves the totals, the days and the
       // models; the embedded engine runs one query at a time, so fewer queries is faster.
-      const [cells, prompts, promptCount] = await Promise.all([spend.cells(projectId, range), spend.topPrompts(projectId, range, 10), countPrompts(projectId)]);
+      const [cells, prompts, promptCount] = await Promise.all([
+        spend.cells(projectId, range),
+        spend.topPrompts(projectId, range, 10),
+        countPrompts(projectId),
+      ]);
       const byDay = new Map<string, { cost: bigint; n: bigint }>();
       const byModel = new Map<string, { provider: string; model: string; cost: bigint; n: bigint }>();
       let total = 0n;
@@ -46,7 +50,17 @@ export function createStats(spend: DailySpendRepository, countPrompts: (projectI
       });
       const models = [...byModel.values()]
         .filter((m) => m.n !== 0n || m.cost !== 0n)
-        .sort((a, b) => (a.cost !== b.cost ? (b.cost > a.cost ? 1 : -1) : a.n !== b.n ? (b.n > a.n ? 1 : -1) : a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model)));
+        .sort((a, b) =>
+          a.cost !== b.cost
+            ? b.cost > a.cost
+              ? 1
+              : -1
+            : a.n !== b.n
+              ? b.n > a.n
+                ? 1
+                : -1
+              : a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model),
+        );
       return {
         start: w.start.toISOString(),
         end: w.end.toISOString(),

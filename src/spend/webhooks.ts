@@ -17,7 +17,8 @@ export const WEBHOOK_URL_MAX = 2048;
 /** 400 unless the URL is an absolute http(s) URL without user info, fragment or excessive length. */
 export function checkWebhookUrl(raw: string): string {
   const field = 'webhook_url';
-  const tooLong = () => badRequest(`${field}: must be at most ${WEBHOOK_URL_MAX} characters (after normalization: percent-encoding, punycode)`);
+  const tooLong = () =>
+    badRequest(`${field}: must be at most ${WEBHOOK_URL_MAX} characters (after normalization: percent-encoding, punycode)`);
   if (raw.length > WEBHOOK_URL_MAX) throw tooLong(); // before parsing a huge string
   let u: URL;
   try {
@@ -25,8 +26,10 @@ export function checkWebhookUrl(raw: string): string {
   } catch {
     throw badRequest(`${field}: must be an absolute http or https URL`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw badRequest(`${field}: must use http or https, got ${u.protocol.replace(':', '')}`);
-  if (u.username || u.password) throw badRequest(`${field}: must not carry credentials (user:password@); authenticate deliveries with the signature`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw badRequest(`${field}: must use http or https, got ${u.protocol.replace(':', '')}`);
+  if (u.username || u.password)
+    throw badRequest(`${field}: must not carry credentials (user:password@); authenticate deliveries with the signature`);
   if (u.hash) throw badRequest(`${field}: must not have a fragment`);
   if (!u.hostname) throw badRequest(`${field}: must name a host`);
   // What is stored is the normalized URL, which can be longer than what was sent ("é" → "%C3%A9").
@@ -66,16 +69,38 @@ export function alertDelivery(
   const timestamp = String(Math.floor(at.getTime() / 1000));
   return {
     body,
-    headers: { 'X-Traceloom-Timestamp': timestamp, 'X-Traceloom-Signature': signature(secret, timestamp, body), 'X-Traceloom-Event': type, 'X-Traceloom-Event-Id': id },
+    headers: {
+      'X-Traceloom-Timestamp': timestamp,
+      'X-Traceloom-Signature': signature(secret, timestamp, body),
+      'X-Traceloom-Event': type,
+      'X-Traceloom-Event-Id': id,
+    },
   };
 }
 
 const blocked = new net.BlockList();
 for (const [addr, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(addr, prefix, 'ipv4');
-for (const [addr, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) blocked.addSubnet(addr, prefix, 'ipv6');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(addr, prefix, 'ipv4');
+for (const [addr, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const)
+  blocked.addSubnet(addr, prefix, 'ipv6');
 
 export function isPrivateAddress(ip: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
@@ -115,7 +140,8 @@ export function deliver(
         if (err) return cb(err, []);
         const list = addresses as dns.LookupAddress[];
         const bad = opts.allowPrivate ? undefined : list.find((a) => isPrivateAddress(a.address));
-        if (bad) return cb(Object.assign(new Error(`refused: ${hostname} resolves to a private or loopback address`), { code: 'EPRIVATE' }), []);
+        if (bad)
+          return cb(Object.assign(new Error(`refused: ${hostname} resolves to a private or loopback address`), { code: 'EPRIVATE' }), []);
         if (options.all) return cb(null, list);
         cb(null, list[0]!.address, list[0]!.family);
       });
@@ -129,7 +155,16 @@ export function deliver(
     };
     const req = (u.protocol === 'https:' ? https : http).request(
       u,
-      { method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'User-Agent': 'Traceloom-Webhooks/1', ...headers }, lookup: lookup as never },
+      {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+          'User-Agent': 'Traceloom-Webhooks/1',
+          ...headers,
+        },
+        lookup: lookup as never,
+      },
       (res) => {
         const status = res.statusCode ?? 0;
         let read = 0;

@@ -41,5 +41,8 @@ export const monthOf = (d: Date): string => d.toISOString().slice(0, 7);
 
 /** 00:00 UTC of the first day of a date's month, and of the next month. */
 export function monthBounds(d: Date): { start: Date; next: Date } {
-  return { start: new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)), next: new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)) };
+  return {
+    start: new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)),
+    next: new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)),
+  };
 }

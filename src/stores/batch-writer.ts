@@ -52,7 +52,12 @@ export function isRefusedData(err: unknown): boolean {
   if (!(err instanceof Error) || isStoreDown(err)) return false;
   // The HTTP client carries the ClickHouse code in `code`; the embedded engine's insert in its message.
   const e = err as Error & { code?: unknown; clickhouseCode?: unknown };
-  const code = e.clickhouseCode !== undefined ? String(e.clickhouseCode) : /^\d+$/.test(String(e.code)) ? String(e.code) : /\bCode: (\d+)\./.exec(e.message)?.[1];
+  const code =
+    e.clickhouseCode !== undefined
+      ? String(e.clickhouseCode)
+      : /^\d+$/.test(String(e.code))
+        ? String(e.code)
+        : /\bCode: (\d+)\./.exec(e.message)?.[1];
   return code !== undefined && DATA_ERROR_CODES.has(code);
 }
 
@@ -80,8 +85,10 @@ export class BatchWriter {
       // It would never fit, however long the client waited: not a 503 to retry.
       this.stats.refusedRows += rows.length;
       return Promise.reject(
-        new PayloadTooLarge(`The request carries ${rows.length} ${this.opts.table} rows (${bytes} bytes); ` +
-            `one request may carry at most ${this.opts.maxQueueRows} rows and ${this.opts.maxQueueBytes} bytes`),
+        new PayloadTooLarge(
+          `The request carries ${rows.length} ${this.opts.table} rows (${bytes} bytes); ` +
+            `one request may carry at most ${this.opts.maxQueueRows} rows and ${this.opts.maxQueueBytes} bytes`,
+        ),
       );
     }
     if (this.queuedRows + rows.length > this.opts.maxQueueRows || this.queuedBytes + bytes > this.opts.maxQueueBytes) {
@@ -154,11 +161,18 @@ export class BatchWriter {
     }
     this.pendingRows -= rows;
     const bytes = batch.reduce((n, p) => n + p.bytes, 0);
-    const error = await this.insertWithRetries(batch.flatMap((p) => p.rows), rows, this.opts.maxAttempts);
+    const error = await this.insertWithRetries(
+      batch.flatMap((p) => p.rows),
+      rows,
+      this.opts.maxAttempts,
+    );
     if (error !== undefined && !isStoreDown(error) && batch.length > 1) {
       // Not a store that is down: one caller's rows may be what the store refuses. Each caller's
       // rows are tried alone (once: the batch was retried already), so only those fail.
-      this.logger.warn({ table: this.opts.table, rows, callers: batch.length, err: { message: (error as Error).message } }, 'batch refused; storing each caller\'s rows alone');
+      this.logger.warn(
+        { table: this.opts.table, rows, callers: batch.length, err: { message: (error as Error).message } },
+        "batch refused; storing each caller's rows alone",
+      );
       for (const p of batch) this.settle([p], await this.insertWithRetries(p.rows, p.rows.length, 1));
     } else {
       this.settle(batch, error);
@@ -187,7 +201,10 @@ export class BatchWriter {
         if (isRefusedData(err)) return error;
         if (attempt < attempts) {
           this.stats.retries++;
-          this.logger.warn({ table: this.opts.table, rows, attempt, err: { message: (err as Error).message } }, 'batch insert failed, retrying');
+          this.logger.warn(
+            { table: this.opts.table, rows, attempt, err: { message: (err as Error).message } },
+            'batch insert failed, retrying',
+          );
           await new Promise((r) => setTimeout(r, this.opts.backoffMs * 2 ** (attempt - 1)));
         }
       }
@@ -204,10 +221,16 @@ export class BatchWriter {
       return;
     }
     this.stats.failedRows += rows;
-    this.logger.error({ table: this.opts.table, rows, err: { message: (error as Error).message } }, 'rows not stored: callers get an error');
+    this.logger.error(
+      { table: this.opts.table, rows, err: { message: (error as Error).message } },
+      'rows not stored: callers get an error',
+    );
     const refused = isRefusedData(error)
-      ? new Invalid(`The ${this.opts.table} rows could not be stored: the store refused their values ` +
-              '(see the service log, request id in X-Request-Id)', 'unprocessable')
+      ? new Invalid(
+          `The ${this.opts.table} rows could not be stored: the store refused their values ` +
+            '(see the service log, request id in X-Request-Id)',
+          'unprocessable',
+        )
       : unavailable(`The ${this.opts.table} rows could not be stored; retry later`);
     for (const p of batch) p.reject(refused);
   }

@@ -41,7 +41,11 @@ export function createBroadcast(redis: RedisStore | undefined, logger: Logger): 
       const list = handlers.get(channel) ?? [];
       if (list.length === 0 && subscriber) {
         // Not awaited: a Redis that is down must not stop the boot; ioredis re-subscribes on reconnect.
-        subscriber.subscribe(fullName(channel)).catch((err: Error) => logger.warn({ channel, err: { message: err.message } }, 'broadcast channel unavailable; caches fall back to their TTL'));
+        subscriber
+          .subscribe(fullName(channel))
+          .catch((err: Error) =>
+            logger.warn({ channel, err: { message: err.message } }, 'broadcast channel unavailable; caches fall back to their TTL'),
+          );
       }
       list.push({ handler, onResync });
       handlers.set(channel, list);

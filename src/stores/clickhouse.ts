@@ -126,9 +126,15 @@ export function createClickHouse(config: Config): ClickHouseStore {
   }
 
   /** One INSERT of RowBinary bytes: a scratch file read by file() on the embedded engine, the request body on a server. */
-  async function sendRowBinary(table: string, payloads: readonly Buffer[], settings: ClickHouseSettings | undefined, columns?: number): Promise<void> {
+  async function sendRowBinary(
+    table: string,
+    payloads: readonly Buffer[],
+    settings: ClickHouseSettings | undefined,
+    columns?: number,
+  ): Promise<void> {
     const tableDefs = (await tableColumns(table)).defs;
-    if (columns !== undefined && (columns < 1 || columns > tableDefs.length)) throw new Error(`rows of ${table} encoded with ${columns} columns; the table has ${tableDefs.length}`);
+    if (columns !== undefined && (columns < 1 || columns > tableDefs.length))
+      throw new Error(`rows of ${table} encoded with ${columns} columns; the table has ${tableDefs.length}`);
     const defs = columns === undefined ? tableDefs : tableDefs.slice(0, columns);
     const list = defs.map((d) => `\`${d.name}\``).join(', ');
     // The embedded engine keeps settings in its session from one statement to the next: an
@@ -150,7 +156,11 @@ export function createClickHouse(config: Config): ClickHouseStore {
       }
       return;
     }
-    await client.exec({ query: `INSERT INTO ${table} (${list}) FORMAT RowBinary`, values: Readable.from(payloads), clickhouse_settings: all });
+    await client.exec({
+      query: `INSERT INTO ${table} (${list}) FORMAT RowBinary`,
+      values: Readable.from(payloads),
+      clickhouse_settings: all,
+    });
   }
 
   return {

@@ -4,13 +4,25 @@
 export type StoreName = 'clickhouse' | 'postgres' | 'redis';
 
 export class StoreUnavailableError extends Error {
-  constructor(readonly store: StoreName, override readonly cause?: unknown) {
+  constructor(
+    readonly store: StoreName,
+    override readonly cause?: unknown,
+  ) {
     super(`${store} is unavailable${cause instanceof Error ? `: ${cause.message}` : ''}`);
     this.name = 'StoreUnavailableError';
   }
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+]);
 
 /** True for failures of reaching a store (network, timeouts, server shutting down), not for query errors. */
 export function isConnectivityError(err: unknown): boolean {
@@ -21,7 +33,9 @@ export function isConnectivityError(err: unknown): boolean {
     // PostgreSQL SQLSTATE class 08 (connection exception), 57P01..57P03 (shutdown, cannot connect now), 53300 (too many connections)
     if (/^08/.test(code) || /^57P0[1-3]$/.test(code) || code === '53300') return true;
   }
-  return /timeout|terminated|Connection is closed|connect ECONNREFUSED|socket hang up|Client was closed|Cannot use a pool after calling end/i.test(err.message);
+  return /timeout|terminated|Connection is closed|connect ECONNREFUSED|socket hang up|Client was closed|Cannot use a pool after calling end/i.test(
+    err.message,
+  );
 }
 
 /** Wrap a connectivity failure so the error renderer can answer 503 naming the store. */

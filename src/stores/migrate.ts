@@ -47,7 +47,8 @@ export function loadMigrations(dir: string): Migration[] {
     })
     .sort((a, b) => a.version - b.version);
   for (let i = 1; i < migrations.length; i++) {
-    if (migrations[i]!.version === migrations[i - 1]!.version) throw new MigrationError(`${dir}: two migrations numbered ${migrations[i]!.version}`);
+    if (migrations[i]!.version === migrations[i - 1]!.version)
+      throw new MigrationError(`${dir}: two migrations numbered ${migrations[i]!.version}`);
   }
   return migrations;
 }
@@ -64,7 +65,9 @@ function checkApplied(store: string, applied: Map<number, string>, migrations: M
   for (const m of migrations) {
     const sum = applied.get(m.version);
     if (sum !== undefined && sum !== m.checksum) {
-      throw new MigrationError(`${store} migration ${m.version}_${m.name} changed after it was applied: migrations are immutable, add a new one`);
+      throw new MigrationError(
+        `${store} migration ${m.version}_${m.name} changed after it was applied: migrations are immutable, add a new one`,
+      );
     }
   }
   return migrations.filter((m) => !applied.has(m.version));
@@ -125,7 +128,9 @@ async function migratePostgres(client: PgClient, migrations: Migration[], logger
 async function migrateClickHouse(ch: ClickHouseStore, migrations: Migration[], logger: Logger): Promise<number[]> {
   const ddl = (sql: string) => (ch.cluster ? clusterDDL(sql, ch.cluster) : sql);
   await ch.command(ddl(CLICKHOUSE_MIGRATIONS_TABLE));
-  const rows = await ch.query<{ version: number; checksum: string }>('SELECT version, any(checksum) AS checksum FROM schema_migrations GROUP BY version');
+  const rows = await ch.query<{ version: number; checksum: string }>(
+    'SELECT version, any(checksum) AS checksum FROM schema_migrations GROUP BY version',
+  );
   const applied = new Map(rows.map((r) => [Number(r.version), r.checksum]));
   const pending = checkApplied('clickhouse', applied, migrations);
   for (const m of pending) {

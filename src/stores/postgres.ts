@@ -54,7 +54,9 @@ async function initdbInChild(dir: string): Promise<void> {
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`PGlite could not create ${dir} (exit ${code}): ${err.slice(-2000)}`))));
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`PGlite could not create ${dir} (exit ${code}): ${err.slice(-2000)}`)),
+    );
   });
 }
 
@@ -84,7 +86,9 @@ export async function createPostgres(config: Config, logger: Logger): Promise<Po
     }
     // Metadata only (projects, keys, prompts, budgets, prices): 16 MB of shared buffers instead
     // of PostgreSQL's 128 MB keeps ~100 MiB of WebAssembly heap out of the API process.
-    const db = await PGlite.create(dir, { postgresqlconf: ['shared_buffers=16MB', 'work_mem=2MB', 'maintenance_work_mem=16MB', 'temp_buffers=2MB'] });
+    const db = await PGlite.create(dir, {
+      postgresqlconf: ['shared_buffers=16MB', 'work_mem=2MB', 'maintenance_work_mem=16MB', 'temp_buffers=2MB'],
+    });
     // Loopback only, random port: nothing outside this process is meant to connect.
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 4 });
     await server.start();
@@ -105,7 +109,9 @@ export async function createPostgres(config: Config, logger: Logger): Promise<Po
     application_name: 'traceloom',
   });
   // An idle connection that dies (server restart) emits here; without a listener it would crash the process.
-  pool.on('error', (err) => logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'postgres idle connection error'));
+  pool.on('error', (err) =>
+    logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'postgres idle connection error'),
+  );
 
   const base = wrap(pool);
   return {

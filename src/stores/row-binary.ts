@@ -312,12 +312,14 @@ export function decoderFor(type: string): Decode {
   if (!m) throw new Error(`RowBinary: cannot read type ${type}`);
   const [, name, argText] = m;
   const args = argText !== undefined ? splitArgs(argText) : [];
-  const fixed = (size: number, read: (b: Buffer, at: number) => number | bigint, text = false): Decode => (src) => {
-    src.need(size);
-    const v = read(src.buf, src.pos);
-    src.pos += size;
-    return text ? String(v) : v;
-  };
+  const fixed =
+    (size: number, read: (b: Buffer, at: number) => number | bigint, text = false): Decode =>
+    (src) => {
+      src.need(size);
+      const v = read(src.buf, src.pos);
+      src.pos += size;
+      return text ? String(v) : v;
+    };
   switch (name) {
     case 'String':
       return (src) => src.string();
@@ -415,7 +417,9 @@ export interface RowDecoder {
 
 /** The decoder of rows encoded by `rowEncoder(columns)`: the wanted columns are read, the others skipped. */
 export function rowDecoder(columns: readonly ColumnDef[], wanted: ReadonlySet<string>): RowDecoder {
-  const steps = columns.map((c) => (wanted.has(c.name) ? { name: c.name, read: decoderFor(c.type) } : { name: undefined, read: skipperFor(c.type) }));
+  const steps = columns.map((c) =>
+    wanted.has(c.name) ? { name: c.name, read: decoderFor(c.type) } : { name: undefined, read: skipperFor(c.type) },
+  );
   return {
     missing: [...wanted].filter((name) => !columns.some((c) => c.name === name)),
     decode(payload) {

@@ -88,7 +88,17 @@ function readSegment<H>(file: string, firstSeq: number, rowsOf: (header: H) => n
     if (zlib.crc32(body) !== crc) break; // torn or damaged: nothing after it was acknowledged
     const header = JSON.parse(data.subarray(at + FRAME, at + FRAME + headerLength).toString('utf8')) as H;
     // The payload stays on disk until the loader takes the record.
-    records.push({ seq: seq++, header, payload: undefined, segment: firstSeq, offset: at + FRAME + headerLength, payloadBytes: end - at - FRAME - headerLength, bytes: end - at, rows: rowsOf(header), at: Date.now() });
+    records.push({
+      seq: seq++,
+      header,
+      payload: undefined,
+      segment: firstSeq,
+      offset: at + FRAME + headerLength,
+      payloadBytes: end - at - FRAME - headerLength,
+      bytes: end - at,
+      rows: rowsOf(header),
+      at: Date.now(),
+    });
     at = end;
   }
   return { records, validBytes: at };
@@ -258,11 +268,17 @@ export class WriteAheadLog<H = unknown> {
    * on records it would refuse.
    */
   refusal(rows = 0, bytes = 0): LogFullError | undefined {
-    if (this.pendingRows > 0 && (this.pendingBytes + bytes > this.opts.maxPendingBytes || this.pendingRows + rows > this.opts.maxPendingRows)) {
-      return new LogFullError(`${this.pendingRows} rows (${this.pendingBytes} bytes) are not yet loaded; the bound is ${this.opts.maxPendingRows} rows and ${this.opts.maxPendingBytes} bytes`);
+    if (
+      this.pendingRows > 0 &&
+      (this.pendingBytes + bytes > this.opts.maxPendingBytes || this.pendingRows + rows > this.opts.maxPendingRows)
+    ) {
+      return new LogFullError(
+        `${this.pendingRows} rows (${this.pendingBytes} bytes) are not yet loaded; the bound is ${this.opts.maxPendingRows} rows and ${this.opts.maxPendingBytes} bytes`,
+      );
     }
     const lagMs = this.opts.maxLagMs ? this.expectedLagMs(rows) : 0;
-    if (lagMs > this.opts.maxLagMs!) return new LogFullError(`records not yet loaded would wait ${lagMs} ms; the bound is ${this.opts.maxLagMs} ms`, 'lag');
+    if (lagMs > this.opts.maxLagMs!)
+      return new LogFullError(`records not yet loaded would wait ${lagMs} ms; the bound is ${this.opts.maxLagMs} ms`, 'lag');
     return undefined;
   }
 
@@ -309,7 +325,17 @@ export class WriteAheadLog<H = unknown> {
     this.pendingRows += rows;
 
     // Segment 0: not written yet (segments are named by a sequence number, from 1).
-    const record: LogRecord<H> = { seq, header, payload, segment: 0, offset: FRAME + headerBytes.length, payloadBytes: payload.length, bytes, rows, at: Date.now() };
+    const record: LogRecord<H> = {
+      seq,
+      header,
+      payload,
+      segment: 0,
+      offset: FRAME + headerBytes.length,
+      payloadBytes: payload.length,
+      bytes,
+      rows,
+      at: Date.now(),
+    };
     this.unloaded.push(record);
     return new Promise<number>((resolve, reject) => {
       this.waiting.push({

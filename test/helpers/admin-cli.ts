@@ -10,7 +10,9 @@ export interface CliResult {
 
 /** `npm run -s admin -- ...` when `viaNpm`, else the entry point through tsx (faster). */
 export function runAdmin(env: Record<string, string>, args: string[], opts: { viaNpm?: boolean } = {}): Promise<CliResult> {
-  const [cmd, argv] = opts.viaNpm ? ['npm', ['run', '-s', 'admin', '--', ...args]] : [process.execPath, ['--import', 'tsx', 'src/admin.ts', ...args]];
+  const [cmd, argv] = opts.viaNpm
+    ? ['npm', ['run', '-s', 'admin', '--', ...args]]
+    : [process.execPath, ['--import', 'tsx', 'src/admin.ts', ...args]];
   const child = spawn(cmd as string, argv as string[], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

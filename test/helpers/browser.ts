@@ -31,7 +31,9 @@ export interface TestBrowser {
 
 export async function launchBrowser(): Promise<TestBrowser> {
   if (!fs.existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get update && apt-get install -y chromium), as .ci/run does`);
+    throw new Error(
+      `${CHROMIUM} is missing: install Debian's chromium package (apt-get update && apt-get install -y chromium), as .ci/run does`,
+    );
   }
   const profile = tempDir('traceloom-chromium-');
   const context = await chromium.launchPersistentContext(profile, {

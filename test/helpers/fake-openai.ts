@@ -30,7 +30,11 @@ export interface FakeOpenAI {
 
 /** A standard `chat.completion` object for one scripted answer. */
 export function chatCompletion(a: ScriptedAnswer, n: number) {
-  const toolCalls = a.toolCalls?.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
+  const toolCalls = a.toolCalls?.map((c) => ({
+    id: c.id,
+    type: 'function',
+    function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+  }));
   return {
     id: `chatcmpl-fake${n}`,
     object: 'chat.completion',
@@ -50,7 +54,12 @@ export function chatCompletion(a: ScriptedAnswer, n: number) {
       completion_tokens: a.usage.completion_tokens,
       total_tokens: a.usage.prompt_tokens + a.usage.completion_tokens,
       prompt_tokens_details: { cached_tokens: a.usage.cached_tokens ?? 0, audio_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: a.usage.reasoning_tokens ?? 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: a.usage.reasoning_tokens ?? 0,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
     },
     service_tier: 'default',
   };
@@ -66,7 +75,11 @@ export async function startFakeOpenAI(answers: ScriptedAnswer[]): Promise<FakeOp
     req.on('end', () => {
       const send = (status: number, body: unknown) => {
         const text = JSON.stringify(body);
-        res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'x-request-id': `req_${next}` });
+        res.writeHead(status, {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(text),
+          'x-request-id': `req_${next}`,
+        });
         res.end(text);
       };
       if (req.method !== 'POST' || req.url?.split('?')[0] !== '/v1/chat/completions') {
@@ -114,7 +127,12 @@ class AsyncLocalContextManager implements ContextManager {
   active(): Context {
     return this.storage.getStore() ?? ROOT_CONTEXT;
   }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    ctx: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
+  ): ReturnType<F> {
     const cb = thisArg == null ? fn : fn.bind(thisArg);
     return this.storage.run(ctx, cb as never, ...args);
   }

@@ -57,10 +57,20 @@ export class TestIdp {
   }
 
   /** A valid token for `sub`, with overrides of any claim and of the signing key. */
-  async token(claims: JWTPayload & Record<string, unknown> = {}, opts: { key?: SigningKey; kid?: string; issuer?: string; audience?: string; expSeconds?: number } = {}): Promise<string> {
+  async token(
+    claims: JWTPayload & Record<string, unknown> = {},
+    opts: { key?: SigningKey; kid?: string; issuer?: string; audience?: string; expSeconds?: number } = {},
+  ): Promise<string> {
     const key = opts.key ?? this.keys[0]!;
     const now = Math.floor(Date.now() / 1000);
-    const payload: JWTPayload = { sub: 'user-1', iat: now, exp: now + (opts.expSeconds ?? 600), iss: opts.issuer ?? this.issuer, aud: opts.audience ?? this.audience, ...claims };
+    const payload: JWTPayload = {
+      sub: 'user-1',
+      iat: now,
+      exp: now + (opts.expSeconds ?? 600),
+      iss: opts.issuer ?? this.issuer,
+      aud: opts.audience ?? this.audience,
+      ...claims,
+    };
     for (const [k, v] of Object.entries(payload)) if (v === undefined) delete payload[k];
     return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: opts.kid ?? key.kid }).sign(key.privateKey);
   }

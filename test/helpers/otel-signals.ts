@@ -20,7 +20,13 @@ export type SignalProtocol = 'proto' | 'json' | 'grpc';
 export function describeExportError(err: unknown): string {
   if (Array.isArray(err)) return err.map(describeExportError).join('; ');
   const e = err as { message?: string; code?: unknown; data?: unknown; details?: unknown };
-  return [e?.message ?? String(err), e?.code !== undefined ? `code ${String(e.code)}` : '', e?.data ? `body ${String(e.data).slice(0, 300)}` : ''].filter(Boolean).join(', ');
+  return [
+    e?.message ?? String(err),
+    e?.code !== undefined ? `code ${String(e.code)}` : '',
+    e?.data ? `body ${String(e.data).slice(0, 300)}` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
 }
 
 export interface Logging {
@@ -41,7 +47,12 @@ export function logging(url: string, opts: { protocol: SignalProtocol; gzip?: bo
     for (const [k, v] of Object.entries(opts.headers ?? {})) metadata.set(k, v);
     exporter = new GrpcLogExporter({ url, metadata, compression: (opts.gzip ? 'gzip' : 'none') as never });
   } else {
-    const config = { url: `${url}/api/v1/logs`, headers: opts.headers ?? {}, compression: (opts.gzip ? 'gzip' : 'none') as never, timeoutMillis: 10_000 };
+    const config = {
+      url: `${url}/api/v1/logs`,
+      headers: opts.headers ?? {},
+      compression: (opts.gzip ? 'gzip' : 'none') as never,
+      timeoutMillis: 10_000,
+    };
     exporter = opts.protocol === 'proto' ? new ProtoLogExporter(config) : new JsonLogExporter(config);
   }
   const failures: unknown[] = [];
@@ -61,7 +72,10 @@ export function logging(url: string, opts: { protocol: SignalProtocol; gzip?: bo
     shutdown: () => exporter.shutdown(),
     forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
   };
-  const provider = new LoggerProvider({ resource: resourceFromAttributes({ 'service.name': 'log-client' }), processors: [new SimpleLogRecordProcessor({ exporter: checked })] });
+  const provider = new LoggerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'log-client' }),
+    processors: [new SimpleLogRecordProcessor({ exporter: checked })],
+  });
   const logger = provider.getLogger('traceloom-test', '1.0.0');
   return {
     logger,

@@ -47,7 +47,10 @@ export function onCredentialRefused(handler: (err: ApiError) => void): void {
   onRefused = handler;
 }
 
-export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal; checking?: boolean } = {}): Promise<T> {
+export async function api<T>(
+  path: string,
+  init: { method?: string; body?: unknown; signal?: AbortSignal; checking?: boolean } = {},
+): Promise<T> {
   let res: Response;
   try {
     res = await fetch(path, {

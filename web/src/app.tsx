@@ -36,7 +36,10 @@ export function App() {
     // A credential refused mid-session (expired token, revoked key): back to sign-in, saying why.
     onCredentialRefused((err) => {
       setCredential(null);
-      setSession({ state: 'signed-out', error: new ApiError(err.status, `${err.detail} (your credential expired or was revoked: sign in again)`) });
+      setSession({
+        state: 'signed-out',
+        error: new ApiError(err.status, `${err.detail} (your credential expired or was revoked: sign in again)`),
+      });
     });
   }, []);
 
@@ -87,8 +90,10 @@ export function App() {
 
   let page;
   if (!role) page = <ErrorBox error={new ApiError(403, `You have no access to project "${projectId}". Pick one of yours on the left.`)} />;
-  else if (section === 'executions') page = item ? <ExecutionDetail key={item} projectId={projectId} traceId={item} /> : <Executions projectId={projectId} />;
-  else if (section === 'prompts') page = item ? <PromptDetail key={item} projectId={projectId} promptId={item} role={role} /> : <Prompts projectId={projectId} />;
+  else if (section === 'executions')
+    page = item ? <ExecutionDetail key={item} projectId={projectId} traceId={item} /> : <Executions projectId={projectId} />;
+  else if (section === 'prompts')
+    page = item ? <PromptDetail key={item} projectId={projectId} promptId={item} role={role} /> : <Prompts projectId={projectId} />;
   else if (section === 'spend') page = <Spend projectId={projectId} role={role} />;
   else if (section === 'settings') page = <Settings projectId={projectId} role={role} me={me} />;
   else page = <Empty title="Page not found" />;
@@ -104,7 +109,19 @@ function Redirect({ to }: { to: string }) {
   return null;
 }
 
-function Shell({ me, projectId, section, onSignOut, children }: { me: MeContext; projectId: string | undefined; section: string; onSignOut(): void; children: preact.ComponentChildren }) {
+function Shell({
+  me,
+  projectId,
+  section,
+  onSignOut,
+  children,
+}: {
+  me: MeContext;
+  projectId: string | undefined;
+  section: string;
+  onSignOut(): void;
+  children: preact.ComponentChildren;
+}) {
   const role = me.projects.find((p) => p.project_id === projectId)?.role;
   const nav: Array<[string, string]> = [
     ['executions', 'Executions'],
@@ -112,12 +129,20 @@ function Shell({ me, projectId, section, onSignOut, children }: { me: MeContext;
     ['spend', 'Spend'],
     ...(role === 'admin' ? ([['settings', 'Settings']] as Array<[string, string]>) : []),
   ];
-  const who = me.auth_method === 'none' ? 'dev mode (no authentication)' : me.auth_method === 'api_key' ? `API key ${me.user_id.replace(/^api_key:/, '').slice(0, 8)}…` : me.user_id;
+  const who =
+    me.auth_method === 'none'
+      ? 'dev mode (no authentication)'
+      : me.auth_method === 'api_key'
+        ? `API key ${me.user_id.replace(/^api_key:/, '').slice(0, 8)}…`
+        : me.user_id;
   return (
     <div class="shell">
       <aside>
         <div class="brand">
-          <span class="logo" aria-hidden="true">◆</span> Traceloom
+          <span class="logo" aria-hidden="true">
+            ◆
+          </span>{' '}
+          Traceloom
         </div>
         <label class="project">
           <span>Project</span>

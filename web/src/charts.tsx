@@ -21,15 +21,38 @@ export function DailyCostChart({ days, height = 220 }: { days: DailyCost[]; heig
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         cursor: { drag: { x: false, y: false }, points: { show: false } },
         legend: { show: true, live: true },
-        scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, usd: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+        scales: {
+          x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] },
+          usd: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+        },
         axes: [
-          { stroke: '#5b6475', grid: { show: false }, values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)) },
+          {
+            stroke: '#5b6475',
+            grid: { show: false },
+            values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)),
+          },
           { scale: 'usd', stroke: '#5b6475', size: 84, grid: { stroke: '#eef0f4' }, values: (_u, ticks) => ticks.map((t) => usd(t)) },
         ],
         series: [
           { label: 'Day (UTC)', value: (_u, v) => (v === null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)) },
-          { label: 'Cost', scale: 'usd', fill: '#4f6bed', stroke: '#3d56c9', paths: bars, points: { show: false }, value: (_u, v) => usd(v) },
-          { label: 'Executions', scale: 'runs', show: true, stroke: 'transparent', paths: () => null, points: { show: false }, value: (_u, v) => (v === null ? '—' : String(v)) },
+          {
+            label: 'Cost',
+            scale: 'usd',
+            fill: '#4f6bed',
+            stroke: '#3d56c9',
+            paths: bars,
+            points: { show: false },
+            value: (_u, v) => usd(v),
+          },
+          {
+            label: 'Executions',
+            scale: 'runs',
+            show: true,
+            stroke: 'transparent',
+            paths: () => null,
+            points: { show: false },
+            value: (_u, v) => (v === null ? '—' : String(v)),
+          },
         ],
       },
       [xs, costs, runs],
@@ -49,7 +72,19 @@ export function DailyCostChart({ days, height = 220 }: { days: DailyCost[]; heig
  * Month-to-date spend against the budget: an arc filled to pct_used (capped at the end), a tick at
  * the alert threshold, coloured by status.
  */
-export function BudgetGauge({ pctUsed, threshold, status, spent, budget }: { pctUsed: number; threshold: number; status: string; spent: number; budget: number }) {
+export function BudgetGauge({
+  pctUsed,
+  threshold,
+  status,
+  spent,
+  budget,
+}: {
+  pctUsed: number;
+  threshold: number;
+  status: string;
+  spent: number;
+  budget: number;
+}) {
   const r = 80;
   const cx = 100;
   const cy = 95;
@@ -68,7 +103,13 @@ export function BudgetGauge({ pctUsed, threshold, status, spent, budget }: { pct
   };
   const [tx2, ty2] = inner(threshold);
   return (
-    <svg class={`gauge status-${status}`} viewBox="0 0 200 120" role="img" aria-label={`${pct(pctUsed)} of the monthly budget used; alert at ${threshold}%`} data-pct={pctUsed}>
+    <svg
+      class={`gauge status-${status}`}
+      viewBox="0 0 200 120"
+      role="img"
+      aria-label={`${pct(pctUsed)} of the monthly budget used; alert at ${threshold}%`}
+      data-pct={pctUsed}
+    >
       <path d={arc(100)} class="gauge-track" />
       {pctUsed > 0 && <path d={arc(pctUsed)} class="gauge-fill" />}
       <line x1={tx1} y1={ty1} x2={tx2} y2={ty2} class="gauge-threshold" />

@@ -205,7 +205,13 @@ export interface BudgetAlert {
   spent_usd: number;
   budget_monthly_usd: number;
   at: string;
-  delivery: { attempts: number; last_status: number | null; last_error: string | null; last_attempt_at: string | null; delivered_at: string | null };
+  delivery: {
+    attempts: number;
+    last_status: number | null;
+    last_error: string | null;
+    last_attempt_at: string | null;
+    delivered_at: string | null;
+  };
 }
 
 export interface Budget {

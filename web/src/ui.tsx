@@ -21,7 +21,8 @@ export function useApi<T>(path: string | null): Loaded<T> {
     api<T>(path, { signal: ctrl.signal }).then(
       (data) => setState({ data, loading: false }),
       (err) => {
-        if ((err as Error).name !== 'AbortError') setState({ error: err instanceof ApiError ? err : new ApiError(0, String(err)), loading: false });
+        if ((err as Error).name !== 'AbortError')
+          setState({ error: err instanceof ApiError ? err : new ApiError(0, String(err)), loading: false });
       },
     );
     return () => ctrl.abort();
@@ -100,7 +101,17 @@ export function Load<T>({ state, children, label }: { state: Loaded<T>; children
   return <>{children(state.data)}</>;
 }
 
-export function Card({ title, children, actions, class: cls }: { title?: ComponentChildren; children: ComponentChildren; actions?: ComponentChildren; class?: string }) {
+export function Card({
+  title,
+  children,
+  actions,
+  class: cls,
+}: {
+  title?: ComponentChildren;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+  class?: string;
+}) {
   return (
     <section class={`card ${cls ?? ''}`}>
       {(title || actions) && (

@@ -13,7 +13,14 @@ export function executionRoutes(domain: Domain): RouteDef[] {
   const { recorder, queries, views } = domain.executions;
   return [
     {
-      method: 'POST', path: BASE, operationId: 'createExecution', tag, access: 'authenticated', need: 'write', ingest: true, body: 'ExecutionCreate',
+      method: 'POST',
+      path: BASE,
+      operationId: 'createExecution',
+      tag,
+      access: 'authenticated',
+      need: 'write',
+      ingest: true,
+      body: 'ExecutionCreate',
       summary: 'Record an execution (idempotent on trace_id)',
       responses: {
         201: { description: 'Recorded', schema: 'Execution' },
@@ -29,7 +36,13 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: BASE, operationId: 'listExecutions', tag, access: 'authenticated', need: 'read', query: 'ExecutionListQuery',
+      method: 'GET',
+      path: BASE,
+      operationId: 'listExecutions',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'ExecutionListQuery',
       summary: 'List executions, newest first, with filters; `total`, and `next_cursor` for keyset pages',
       responses: { 200: { description: 'A page', schema: 'ExecutionList' } },
       async handler(ctx) {
@@ -38,13 +51,25 @@ export function executionRoutes(domain: Domain): RouteDef[] {
     },
     {
       // Registered before /:trace_id, which would otherwise take "export" for a trace id.
-      method: 'GET', path: `${BASE}/export`, operationId: 'exportExecutions', tag, access: 'authenticated', need: 'read', query: 'ExecutionExportQuery',
+      method: 'GET',
+      path: `${BASE}/export`,
+      operationId: 'exportExecutions',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'ExecutionExportQuery',
       summary: 'Stream every execution matching the list filters as JSON Lines, CSV or Parquet (no page limit, constant memory)',
       responses: {
-        200: { description: 'application/x-ndjson (format=jsonl), text/csv (format=csv) or application/vnd.apache.parquet (format=parquet: written by the engine, typed columns, plus user_id, session_id, tags, metadata)' },
+        200: {
+          description:
+            'application/x-ndjson (format=jsonl), text/csv (format=csv) or application/vnd.apache.parquet (format=parquet: written by the engine, typed columns, plus user_id, session_id, tags, metadata)',
+        },
       },
       async handler(ctx) {
-        const { format, ...filters } = ctx.state.query as { format: 'csv' | 'jsonl' | 'parquet' } & Omit<ListQuery, 'limit' | 'offset' | 'cursor'>;
+        const { format, ...filters } = ctx.state.query as { format: 'csv' | 'jsonl' | 'parquet' } & Omit<
+          ListQuery,
+          'limit' | 'offset' | 'cursor'
+        >;
         if (format === 'parquet') {
           const file = await domain.executions.parquet.temporary(queries.filterOf(ctx.state.projectId!, filters));
           ctx.set('Content-Type', 'application/vnd.apache.parquet');
@@ -65,9 +90,18 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: `${BASE}/:trace_id`, operationId: 'getExecution', tag, access: 'authenticated', need: 'read', query: 'ExecutionDetailQuery',
+      method: 'GET',
+      path: `${BASE}/:trace_id`,
+      operationId: 'getExecution',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'ExecutionDetailQuery',
       summary: 'One execution; conversation_history only with include_messages=true',
-      responses: { 200: { description: 'The execution', schema: 'Execution' }, 404: { description: 'No such trace in this project', schema: 'Error' } },
+      responses: {
+        200: { description: 'The execution', schema: 'Execution' },
+        404: { description: 'No such trace in this project', schema: 'Error' },
+      },
       async handler(ctx) {
         const q = ctx.state.query as { include_messages: boolean };
         const e = await queries.get(ctx.state.projectId!, ctx.params.trace_id!, q.include_messages);
@@ -76,10 +110,19 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: `${BASE}/:trace_id/hierarchy`, operationId: 'getExecutionHierarchy', tag, access: 'authenticated', need: 'read',
-      summary: 'The span tree: spans with their children, orphans (parent never received) as roots with orphan: true; ' +
+      method: 'GET',
+      path: `${BASE}/:trace_id/hierarchy`,
+      operationId: 'getExecutionHierarchy',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      summary:
+        'The span tree: spans with their children, orphans (parent never received) as roots with orphan: true; ' +
         'a direct record: one synthetic root',
-      responses: { 200: { description: 'The tree', schema: 'Hierarchy' }, 404: { description: 'No such trace in this project', schema: 'Error' } },
+      responses: {
+        200: { description: 'The tree', schema: 'Hierarchy' },
+        404: { description: 'No such trace in this project', schema: 'Error' },
+      },
       async handler(ctx) {
         const tree = await views.hierarchy(ctx.state.projectId!, ctx.params.trace_id!);
         if (!tree) throw notFound('Execution');
@@ -87,9 +130,18 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: `${BASE}/:trace_id/timeline`, operationId: 'getExecutionTimeline', tag, access: 'authenticated', need: 'read', query: 'TimelineQuery',
+      method: 'GET',
+      path: `${BASE}/:trace_id/timeline`,
+      operationId: 'getExecutionTimeline',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'TimelineQuery',
       summary: 'Messages and tool calls in conversation order; compact_tools joins each call with its result',
-      responses: { 200: { description: 'The timeline', schema: 'Timeline' }, 404: { description: 'No such trace in this project', schema: 'Error' } },
+      responses: {
+        200: { description: 'The timeline', schema: 'Timeline' },
+        404: { description: 'No such trace in this project', schema: 'Error' },
+      },
       async handler(ctx) {
         const q = ctx.state.query as { compact_tools: boolean };
         const timeline = await views.timeline(ctx.state.projectId!, ctx.params.trace_id!, q.compact_tools);

@@ -15,8 +15,12 @@ function sameToken(given: string, expected: string): boolean {
 export function metricsRoutes(config: Config, metrics: Metrics): RouteDef[] {
   return [
     {
-      method: 'GET', path: '/metrics', operationId: 'getMetrics', tag: 'operations', access: 'public',
-      summary: 'The service\'s metrics in Prometheus text format (bearer METRICS_TOKEN when set)',
+      method: 'GET',
+      path: '/metrics',
+      operationId: 'getMetrics',
+      tag: 'operations',
+      access: 'public',
+      summary: "The service's metrics in Prometheus text format (bearer METRICS_TOKEN when set)",
       responses: {
         200: { description: 'Prometheus text exposition format 0.0.4', contentType: 'text/plain' },
         401: { description: 'METRICS_TOKEN is set and the request does not carry it', schema: 'Error' },

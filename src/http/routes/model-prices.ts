@@ -10,7 +10,13 @@ const tag = 'prices';
 export function modelPriceRoutes(models: ModelPriceService): RouteDef[] {
   return [
     {
-      method: 'GET', path: BASE, operationId: 'listModelPrices', tag, access: 'authenticated', need: 'read', query: 'ModelPriceListQuery',
+      method: 'GET',
+      path: BASE,
+      operationId: 'listModelPrices',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'ModelPriceListQuery',
       summary: "The effective price table: the project's own prices (which take precedence), then the built-in catalogue",
       responses: { 200: { description: 'A page of the table', schema: 'ModelPriceList' } },
       async handler(ctx) {
@@ -18,16 +24,33 @@ export function modelPriceRoutes(models: ModelPriceService): RouteDef[] {
       },
     },
     {
-      method: 'PUT', path: `${BASE}/:model`, operationId: 'setModelPrice', tag, access: 'authenticated', need: 'admin', body: 'ModelPriceSet',
-      summary: 'Set a project price for a model: without effective_from its base price (every call, past and future, that no dated row covers), ' +
+      method: 'PUT',
+      path: `${BASE}/:model`,
+      operationId: 'setModelPrice',
+      tag,
+      access: 'authenticated',
+      need: 'admin',
+      body: 'ModelPriceSet',
+      summary:
+        'Set a project price for a model: without effective_from its base price (every call, past and future, that no dated row covers), ' +
         "with it a price from that date; the key's other rows stay as its history",
       responses: { 200: { description: 'The stored price', schema: 'ModelPrice' } },
       async handler(ctx) {
-        ctx.body = await models.set(ctx.state.projectId!, ctx.params.model!, ctx.state.body as ModelPriceInput, ctx.state.principal!.userId);
+        ctx.body = await models.set(
+          ctx.state.projectId!,
+          ctx.params.model!,
+          ctx.state.body as ModelPriceInput,
+          ctx.state.principal!.userId,
+        );
       },
     },
     {
-      method: 'DELETE', path: `${BASE}/:model`, operationId: 'deleteModelPrice', tag, access: 'authenticated', need: 'admin',
+      method: 'DELETE',
+      path: `${BASE}/:model`,
+      operationId: 'deleteModelPrice',
+      tag,
+      access: 'authenticated',
+      need: 'admin',
       summary: "Remove every project price row of a model (the catalogue's price applies again)",
       responses: { 204: { description: 'Removed' }, 404: { description: 'The project has no price for this model', schema: 'Error' } },
       async handler(ctx) {

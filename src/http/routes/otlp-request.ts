@@ -26,7 +26,8 @@ export async function readOtlpBody(ctx: RouteContext, config: Config): Promise<O
   const type = (ctx.get('Content-Type').split(';')[0] ?? '').trim().toLowerCase();
   const isProtobuf = PROTOBUF.includes(type);
   const isJson = type === 'application/json' || type.endsWith('+json');
-  if (!isProtobuf && !isJson) throw unsupportedMediaType(ctx.get('Content-Type') || undefined, 'application/x-protobuf or application/json');
+  if (!isProtobuf && !isJson)
+    throw unsupportedMediaType(ctx.get('Content-Type') || undefined, 'application/x-protobuf or application/json');
   const raw = await readRaw(ctx, config.limits.maxBodyBytes);
   const body = await inflateBody(raw, ctx.get('Content-Encoding') || undefined, config.limits.maxInflatedBytes);
   return {

@@ -21,7 +21,13 @@ const errors = (what: string): Record<number, ResponseDef> => ({
 export function otlpSignalRoutes(config: Config, logs: LogIngest, metrics: Pick<Metrics, 'metricPointsIgnored'>): RouteDef[] {
   return [
     {
-      method: 'POST', path: '/api/v1/logs', operationId: 'ingestLogs', tag: 'traces', access: 'authenticated', need: 'write', ingest: true,
+      method: 'POST',
+      path: '/api/v1/logs',
+      operationId: 'ingestLogs',
+      tag: 'traces',
+      access: 'authenticated',
+      need: 'write',
+      ingest: true,
       query: 'TraceIngestQuery',
       summary:
         'Ingest OpenTelemetry logs: GenAI events (gen_ai.user.message, gen_ai.choice, ...) ' +
@@ -35,9 +41,12 @@ export function otlpSignalRoutes(config: Config, logs: LogIngest, metrics: Pick<
         contentTypes: { 'application/x-protobuf': undefined, 'application/json': undefined },
       },
       responses: {
-        200: { description:
+        200: {
+          description:
             'Accepted. JSON requests get counts (and the per-record explanation with ?explain=true); ' +
-            'protobuf requests an empty ExportLogsServiceResponse', schema: 'LogIngestResult' },
+            'protobuf requests an empty ExportLogsServiceResponse',
+          schema: 'LogIngestResult',
+        },
         ...errors('OTLP logs request'),
         503: { description: 'Write queue full or ClickHouse unavailable: retry after Retry-After', schema: 'Error' },
       },
@@ -50,7 +59,13 @@ export function otlpSignalRoutes(config: Config, logs: LogIngest, metrics: Pick<
       },
     },
     {
-      method: 'POST', path: '/api/v1/metrics', operationId: 'ingestMetrics', tag: 'traces', access: 'authenticated', need: 'write', ingest: true,
+      method: 'POST',
+      path: '/api/v1/metrics',
+      operationId: 'ingestMetrics',
+      tag: 'traces',
+      access: 'authenticated',
+      need: 'write',
+      ingest: true,
       summary: 'Accept OpenTelemetry metrics without storing them (counted as ignored), so SDKs that export every signal do not error',
       rawBody: {
         description:
@@ -59,9 +74,11 @@ export function otlpSignalRoutes(config: Config, logs: LogIngest, metrics: Pick<
         contentTypes: { 'application/x-protobuf': undefined, 'application/json': undefined },
       },
       responses: {
-        200: { description:
-            'Read and ignored. JSON requests get the count; ' +
-            'protobuf requests an empty ExportMetricsServiceResponse (full success)', schema: 'MetricIngestResult' },
+        200: {
+          description:
+            'Read and ignored. JSON requests get the count; ' + 'protobuf requests an empty ExportMetricsServiceResponse (full success)',
+          schema: 'MetricIngestResult',
+        },
         ...errors('OTLP metrics request'),
       },
       async handler(ctx) {

@@ -13,7 +13,11 @@ const tag = 'projects';
 export function projectRoutes(stores: Stores): RouteDef[] {
   return [
     {
-      method: 'GET', path: '/api/projects', operationId: 'listProjects', tag, access: 'authenticated',
+      method: 'GET',
+      path: '/api/projects',
+      operationId: 'listProjects',
+      tag,
+      access: 'authenticated',
       summary: 'The projects the caller may act in, with its role in each (the operator: every project)',
       responses: { 200: { description: 'Projects, in the order of the credential (the operator: by id)', schema: 'ProjectList' } },
       async handler(ctx) {
@@ -23,7 +27,13 @@ export function projectRoutes(stores: Stores): RouteDef[] {
       },
     },
     {
-      method: 'POST', path: '/api/projects', operationId: 'createProject', tag, access: 'authenticated', operatorOnly: true, body: 'ProjectCreate',
+      method: 'POST',
+      path: '/api/projects',
+      operationId: 'createProject',
+      tag,
+      access: 'authenticated',
+      operatorOnly: true,
+      body: 'ProjectCreate',
       summary: 'Create a project (operator only: the admin socket in DATA_DIR, which `npm run admin` uses)',
       responses: {
         201: { description: 'Created', schema: 'Project' },
@@ -37,7 +47,12 @@ export function projectRoutes(stores: Stores): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: '/api/projects/:project_id', operationId: 'getProject', tag, access: 'authenticated', need: 'read',
+      method: 'GET',
+      path: '/api/projects/:project_id',
+      operationId: 'getProject',
+      tag,
+      access: 'authenticated',
+      need: 'read',
       summary: 'One project the caller may act in, with its role there',
       responses: { 200: { description: 'The project', schema: 'Project' } },
       async handler(ctx) {

@@ -12,16 +12,31 @@ const notFound = { description: 'No such prompt, version or label', schema: 'Err
 export function promptRoutes(prompts: PromptService): RouteDef[] {
   return [
     {
-      method: 'POST', path: BASE, operationId: 'createPrompt', tag, access: 'authenticated', need: 'write', body: 'PromptCreate',
+      method: 'POST',
+      path: BASE,
+      operationId: 'createPrompt',
+      tag,
+      access: 'authenticated',
+      need: 'write',
+      body: 'PromptCreate',
       summary: 'Create a prompt with its version 1',
-      responses: { 201: { description: 'Created', schema: 'PromptWithLatest' }, 409: { description: 'The id exists (also if archived)', schema: 'Error' } },
+      responses: {
+        201: { description: 'Created', schema: 'PromptWithLatest' },
+        409: { description: 'The id exists (also if archived)', schema: 'Error' },
+      },
       async handler(ctx) {
         ctx.status = 201;
         ctx.body = await prompts.create(ctx.state.projectId!, ctx.state.body as CreatePromptInput, ctx.state.principal!.userId);
       },
     },
     {
-      method: 'GET', path: BASE, operationId: 'listPrompts', tag, access: 'authenticated', need: 'read', query: 'PromptListQuery',
+      method: 'GET',
+      path: BASE,
+      operationId: 'listPrompts',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'PromptListQuery',
       summary: 'List prompts (paginated, by id; archived ones only with include_archived=true)',
       responses: { 200: { description: 'A page of prompts', schema: 'PromptList' } },
       async handler(ctx) {
@@ -29,7 +44,12 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: ONE, operationId: 'getPrompt', tag, access: 'authenticated', need: 'read',
+      method: 'GET',
+      path: ONE,
+      operationId: 'getPrompt',
+      tag,
+      access: 'authenticated',
+      need: 'read',
       summary: 'A prompt with its latest version inline (`latest`)',
       responses: { 200: { description: 'The prompt', schema: 'PromptWithLatest' }, 404: notFound },
       async handler(ctx) {
@@ -37,7 +57,12 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
       },
     },
     {
-      method: 'DELETE', path: ONE, operationId: 'archivePrompt', tag, access: 'authenticated', need: 'write',
+      method: 'DELETE',
+      path: ONE,
+      operationId: 'archivePrompt',
+      tag,
+      access: 'authenticated',
+      need: 'write',
       summary: 'Archive a prompt: hidden from the list, versions kept and readable',
       responses: { 204: { description: 'Archived' }, 404: notFound },
       async handler(ctx) {
@@ -46,7 +71,13 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
       },
     },
     {
-      method: 'POST', path: `${ONE}/versions`, operationId: 'createPromptVersion', tag, access: 'authenticated', need: 'write', body: 'PromptVersionCreate',
+      method: 'POST',
+      path: `${ONE}/versions`,
+      operationId: 'createPromptVersion',
+      tag,
+      access: 'authenticated',
+      need: 'write',
+      body: 'PromptVersionCreate',
       summary: 'Add a version; content identical to the latest returns the latest (200) and adds none',
       responses: {
         201: { description: 'New version', schema: 'PromptVersion' },
@@ -56,13 +87,23 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
         422: { description: 'Template does not fit the prompt type', schema: 'Error' },
       },
       async handler(ctx) {
-        const r = await prompts.addVersion(ctx.state.projectId!, ctx.params.prompt_id!, ctx.state.body as NewVersionInput, ctx.state.principal!.userId);
+        const r = await prompts.addVersion(
+          ctx.state.projectId!,
+          ctx.params.prompt_id!,
+          ctx.state.body as NewVersionInput,
+          ctx.state.principal!.userId,
+        );
         ctx.status = r.created ? 201 : 200;
         ctx.body = r.version;
       },
     },
     {
-      method: 'GET', path: `${ONE}/versions`, operationId: 'listPromptVersions', tag, access: 'authenticated', need: 'read',
+      method: 'GET',
+      path: `${ONE}/versions`,
+      operationId: 'listPromptVersions',
+      tag,
+      access: 'authenticated',
+      need: 'read',
       summary: 'Version history, newest first',
       responses: { 200: { description: 'Versions', schema: 'PromptVersionList' }, 404: notFound },
       async handler(ctx) {
@@ -70,7 +111,12 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: `${ONE}/versions/:version`, operationId: 'getPromptVersion', tag, access: 'authenticated', need: 'read',
+      method: 'GET',
+      path: `${ONE}/versions/:version`,
+      operationId: 'getPromptVersion',
+      tag,
+      access: 'authenticated',
+      need: 'read',
       summary: 'One version by number, `latest` or label (served from cache)',
       responses: { 200: { description: 'The version', schema: 'PromptVersion' }, 404: notFound },
       async handler(ctx) {
@@ -78,25 +124,61 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
       },
     },
     {
-      method: 'POST', path: `${ONE}/rollback`, operationId: 'rollbackPrompt', tag, access: 'authenticated', need: 'write', body: 'PromptRollback',
+      method: 'POST',
+      path: `${ONE}/rollback`,
+      operationId: 'rollbackPrompt',
+      tag,
+      access: 'authenticated',
+      need: 'write',
+      body: 'PromptRollback',
       summary: 'Append a version with the content of an earlier one (history is never rewritten)',
-      responses: { 201: { description: 'The new version', schema: 'PromptVersion' }, 404: notFound, 409: { description: 'Already the latest content', schema: 'Error' } },
+      responses: {
+        201: { description: 'The new version', schema: 'PromptVersion' },
+        404: notFound,
+        409: { description: 'Already the latest content', schema: 'Error' },
+      },
       async handler(ctx) {
         const body = ctx.state.body as { version: string | number; commit_message?: string };
         ctx.status = 201;
-        ctx.body = await prompts.rollback(ctx.state.projectId!, ctx.params.prompt_id!, parseVersionRef(body.version), body.commit_message, ctx.state.principal!.userId);
+        ctx.body = await prompts.rollback(
+          ctx.state.projectId!,
+          ctx.params.prompt_id!,
+          parseVersionRef(body.version),
+          body.commit_message,
+          ctx.state.principal!.userId,
+        );
       },
     },
     {
-      method: 'PUT', path: `${ONE}/labels/:label`, operationId: 'setPromptLabel', tag, access: 'authenticated', need: 'write', body: 'PromptLabelSet',
+      method: 'PUT',
+      path: `${ONE}/labels/:label`,
+      operationId: 'setPromptLabel',
+      tag,
+      access: 'authenticated',
+      need: 'write',
+      body: 'PromptLabelSet',
       summary: 'Point a label at a version (labels are unique per prompt; `latest` is reserved)',
-      responses: { 200: { description: 'The label', schema: 'PromptLabel' }, 404: notFound, 422: { description: 'No such version', schema: 'Error' } },
+      responses: {
+        200: { description: 'The label', schema: 'PromptLabel' },
+        404: notFound,
+        422: { description: 'No such version', schema: 'Error' },
+      },
       async handler(ctx) {
-        ctx.body = await prompts.setLabel(ctx.state.projectId!, ctx.params.prompt_id!, ctx.params.label!, (ctx.state.body as { version: number }).version);
+        ctx.body = await prompts.setLabel(
+          ctx.state.projectId!,
+          ctx.params.prompt_id!,
+          ctx.params.label!,
+          (ctx.state.body as { version: number }).version,
+        );
       },
     },
     {
-      method: 'DELETE', path: `${ONE}/labels/:label`, operationId: 'deletePromptLabel', tag, access: 'authenticated', need: 'write',
+      method: 'DELETE',
+      path: `${ONE}/labels/:label`,
+      operationId: 'deletePromptLabel',
+      tag,
+      access: 'authenticated',
+      need: 'write',
       summary: 'Remove a label',
       responses: { 204: { description: 'Removed' }, 404: notFound },
       async handler(ctx) {
@@ -105,20 +187,45 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
       },
     },
     {
-      method: 'POST', path: `${ONE}/render`, operationId: 'renderPrompt', tag, access: 'authenticated', need: 'read', body: 'PromptRender',
+      method: 'POST',
+      path: `${ONE}/render`,
+      operationId: 'renderPrompt',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      body: 'PromptRender',
       summary: 'Fill the variables of a version (default latest); 422 names each missing variable',
-      responses: { 200: { description: 'Rendered', schema: 'PromptRendered' }, 404: notFound, 422: { description: 'Missing variables', schema: 'Error' } },
+      responses: {
+        200: { description: 'Rendered', schema: 'PromptRendered' },
+        404: notFound,
+        422: { description: 'Missing variables', schema: 'Error' },
+      },
       async handler(ctx) {
         const body = ctx.state.body as { version?: string | number; inputs: Record<string, unknown> };
-        ctx.body = await prompts.render(ctx.state.projectId!, ctx.params.prompt_id!, parseVersionRef(body.version ?? 'latest'), body.inputs);
+        ctx.body = await prompts.render(
+          ctx.state.projectId!,
+          ctx.params.prompt_id!,
+          parseVersionRef(body.version ?? 'latest'),
+          body.inputs,
+        );
       },
     },
     {
-      method: 'GET', path: `${ONE}/versions/:a/diff/:b`, operationId: 'diffPromptVersions', tag, access: 'authenticated', need: 'read',
+      method: 'GET',
+      path: `${ONE}/versions/:a/diff/:b`,
+      operationId: 'diffPromptVersions',
+      tag,
+      access: 'authenticated',
+      need: 'read',
       summary: 'Line diff of two versions: content and config',
       responses: { 200: { description: 'The diff', schema: 'PromptDiff' }, 404: notFound },
       async handler(ctx) {
-        ctx.body = await prompts.diff(ctx.state.projectId!, ctx.params.prompt_id!, parseVersionRef(ctx.params.a!, 'a'), parseVersionRef(ctx.params.b!, 'b'));
+        ctx.body = await prompts.diff(
+          ctx.state.projectId!,
+          ctx.params.prompt_id!,
+          parseVersionRef(ctx.params.a!, 'a'),
+          parseVersionRef(ctx.params.b!, 'b'),
+        );
       },
     },
   ];

@@ -16,15 +16,28 @@ export function spendRoutes(domain: Domain): RouteDef[] {
   const { stats, analytics, budgets, retention, breakdowns } = domain.spend;
   return [
     {
-      method: 'GET', path: `${P}/spend`, operationId: 'getSpendBreakdown', tag, access: 'authenticated', need: 'read', query: 'SpendBreakdownQuery',
-      summary: 'Spend grouped by time, provider, model, agent, user, session, tag, prompt or metadata.<key>, each also a filter; costliest first, the rest in `other`',
+      method: 'GET',
+      path: `${P}/spend`,
+      operationId: 'getSpendBreakdown',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'SpendBreakdownQuery',
+      summary:
+        'Spend grouped by time, provider, model, agent, user, session, tag, prompt or metadata.<key>, each also a filter; costliest first, the rest in `other`',
       responses: { 200: { description: 'The breakdown', schema: 'SpendBreakdown' } },
       async handler(ctx) {
         ctx.body = await breakdowns.breakdown(ctx.state.projectId!, ctx.state.query as BreakdownQuery);
       },
     },
     {
-      method: 'GET', path: `${P}/stats`, operationId: 'getProjectStats', tag, access: 'authenticated', need: 'read', query: 'StatsQuery',
+      method: 'GET',
+      path: `${P}/stats`,
+      operationId: 'getProjectStats',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'StatsQuery',
       summary: 'Spend of the project over whole UTC days (default: the last 30), from the daily rollups',
       responses: { 200: { description: 'Stats', schema: 'ProjectStats' } },
       async handler(ctx) {
@@ -32,7 +45,13 @@ export function spendRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: `${P}/prompts/:prompt_id/analytics`, operationId: 'getPromptAnalytics', tag, access: 'authenticated', need: 'read', query: 'PromptAnalyticsQuery',
+      method: 'GET',
+      path: `${P}/prompts/:prompt_id/analytics`,
+      operationId: 'getPromptAnalytics',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'PromptAnalyticsQuery',
       summary: 'Executions, cost, latency and tokens of one prompt, by version and by day (pre-aggregated)',
       responses: { 200: { description: 'Analytics', schema: 'PromptAnalytics' }, 404: { description: 'No such prompt', schema: 'Error' } },
       async handler(ctx) {
@@ -41,7 +60,12 @@ export function spendRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: `${P}/budget`, operationId: 'getBudget', tag, access: 'authenticated', need: 'read',
+      method: 'GET',
+      path: `${P}/budget`,
+      operationId: 'getBudget',
+      tag,
+      access: 'authenticated',
+      need: 'read',
       summary: 'The budget with month-to-date spend, status and alerts (budget_monthly_usd null when none is set)',
       responses: { 200: { description: 'The budget', schema: 'Budget' } },
       async handler(ctx) {
@@ -50,7 +74,13 @@ export function spendRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'PUT', path: `${P}/budget`, operationId: 'setBudget', tag, access: 'authenticated', need: 'admin', body: 'BudgetSet',
+      method: 'PUT',
+      path: `${P}/budget`,
+      operationId: 'setBudget',
+      tag,
+      access: 'authenticated',
+      need: 'admin',
+      body: 'BudgetSet',
       summary: 'Set the monthly budget (admin); the first answer carries the webhook signing secret',
       responses: { 200: { description: 'The budget', schema: 'Budget' } },
       async handler(ctx) {
@@ -58,16 +88,33 @@ export function spendRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: `${P}/budget/check`, operationId: 'checkBudget', tag, access: 'authenticated', need: 'read', ingest: true, query: 'BudgetCheckQuery',
-      summary: 'Pre-flight check before an LLM call, for the project budget and every scoped budget that applies (agent_id, user_id, tag): answered from memory or Redis (ingest keys allowed)',
+      method: 'GET',
+      path: `${P}/budget/check`,
+      operationId: 'checkBudget',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      ingest: true,
+      query: 'BudgetCheckQuery',
+      summary:
+        'Pre-flight check before an LLM call, for the project budget and every scoped budget that applies (agent_id, user_id, tag): answered from memory or Redis (ingest keys allowed)',
       responses: { 200: { description: 'Whether calls are allowed', schema: 'BudgetCheck' } },
       async handler(ctx) {
-        const [project, scoped] = await Promise.all([budgets.check(ctx.state.projectId!), domain.spend.scopedBudgets.check(ctx.state.projectId!, ctx.state.query as CheckQuery)]);
+        const [project, scoped] = await Promise.all([
+          budgets.check(ctx.state.projectId!),
+          domain.spend.scopedBudgets.check(ctx.state.projectId!, ctx.state.query as CheckQuery),
+        ]);
         ctx.body = { ...project, allowed: project.allowed && scoped.every((b) => b.allowed), budgets: scoped };
       },
     },
     {
-      method: 'POST', path: `${P}/reprice`, operationId: 'reprice', tag, access: 'authenticated', need: 'admin', body: 'RepriceRequest',
+      method: 'POST',
+      path: `${P}/reprice`,
+      operationId: 'reprice',
+      tag,
+      access: 'authenticated',
+      need: 'admin',
+      body: 'RepriceRequest',
       summary: 'Price executions again (admin): dry_run counts what would change; otherwise a job rewrites them as corrections',
       responses: {
         200: { description: 'Dry run: what would change', schema: 'RepriceDryRun' },
@@ -85,15 +132,28 @@ export function spendRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'GET', path: `${P}/reprice/:reprice_id`, operationId: 'getRepriceJob', tag, access: 'authenticated', need: 'admin',
+      method: 'GET',
+      path: `${P}/reprice/:reprice_id`,
+      operationId: 'getRepriceJob',
+      tag,
+      access: 'authenticated',
+      need: 'admin',
       summary: 'Progress of a repricing job (admin)',
-      responses: { 200: { description: 'The job', schema: 'RepriceJob' }, 404: { description: 'No such job in this project', schema: 'Error' } },
+      responses: {
+        200: { description: 'The job', schema: 'RepriceJob' },
+        404: { description: 'No such job in this project', schema: 'Error' },
+      },
       async handler(ctx) {
         ctx.body = await domain.reprice.get(ctx.state.projectId!, ctx.params.reprice_id!);
       },
     },
     {
-      method: 'GET', path: `${P}/retention`, operationId: 'getRetention', tag, access: 'authenticated', need: 'read',
+      method: 'GET',
+      path: `${P}/retention`,
+      operationId: 'getRetention',
+      tag,
+      access: 'authenticated',
+      need: 'read',
       summary: 'Raw-data retention of the project (days: null keeps everything)',
       responses: { 200: { description: 'Retention', schema: 'Retention' } },
       async handler(ctx) {
@@ -101,7 +161,13 @@ export function spendRoutes(domain: Domain): RouteDef[] {
       },
     },
     {
-      method: 'PUT', path: `${P}/retention`, operationId: 'setRetention', tag, access: 'authenticated', need: 'admin', body: 'RetentionSet',
+      method: 'PUT',
+      path: `${P}/retention`,
+      operationId: 'setRetention',
+      tag,
+      access: 'authenticated',
+      need: 'admin',
+      body: 'RetentionSet',
       summary: 'Set raw-data retention (admin): spans and executions older than N days go; daily spend stays',
       responses: { 200: { description: 'Retention', schema: 'Retention' } },
       async handler(ctx) {

@@ -14,20 +14,29 @@ import type { RouteDef } from './types.ts';
 export function traceRoutes(config: Config, ingest: TraceIngest): RouteDef[] {
   return [
     {
-      method: 'POST', path: '/api/v1/traces', operationId: 'ingestTraces', tag: 'traces', access: 'authenticated', need: 'write', ingest: true,
+      method: 'POST',
+      path: '/api/v1/traces',
+      operationId: 'ingestTraces',
+      tag: 'traces',
+      access: 'authenticated',
+      need: 'write',
+      ingest: true,
       query: 'TraceIngestQuery',
       summary: 'Ingest OpenTelemetry spans (OTLP/HTTP protobuf or JSON, or the flat JSON form)',
       rawBody: {
         description:
           'An OTLP ExportTraceServiceRequest (application/x-protobuf), OTLP/JSON (`resourceSpans`), ' +
           'or the flat form `{"spans":[...]}` (application/json). ' +
-          'Content-Encoding gzip or deflate. The project is the API key\'s, or the one `X-Project-Id` names among a token\'s projects.',
+          "Content-Encoding gzip or deflate. The project is the API key's, or the one `X-Project-Id` names among a token's projects.",
         contentTypes: { 'application/x-protobuf': undefined, 'application/json': undefined },
       },
       responses: {
-        200: { description:
+        200: {
+          description:
             'Stored. JSON requests get counts; ' +
-            'protobuf requests get an ExportTraceServiceResponse (partial_success when spans were rejected)', schema: 'TraceIngestResult' },
+            'protobuf requests get an ExportTraceServiceResponse (partial_success when spans were rejected)',
+          schema: 'TraceIngestResult',
+        },
         400: { description: 'Not a valid request, or no valid span in it', schema: 'Error' },
         413: { description: 'Body over MAX_BODY_BYTES, or over MAX_INFLATED_BYTES once inflated', schema: 'Error' },
         415: { description: 'Content-Type or Content-Encoding not supported', schema: 'Error' },

@@ -79,7 +79,13 @@ export function createAssembler(deps: AssemblerDeps) {
   /** One trace's rows to write (cancel + new, or new), or why not. */
   type Outcome = { kind: 'write'; rows: object[] } | { kind: 'same' } | { kind: 'skip' } | { kind: 'later'; dueAt: number };
 
-  async function assembleTrace(projectId: string, traceId: string, spans: StoredSpan[] | undefined, current: CurrentRows, summarizeDeps: SummarizeDeps): Promise<Outcome> {
+  async function assembleTrace(
+    projectId: string,
+    traceId: string,
+    spans: StoredSpan[] | undefined,
+    current: CurrentRows,
+    summarizeDeps: SummarizeDeps,
+  ): Promise<Outcome> {
     if (!spans || !spans.some((s) => s.span_class === 'inference')) return { kind: 'skip' }; // not an execution (yet)
     if (!spans.some((s) => !s.parent_span_id)) {
       let lastReceived = 0; // a loop, not Math.max(...): a trace may hold more spans than the stack has room for arguments
@@ -90,7 +96,10 @@ export function createAssembler(deps: AssemblerDeps) {
     if (!stored && current.located.has(traceId)) {
       // Indexed but its row is gone (retention removed it): it was counted once already; a replay
       // of its spans must not count it again.
-      deps.logger.warn({ project_id: projectId, trace_id: traceId }, 'spans for an execution whose row retention removed: not counted again');
+      deps.logger.warn(
+        { project_id: projectId, trace_id: traceId },
+        'spans for an execution whose row retention removed: not counted again',
+      );
       return { kind: 'same' };
     }
     // A correction keeps the prompt versions the execution recorded: `latest` or a label resolved
@@ -113,7 +122,9 @@ export function createAssembler(deps: AssemblerDeps) {
     if (stored && (stored.source !== 'otlp' || stored.content_hash === summary.contentHash)) return { kind: 'same' };
     const version = stored ? Number(stored.version) + 1 : 1;
     const rows: object[] = stored ? [{ ...stored, sign: -1 }] : [];
-    rows.push(executionRow(summary.row, { version, sign: 1, received_at: toClickHouseTime(new Date(now())), content_hash: summary.contentHash }));
+    rows.push(
+      executionRow(summary.row, { version, sign: 1, received_at: toClickHouseTime(new Date(now())), content_hash: summary.contentHash }),
+    );
     return { kind: 'write', rows };
   }
 
@@ -140,7 +151,10 @@ export function createAssembler(deps: AssemblerDeps) {
 
   /** Of these traces, the ones with spans, an execution or GenAI log events stored (light key reads, no FINAL): those are read back. */
   async function knownTraces(projectId: string, traceIds: string[]): Promise<Set<string>> {
-    const [withSpans, indexed] = await Promise.all([deps.spans.tracesWithSpans(projectId, traceIds), deps.executions.indexedTraces(projectId, traceIds)]);
+    const [withSpans, indexed] = await Promise.all([
+      deps.spans.tracesWithSpans(projectId, traceIds),
+      deps.executions.indexedTraces(projectId, traceIds),
+    ]);
     return new Set([...withSpans, ...indexed]);
   }
 
@@ -162,7 +176,10 @@ export function createAssembler(deps: AssemblerDeps) {
         const summary = await summarizeTrace(projectId, asReadBack(spans), summarizeDeps);
         rows.push(executionRow(summary.row, { version: 1, sign: 1, received_at: receivedAt, content_hash: summary.contentHash }));
       } catch (err) {
-        deps.logger.warn({ project_id: projectId, trace_id: traceId, err: { message: (err as Error).message } }, 'trace not assembled from its request; reading it back');
+        deps.logger.warn(
+          { project_id: projectId, trace_id: traceId, err: { message: (err as Error).message } },
+          'trace not assembled from its request; reading it back',
+        );
         notWritten.push(traceId);
       }
     }
@@ -171,7 +188,10 @@ export function createAssembler(deps: AssemblerDeps) {
       await deps.executions.insert(rows, dedupToken);
     } catch (err) {
       if (!isRefusedData(err)) throw err; // a store that is down: the loader tries the batch again
-      deps.logger.warn({ project_id: projectId, traces: rows.length, err: { message: (err as Error).message } }, 'executions refused as a batch; reading their traces back one by one');
+      deps.logger.warn(
+        { project_id: projectId, traces: rows.length, err: { message: (err as Error).message } },
+        'executions refused as a batch; reading their traces back one by one',
+      );
       return [...traces.keys()];
     }
     deps.onSpendMoved?.(projectId);
@@ -180,7 +200,11 @@ export function createAssembler(deps: AssemblerDeps) {
   }
 
   /** Assembles a project's share of a lease; returns the traces done and those due again later. */
-  async function assembleProject(lease: Lease, projectId: string, traceIds: string[]): Promise<{ done: TraceRef[]; later: Array<{ trace: TraceRef; dueAt: number }> }> {
+  async function assembleProject(
+    lease: Lease,
+    projectId: string,
+    traceIds: string[],
+  ): Promise<{ done: TraceRef[]; later: Array<{ trace: TraceRef; dueAt: number }> }> {
     const spansByTrace = await readSpans(projectId, traceIds);
     const current = await deps.executions.current(projectId, traceIds);
     const summarizeDeps = batchSummarizeDeps();
@@ -196,18 +220,32 @@ export function createAssembler(deps: AssemblerDeps) {
         else done.push(trace);
       } catch (err) {
         // One trace that cannot be assembled holds up no other: it is tried again later.
-        deps.logger.warn({ project_id: projectId, trace_id: traceId, err: { message: (err as Error).message } }, 'trace not assembled; retrying later');
+        deps.logger.warn(
+          { project_id: projectId, trace_id: traceId, err: { message: (err as Error).message } },
+          'trace not assembled; retrying later',
+        );
         later.push({ trace, dueAt: now() + FAILED_RETRY_MS });
       }
     }
     if (writes.length > 0) {
       // A trace whose lease ran out meanwhile is another worker's now: it writes, this one does not.
-      const held = await deps.pending.stillHeld(lease, writes.map((w) => w.trace));
+      const held = await deps.pending.stillHeld(
+        lease,
+        writes.map((w) => w.trace),
+      );
       const mine = writes.filter((_w, i) => held[i]);
       // One write per trace (its cancel and new rows together): the writer batches them into one
       // insert, and a trace whose rows the store refuses fails alone.
       const results = await Promise.allSettled(
-        mine.map((w) => deps.executionsWriter.write(w.rows, w.rows.reduce<number>((n, r) => n + String((r as { conversation_history?: string }).conversation_history ?? '').length + 1024, 0))),
+        mine.map((w) =>
+          deps.executionsWriter.write(
+            w.rows,
+            w.rows.reduce<number>(
+              (n, r) => n + String((r as { conversation_history?: string }).conversation_history ?? '').length + 1024,
+              0,
+            ),
+          ),
+        ),
       );
       let moved = false;
       results.forEach((r, i) => {
@@ -218,7 +256,10 @@ export function createAssembler(deps: AssemblerDeps) {
           deps.metrics.executionsAssembled.inc({ path: 'read_back' });
           deps.metrics.rowsWritten.inc({ table: 'executions' }, w.rows.length);
         } else {
-          deps.logger.warn({ project_id: projectId, trace_id: w.trace.traceId, err: { message: (r.reason as Error).message } }, 'execution not written; retrying later');
+          deps.logger.warn(
+            { project_id: projectId, trace_id: w.trace.traceId, err: { message: (r.reason as Error).message } },
+            'execution not written; retrying later',
+          );
           later.push({ trace: w.trace, dueAt: now() + FAILED_RETRY_MS });
         }
       });

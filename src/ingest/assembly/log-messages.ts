@@ -40,7 +40,11 @@ export function mergeLogEvents<S extends WithMessages>(spans: readonly S[], even
 }
 
 /** One trace's spans, every column, with its log events merged in (the hierarchy and the timeline read these). */
-export async function spansWithLogMessages(spans: Pick<SpanRepository, 'ofTrace' | 'logEvents'>, projectId: string, traceId: string): Promise<FullSpan[]> {
+export async function spansWithLogMessages(
+  spans: Pick<SpanRepository, 'ofTrace' | 'logEvents'>,
+  projectId: string,
+  traceId: string,
+): Promise<FullSpan[]> {
   const [list, events] = await Promise.all([spans.ofTrace(projectId, traceId), spans.logEvents(projectId, [traceId])]);
   return mergeLogEvents(list, events.get(traceId));
 }

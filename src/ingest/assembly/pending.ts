@@ -247,7 +247,16 @@ export function createRedisPendingTraces(redis: RedisStore, opts: { lockMs: numb
       redisCall(async () => {
         const token = crypto.randomUUID();
         if (traces.length === 0) return { traces: [], token };
-        const taken = (await r.eval(LOCK_FRESH, 2, dueKey, lockPrefix, now + opts.lockMs, opts.lockMs, token, ...traces.map(member))) as string[];
+        const taken = (await r.eval(
+          LOCK_FRESH,
+          2,
+          dueKey,
+          lockPrefix,
+          now + opts.lockMs,
+          opts.lockMs,
+          token,
+          ...traces.map(member),
+        )) as string[];
         leaseFloor.set(token, now + opts.lockMs);
         return { traces: taken.map(parse), token };
       }),

@@ -81,7 +81,14 @@ function vercelClass(id: string): SpanClass | undefined {
   }
 }
 
-function decided(ctx: SpanCtx, genaiOp: string | undefined, spanClass: SpanClass, rule: string, value: string, dialectOp: string): Classification {
+function decided(
+  ctx: SpanCtx,
+  genaiOp: string | undefined,
+  spanClass: SpanClass,
+  rule: string,
+  value: string,
+  dialectOp: string,
+): Classification {
   ctx.map('spanClass', value ? `${rule} (${value})` : rule);
   const operation = genaiOp ?? dialectOp;
   if (operation) ctx.map('operation', genaiOp ? 'gen_ai.operation.name' : rule);
@@ -103,7 +110,8 @@ export function classify(ctx: SpanCtx, groups: number): Classification {
     const springClass = springKind ? SPRING_KINDS[springKind] : undefined;
     if (springClass) return decided(ctx, genaiOp, springClass, 'spring.ai.kind', springKind!, springKind!);
 
-    if (genaiOp && Object.hasOwn(GENAI_OPS, genaiOp)) return decided(ctx, genaiOp, GENAI_OPS[genaiOp]!, 'gen_ai.operation.name', genaiOp, genaiOp);
+    if (genaiOp && Object.hasOwn(GENAI_OPS, genaiOp))
+      return decided(ctx, genaiOp, GENAI_OPS[genaiOp]!, 'gen_ai.operation.name', genaiOp, genaiOp);
   }
 
   const vercelId = (groups & G.CLASS ? asStr(a['ai.operationId']) : undefined) ?? (name.startsWith('ai.') ? name : undefined);

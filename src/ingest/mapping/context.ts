@@ -45,7 +45,7 @@ export function looksLikeJson(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 32 || c === 9 || c === 10 || c === 13) continue;
-    return c === 123 /* { */ || c === 91 /* [ */;
+    return c === 123 /* { */ || c === 91; /* [ */
   }
   return false;
 }

@@ -5,11 +5,26 @@
 import type { SpanClass } from '../../executions/span.ts';
 import { numberToDecimal } from '../../pricing/decimal.ts';
 import { asId, asStr, MALFORMED, parseStructured, preview, type SpanCtx } from './context.ts';
-import { AGENT_KEYS, AGENT_KEYS_TRACELOOP, COST_KEYS, MODEL_KEYS, SESSION_KEYS, TOOL_ARG_KEYS, TOOL_ID_KEYS, TOOL_NAME_KEYS, TOOL_RESULT_KEYS } from './keys.ts';
-
+import {
+  AGENT_KEYS,
+  AGENT_KEYS_TRACELOOP,
+  COST_KEYS,
+  MODEL_KEYS,
+  SESSION_KEYS,
+  TOOL_ARG_KEYS,
+  TOOL_ID_KEYS,
+  TOOL_NAME_KEYS,
+  TOOL_RESULT_KEYS,
+} from './keys.ts';
 
 /** The first key of `keys` holding a usable value (per `read`); later present keys are noted as superseded. */
-export function firstOf(ctx: SpanCtx, field: string, keys: readonly string[], read: (v: unknown) => string | undefined, what: string): string {
+export function firstOf(
+  ctx: SpanCtx,
+  field: string,
+  keys: readonly string[],
+  read: (v: unknown) => string | undefined,
+  what: string,
+): string {
   let found: string | undefined;
   let foundKey = '';
   for (const key of keys) {
@@ -44,7 +59,6 @@ export function mapAgent(ctx: SpanCtx): string {
   return firstOf(ctx, 'agentId', keys, asId, 'an agent name');
 }
 
-
 export function mapSession(ctx: SpanCtx): string {
   return firstOf(ctx, 'sessionId', SESSION_KEYS, asId, 'a session id');
 }
@@ -55,7 +69,6 @@ export interface ToolFields {
   toolArguments?: unknown;
   toolResult?: unknown;
 }
-
 
 /** A tool payload: JSON strings become their value, plain text stays text. */
 function payload(ctx: SpanCtx, keys: readonly string[], field: string): unknown {
@@ -82,9 +95,17 @@ export function mapTool(ctx: SpanCtx, spanClass: SpanClass): ToolFields {
   }
   const toolCallId = firstOf(ctx, 'toolCallId', TOOL_ID_KEYS, asId, 'a tool call id');
   const out: ToolFields = { toolName, toolCallId };
-  const args = payload(ctx, ctx.a['traceloop.span.kind'] === 'tool' ? [...TOOL_ARG_KEYS, 'traceloop.entity.input'] : TOOL_ARG_KEYS, 'toolArguments');
+  const args = payload(
+    ctx,
+    ctx.a['traceloop.span.kind'] === 'tool' ? [...TOOL_ARG_KEYS, 'traceloop.entity.input'] : TOOL_ARG_KEYS,
+    'toolArguments',
+  );
   if (args !== undefined) out.toolArguments = args;
-  const result = payload(ctx, ctx.a['traceloop.span.kind'] === 'tool' ? [...TOOL_RESULT_KEYS, 'traceloop.entity.output'] : TOOL_RESULT_KEYS, 'toolResult');
+  const result = payload(
+    ctx,
+    ctx.a['traceloop.span.kind'] === 'tool' ? [...TOOL_RESULT_KEYS, 'traceloop.entity.output'] : TOOL_RESULT_KEYS,
+    'toolResult',
+  );
   if (result !== undefined) out.toolResult = result;
   return out;
 }
@@ -136,7 +157,6 @@ export function toDecimalString(v: unknown): string | undefined {
   s = s.replace(/^0+(?=\d)/, '');
   return s;
 }
-
 
 /** The cost an inference span states itself; on any other span it would double its children's. */
 export function mapProvidedCost(ctx: SpanCtx, spanClass: SpanClass, notCountedReason: string): string | undefined {

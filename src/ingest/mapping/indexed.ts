@@ -76,7 +76,8 @@ export function scanKeys(ctx: SpanCtx): KeyScan {
       if (key.startsWith(TL_IN)) {
         if (isDigit(key.charCodeAt(TL_IN.length))) {
           if (!addIndexed((scan.tlIn ??= new Map()), key, TL_IN.length, a[key]!)) ctx.ignore(key, 'not an indexed message key');
-        } else if (key.startsWith(PROMPT_VAR) && key.length > PROMPT_VAR.length && key !== `${PROMPT_VAR}__proto__`) (scan.promptVars ??= {})[key.slice(PROMPT_VAR.length)] = a[key]!;
+        } else if (key.startsWith(PROMPT_VAR) && key.length > PROMPT_VAR.length && key !== `${PROMPT_VAR}__proto__`)
+          (scan.promptVars ??= {})[key.slice(PROMPT_VAR.length)] = a[key]!;
       } else if (key.startsWith(TL_OUT) && isDigit(key.charCodeAt(TL_OUT.length))) {
         if (!addIndexed((scan.tlOut ??= new Map()), key, TL_OUT.length, a[key]!)) ctx.ignore(key, 'not an indexed message key');
       }
@@ -128,8 +129,10 @@ export function rebuildIndexed(indexed: Indexed, defaultRole: string): Normalize
     let fn: Record<string, AttrValue> | undefined;
     for (const [key, value] of fields) {
       const rest = key.startsWith('message.') ? key.slice(8) : key;
-      if (rest.charCodeAt(0) === 99 /* c */ && rest.startsWith('contents.')) subIndex(rest, 'contents.', (contents ??= new Map()), 'message_content.', value);
-      else if (rest.charCodeAt(0) === 116 /* t */ && rest.startsWith('tool_calls.')) subIndex(rest, 'tool_calls.', (calls ??= new Map()), 'tool_call.', value);
+      if (rest.charCodeAt(0) === 99 /* c */ && rest.startsWith('contents.'))
+        subIndex(rest, 'contents.', (contents ??= new Map()), 'message_content.', value);
+      else if (rest.charCodeAt(0) === 116 /* t */ && rest.startsWith('tool_calls.'))
+        subIndex(rest, 'tool_calls.', (calls ??= new Map()), 'tool_call.', value);
       else if (rest === '__proto__' || rest === 'function_call.__proto__') continue;
       else if (rest.startsWith('function_call.')) (fn ??= {})[rest.slice(14)] = value;
       else raw[rest] = value;
@@ -141,10 +144,15 @@ export function rebuildIndexed(indexed: Indexed, defaultRole: string): Normalize
       });
     }
     if (calls) {
-      raw['tool_calls'] = sorted(calls).map((c) => ({ id: c['id'] ?? '', name: c['function.name'] ?? c['name'] ?? '', arguments: c['function.arguments'] ?? c['arguments'] ?? null }));
+      raw['tool_calls'] = sorted(calls).map((c) => ({
+        id: c['id'] ?? '',
+        name: c['function.name'] ?? c['name'] ?? '',
+        arguments: c['function.arguments'] ?? c['arguments'] ?? null,
+      }));
     }
     if (fn) raw['function_call'] = fn;
-    if (raw['role'] === undefined && raw['content'] === undefined && raw['tool_calls'] === undefined && raw['function_call'] === undefined) continue;
+    if (raw['role'] === undefined && raw['content'] === undefined && raw['tool_calls'] === undefined && raw['function_call'] === undefined)
+      continue;
     normalizeMessage(raw, defaultRole, out);
   }
   return out;

@@ -44,8 +44,23 @@ export const MODEL_KEYS = [
 
 export const PROVIDER_KEYS = ['gen_ai.provider.name', 'gen_ai.system', 'llm.provider', 'llm.system', 'ai.model.provider'];
 
-export const USAGE_IN = ['gen_ai.usage.input_tokens', 'gen_ai.usage.prompt_tokens', 'llm.token_count.prompt', 'ai.usage.inputTokens', 'ai.usage.promptTokens', 'llm.usage.prompt_tokens', 'ai.usage.tokens'];
-export const USAGE_OUT = ['gen_ai.usage.output_tokens', 'gen_ai.usage.completion_tokens', 'llm.token_count.completion', 'ai.usage.outputTokens', 'ai.usage.completionTokens', 'llm.usage.completion_tokens'];
+export const USAGE_IN = [
+  'gen_ai.usage.input_tokens',
+  'gen_ai.usage.prompt_tokens',
+  'llm.token_count.prompt',
+  'ai.usage.inputTokens',
+  'ai.usage.promptTokens',
+  'llm.usage.prompt_tokens',
+  'ai.usage.tokens',
+];
+export const USAGE_OUT = [
+  'gen_ai.usage.output_tokens',
+  'gen_ai.usage.completion_tokens',
+  'llm.token_count.completion',
+  'ai.usage.outputTokens',
+  'ai.usage.completionTokens',
+  'llm.usage.completion_tokens',
+];
 export const USAGE_CACHE_READ = [
   'gen_ai.usage.cache_read.input_tokens',
   'gen_ai.usage.cache_read_input_tokens',
@@ -76,7 +91,14 @@ export const COST_KEYS = ['gen_ai.usage.cost', 'llm.cost.total', 'operation.cost
 
 /** traceloop.entity.name names an agent only on a traceloop.span.kind=agent span; Pydantic AI v2's agent_name last. */
 export const AGENT_KEYS = ['gen_ai.agent.id', 'gen_ai.agent.name', 'agent.name', 'ai.telemetry.functionId', 'agent_name'];
-export const AGENT_KEYS_TRACELOOP = ['gen_ai.agent.id', 'gen_ai.agent.name', 'agent.name', 'traceloop.entity.name', 'ai.telemetry.functionId', 'agent_name'];
+export const AGENT_KEYS_TRACELOOP = [
+  'gen_ai.agent.id',
+  'gen_ai.agent.name',
+  'agent.name',
+  'traceloop.entity.name',
+  'ai.telemetry.functionId',
+  'agent_name',
+];
 
 export const SESSION_KEYS = [
   'gen_ai.conversation.id',
@@ -88,7 +110,13 @@ export const SESSION_KEYS = [
   'gcp.vertex.agent.session_id',
 ];
 
-export const USER_KEYS = ['user.id', 'langfuse.user.id', 'ai.telemetry.metadata.userId', 'traceloop.association.properties.user_id', 'enduser.id'];
+export const USER_KEYS = [
+  'user.id',
+  'langfuse.user.id',
+  'ai.telemetry.metadata.userId',
+  'traceloop.association.properties.user_id',
+  'enduser.id',
+];
 export const TAG_KEYS = ['tag.tags', 'langfuse.trace.tags', 'ai.telemetry.metadata.tags'];
 export const METADATA_OBJECT_KEYS = ['metadata', 'langfuse.trace.metadata'];
 /** Families of `<prefix><key>` metadata, gathered by the attribute scan (indexed.ts). */
@@ -96,8 +124,24 @@ export const METADATA_PREFIXES = ['langfuse.trace.metadata.', 'traceloop.associa
 
 export const TOOL_NAME_KEYS = ['gen_ai.tool.name', 'tool.name', 'ai.toolCall.name', 'spring.ai.tool.definition.name'];
 export const TOOL_ID_KEYS = ['gen_ai.tool.call.id', 'ai.toolCall.id', 'tool_call.id', 'tool.id'];
-export const TOOL_ARG_KEYS = ['gen_ai.tool.call.arguments', 'ai.toolCall.args', 'ai.toolCall.input', 'spring.ai.tool.call.arguments', 'tool_arguments', 'gcp.vertex.agent.tool_call_args', 'input.value'];
-export const TOOL_RESULT_KEYS = ['gen_ai.tool.call.result', 'ai.toolCall.result', 'ai.toolCall.output', 'spring.ai.tool.call.result', 'tool_response', 'gcp.vertex.agent.tool_response', 'output.value'];
+export const TOOL_ARG_KEYS = [
+  'gen_ai.tool.call.arguments',
+  'ai.toolCall.args',
+  'ai.toolCall.input',
+  'spring.ai.tool.call.arguments',
+  'tool_arguments',
+  'gcp.vertex.agent.tool_call_args',
+  'input.value',
+];
+export const TOOL_RESULT_KEYS = [
+  'gen_ai.tool.call.result',
+  'ai.toolCall.result',
+  'ai.toolCall.output',
+  'spring.ai.tool.call.result',
+  'tool_response',
+  'gcp.vertex.agent.tool_response',
+  'output.value',
+];
 
 export const PROMPT_KEYS = [
   'traceloom.prompt.id',

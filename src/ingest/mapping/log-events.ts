@@ -48,9 +48,14 @@ function eventAttributes(name: string, rec: DecodedLogRecord): Attributes {
 
 export function mapLogRecord(rec: DecodedLogRecord): LogEventMapping {
   const eventName = eventNameOf(rec);
-  if (!eventName) return { kind: 'ignored', eventName, reason: 'not an event (no event_name, no event.name attribute): plain logs are not kept' };
+  if (!eventName)
+    return { kind: 'ignored', eventName, reason: 'not an event (no event_name, no event.name attribute): plain logs are not kept' };
   if (!GENAI_LOG_EVENTS.has(eventName)) {
-    return { kind: 'ignored', eventName, reason: eventName.startsWith('gen_ai.') ? `${eventName} carries no message content: not kept` : `not a GenAI event: not kept` };
+    return {
+      kind: 'ignored',
+      eventName,
+      reason: eventName.startsWith('gen_ai.') ? `${eventName} carries no message content: not kept` : `not a GenAI event: not kept`,
+    };
   }
   const problem = idProblem(rec.traceId, rec.spanId, '');
   if (problem !== undefined) return { kind: 'ignored', eventName, reason: `cannot be joined to a span (${problem})` };
@@ -60,8 +65,21 @@ export function mapLogRecord(rec: DecodedLogRecord): LogEventMapping {
 }
 
 const NO_SPAN: Omit<DecodedSpan, 'events'> = {
-  traceId: '', spanId: '', parentSpanId: '', name: '', kind: 0, startTimeNs: 0n, endTimeNs: 0n, attributes: {}, links: [],
-  statusCode: 0, statusMessage: '', resource: {}, scopeName: '', scopeVersion: '', truncated: [],
+  traceId: '',
+  spanId: '',
+  parentSpanId: '',
+  name: '',
+  kind: 0,
+  startTimeNs: 0n,
+  endTimeNs: 0n,
+  attributes: {},
+  links: [],
+  statusCode: 0,
+  statusMessage: '',
+  resource: {},
+  scopeName: '',
+  scopeVersion: '',
+  truncated: [],
 };
 
 /** The messages a span's GenAI log events hold, read like span events (in the order given). */

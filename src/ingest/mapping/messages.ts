@@ -129,7 +129,8 @@ function choiceMessage(attrs: Record<string, AttrValue>, out: Msgs): void {
   let message: unknown = attrs['message'];
   if (typeof message === 'string') message = parseLoose(message) ?? message;
   let raw: Record<string, unknown>;
-  if (isObj(message) && (message['content'] !== undefined || message['role'] !== undefined || message['tool_calls'] !== undefined)) raw = { ...message };
+  if (isObj(message) && (message['content'] !== undefined || message['role'] !== undefined || message['tool_calls'] !== undefined))
+    raw = { ...message };
   else raw = { role: 'assistant', content: message ?? null };
   if (raw['tool_calls'] === undefined && attrs['tool_calls'] !== undefined) raw['tool_calls'] = attrs['tool_calls'];
   normalizeMessage(raw, 'assistant', out);
@@ -147,7 +148,8 @@ const perMessage: Source = {
     }
     if (want.output) {
       r.output = [];
-      const order = (e: DecodedEvent): number => (typeof e.attributes['index'] === 'number' ? e.attributes['index'] : Number(e.attributes['index'] ?? 0) || 0);
+      const order = (e: DecodedEvent): number =>
+        typeof e.attributes['index'] === 'number' ? e.attributes['index'] : Number(e.attributes['index'] ?? 0) || 0;
       for (const e of [...ev.choices].sort((x, y) => order(x) - order(y))) choiceMessage(e.attributes, r.output);
     }
     return r;
@@ -178,8 +180,17 @@ const contentEvents: Source = {
 const vercel: Source = {
   label: ['ai.prompt.messages', 'ai.response.text / ai.response.toolCalls'],
   hasIn: (ctx) => ctx.has('ai.prompt.messages') || ctx.has('ai.prompt'),
-  hasOut: (ctx) => ctx.has('ai.response.text') || ctx.has('ai.response.toolCalls') || ctx.has('ai.response.object') || ctx.has('ai.result.text') || ctx.has('ai.result.toolCalls') || ctx.has('ai.result.object'),
-  read: (ctx, _ev, _scan, want) => ({ input: want.input ? vercelPrompt(ctx) : undefined, output: want.output ? vercelResponse(ctx) : undefined }),
+  hasOut: (ctx) =>
+    ctx.has('ai.response.text') ||
+    ctx.has('ai.response.toolCalls') ||
+    ctx.has('ai.response.object') ||
+    ctx.has('ai.result.text') ||
+    ctx.has('ai.result.toolCalls') ||
+    ctx.has('ai.result.object'),
+  read: (ctx, _ev, _scan, want) => ({
+    input: want.input ? vercelPrompt(ctx) : undefined,
+    output: want.output ? vercelResponse(ctx) : undefined,
+  }),
 };
 
 /** A dialect that flattens messages into indexed keys (`<prefix>.N.*`), gathered by the attribute scan. */

@@ -14,9 +14,37 @@ type Obj = Record<string, unknown>;
 type ToolCall = { id: string; name: string; arguments: unknown };
 
 const ROLES: Record<string, string> = { model: 'assistant', ai: 'assistant', human: 'user' };
-const LANGCHAIN_ROLES: Record<string, string> = { HumanMessage: 'user', AIMessage: 'assistant', SystemMessage: 'system', ToolMessage: 'tool', FunctionMessage: 'tool', ChatMessage: 'user' };
-const SKIPPED_PARTS = new Set(['reasoning', 'thinking', 'redacted_thinking', 'server_tool_call', 'server_tool_call_response', 'compaction', 'step-start', 'source']);
-const MEDIA_PARTS = new Set(['blob', 'file', 'uri', 'image', 'image_url', 'input_image', 'input_audio', 'input_file', 'audio', 'document', 'video']);
+const LANGCHAIN_ROLES: Record<string, string> = {
+  HumanMessage: 'user',
+  AIMessage: 'assistant',
+  SystemMessage: 'system',
+  ToolMessage: 'tool',
+  FunctionMessage: 'tool',
+  ChatMessage: 'user',
+};
+const SKIPPED_PARTS = new Set([
+  'reasoning',
+  'thinking',
+  'redacted_thinking',
+  'server_tool_call',
+  'server_tool_call_response',
+  'compaction',
+  'step-start',
+  'source',
+]);
+const MEDIA_PARTS = new Set([
+  'blob',
+  'file',
+  'uri',
+  'image',
+  'image_url',
+  'input_image',
+  'input_audio',
+  'input_file',
+  'audio',
+  'document',
+  'video',
+]);
 
 export function normRole(v: unknown, fallback: string): string {
   const r = asStr(v)?.toLowerCase();
@@ -42,7 +70,8 @@ function readToolCall(c: unknown): ToolCall | undefined {
   if (!isObj(c)) return undefined;
   const fn = c['function'];
   if (isObj(fn)) return toolCall(c['id'], fn['name'], fn['arguments']); // OpenAI
-  if (c['toolCallId'] !== undefined || c['toolName'] !== undefined) return toolCall(c['toolCallId'], c['toolName'], c['input'] ?? c['args']); // AI SDK
+  if (c['toolCallId'] !== undefined || c['toolName'] !== undefined)
+    return toolCall(c['toolCallId'], c['toolName'], c['input'] ?? c['args']); // AI SDK
   if (c['name'] !== undefined) return toolCall(c['id'] ?? c['call_id'], c['name'], c['arguments'] ?? c['args'] ?? c['input']);
   return undefined;
 }
@@ -60,7 +89,12 @@ function readToolCalls(v: unknown, into: ToolCall[]): void {
 /** Text of a tool result in any form: strings as sent, AI SDK {type,value} outputs, content blocks flattened. */
 function resultText(v: unknown, depth = 0): string {
   if (typeof v === 'string') return v;
-  if (depth < 4 && Array.isArray(v) && v.length > 0 && v.every((b) => isObj(b) && (typeof b['text'] === 'string' || b['json'] !== undefined))) {
+  if (
+    depth < 4 &&
+    Array.isArray(v) &&
+    v.length > 0 &&
+    v.every((b) => isObj(b) && (typeof b['text'] === 'string' || b['json'] !== undefined))
+  ) {
     return v.map((b) => (typeof (b as Obj)['text'] === 'string' ? ((b as Obj)['text'] as string) : toText((b as Obj)['json']))).join('\n');
   }
   if (isObj(v) && typeof v['type'] === 'string' && 'value' in v && Object.keys(v).length <= 3) return resultText(v['value'], depth + 1); // AI SDK output
@@ -68,7 +102,8 @@ function resultText(v: unknown, depth = 0): string {
 }
 
 function media(p: Obj, kind: string): string {
-  const uri = asStr(p['uri']) ?? asStr(p['url']) ?? asStr(p['file_id']) ?? asStr(isObj(p['image_url']) ? p['image_url']['url'] : p['image_url']);
+  const uri =
+    asStr(p['uri']) ?? asStr(p['url']) ?? asStr(p['file_id']) ?? asStr(isObj(p['image_url']) ? p['image_url']['url'] : p['image_url']);
   const label = asStr(p['modality']) ?? asStr(p['mediaType']) ?? asStr(p['mime_type']) ?? (kind.includes('image') ? 'image' : kind);
   return uri && !uri.startsWith('data:') ? `[${label} ${uri}]` : `[${label}]`;
 }
@@ -163,7 +198,29 @@ function contentBlocks(s: string): unknown[] | undefined {
   return undefined;
 }
 
-const BLOCK_TYPES = new Set(['text', 'input_text', 'output_text', 'tool_call', 'tool-call', 'tool_use', 'tool_call_response', 'tool-result', 'tool_result', 'function_call', 'function_call_output', 'reasoning', 'thinking', 'image', 'image_url', 'input_image', 'file', 'blob', 'uri', 'document', 'audio']);
+const BLOCK_TYPES = new Set([
+  'text',
+  'input_text',
+  'output_text',
+  'tool_call',
+  'tool-call',
+  'tool_use',
+  'tool_call_response',
+  'tool-result',
+  'tool_result',
+  'function_call',
+  'function_call_output',
+  'reasoning',
+  'thinking',
+  'image',
+  'image_url',
+  'input_image',
+  'file',
+  'blob',
+  'uri',
+  'document',
+  'audio',
+]);
 
 /** A content block of a known family; a JSON value a tool returned (objects of its own) is not one. */
 function isBlock(b: unknown): boolean {
@@ -181,7 +238,8 @@ function addContent(content: unknown, acc: Acc, depth: number): void {
   } else if (Array.isArray(content)) {
     for (const b of content.slice(0, LIMITS.parts)) addPart(b, acc);
   } else if (isObj(content)) {
-    if (Array.isArray(content['parts']) && depth < 4) addContent(content['parts'], acc, depth + 1); // Gemini Content
+    if (Array.isArray(content['parts']) && depth < 4)
+      addContent(content['parts'], acc, depth + 1); // Gemini Content
     else addPart(content, acc);
   } else if (typeof content === 'number' || typeof content === 'boolean') acc.texts.push(String(content));
 }
@@ -201,14 +259,21 @@ export function normalizeMessage(raw: unknown, defaultRole: string, out: Normali
     const cls = String(m['id'][m['id'].length - 1] ?? '');
     m = m['kwargs'];
     role = LANGCHAIN_ROLES[cls] ?? defaultRole;
-  } else if (m['role'] === undefined && typeof m['type'] === 'string' && (m['type'] === 'function_call' || m['type'] === 'function_call_output')) {
+  } else if (
+    m['role'] === undefined &&
+    typeof m['type'] === 'string' &&
+    (m['type'] === 'function_call' || m['type'] === 'function_call_output')
+  ) {
     const acc: Acc = { texts: [], calls: [], results: [] };
     addPart(m, acc); // OpenAI Responses items outside a message
     if (acc.calls.length) out.push({ role: 'assistant', content: null, tool_calls: acc.calls });
     out.push(...acc.results);
     return;
   } else {
-    const t = m['role'] === undefined && typeof m['type'] === 'string' && ['human', 'ai', 'system', 'tool'].includes(m['type']) ? m['type'] : m['role'];
+    const t =
+      m['role'] === undefined && typeof m['type'] === 'string' && ['human', 'ai', 'system', 'tool'].includes(m['type'])
+        ? m['type']
+        : m['role'];
     role = normRole(t, defaultRole);
   }
 

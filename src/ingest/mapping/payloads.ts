@@ -47,7 +47,8 @@ export function valueInput(ctx: SpanCtx): Msgs {
   if (isObj(v)) {
     if (Array.isArray(v['messages'])) return normalizeMessages(v['messages'], 'user');
     if (Array.isArray(v['input'])) return normalizeMessages(v['input'], 'user');
-    if (typeof v['input'] === 'string' || typeof v['prompt'] === 'string') return [{ role: 'user', content: (v['input'] ?? v['prompt']) as string }];
+    if (typeof v['input'] === 'string' || typeof v['prompt'] === 'string')
+      return [{ role: 'user', content: (v['input'] ?? v['prompt']) as string }];
   }
   return raw === undefined || raw === null ? [] : [{ role: 'user', content: toText(raw) }];
 }
@@ -59,7 +60,8 @@ export function valueOutput(ctx: SpanCtx): Msgs {
   if (isObj(v)) {
     if (Array.isArray(v['choices'])) {
       const out: Msgs = [];
-      for (const c of v['choices']) if (isObj(c)) normalizeMessage(c['message'] ?? { role: 'assistant', content: c['text'] ?? null }, 'assistant', out);
+      for (const c of v['choices'])
+        if (isObj(c)) normalizeMessage(c['message'] ?? { role: 'assistant', content: c['text'] ?? null }, 'assistant', out);
       if (out.length) return out;
     }
     if (Array.isArray(v['output'])) return normalizeMessages(v['output'], 'assistant');

@@ -49,7 +49,8 @@ export function mapPromptUsages(ctx: SpanCtx, scan: KeyScan): SpanPromptUsage[] 
     add(list, u);
     sources.push('traceloom.prompt.id');
   } else {
-    for (const k of ['traceloom.prompt.id', 'traceloom.prompt.version', 'traceloom.prompt.inputs']) if (a[k] !== undefined) ctx.ignore(k, k.endsWith('.id') ? `not a prompt id: ${preview(a[k])}` : 'no traceloom.prompt.id on the span');
+    for (const k of ['traceloom.prompt.id', 'traceloom.prompt.version', 'traceloom.prompt.inputs'])
+      if (a[k] !== undefined) ctx.ignore(k, k.endsWith('.id') ? `not a prompt id: ${preview(a[k])}` : 'no traceloom.prompt.id on the span');
   }
 
   const gaName = asId(a['gen_ai.prompt.name']);
@@ -60,7 +61,8 @@ export function mapPromptUsages(ctx: SpanCtx, scan: KeyScan): SpanPromptUsage[] 
     if (scan.promptVars) u.inputs = { ...scan.promptVars };
     add(list, u);
     sources.push('gen_ai.prompt.name');
-  } else if (a['gen_ai.prompt.version'] !== undefined || scan.promptVars) ctx.ignore('gen_ai.prompt.version / gen_ai.prompt.variable.*', 'no gen_ai.prompt.name on the span');
+  } else if (a['gen_ai.prompt.version'] !== undefined || scan.promptVars)
+    ctx.ignore('gen_ai.prompt.version / gen_ai.prompt.variable.*', 'no gen_ai.prompt.name on the span');
 
   const lfName = asId(a['langfuse.observation.prompt.name']);
   if (lfName) {
@@ -72,9 +74,11 @@ export function mapPromptUsages(ctx: SpanCtx, scan: KeyScan): SpanPromptUsage[] 
   }
 
   const oiVersion = versionRef(a['llm.prompt_template.version']);
-  const oiPresent = oiVersion !== undefined || a['llm.prompt_template.variables'] !== undefined || a['llm.prompt_template.template'] !== undefined;
+  const oiPresent =
+    oiVersion !== undefined || a['llm.prompt_template.variables'] !== undefined || a['llm.prompt_template.template'] !== undefined;
   if (oiPresent) {
-    if (list.length === 0) ctx.ignore('llm.prompt_template.*', 'OpenInference names no prompt id: set traceloom.prompt.id to link the template');
+    if (list.length === 0)
+      ctx.ignore('llm.prompt_template.*', 'OpenInference names no prompt id: set traceloom.prompt.id to link the template');
     else {
       const first = list[0]!;
       const vars = a['llm.prompt_template.variables'] !== undefined ? inputsObject(ctx, 'llm.prompt_template.variables') : undefined;

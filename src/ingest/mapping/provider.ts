@@ -4,7 +4,6 @@
 import { asStr, type SpanCtx } from './context.ts';
 import { PROVIDER_KEYS } from './keys.ts';
 
-
 /** Spellings seen in the wild → semconv value (reference §1.2 and §2.12). */
 const ALIASES: Record<string, string> = {
   openai: 'openai',
@@ -109,7 +108,8 @@ export function providerFromHost(address: string): string | undefined {
   const colon = host.lastIndexOf(':');
   if (colon > 0 && !host.includes(']')) host = host.slice(0, colon);
   if (hostIs(host, 'openai.azure.com') || hostIs(host, 'cognitiveservices.azure.com')) return 'azure.ai.openai';
-  if (hostIs(host, 'services.ai.azure.com') || hostIs(host, 'inference.ai.azure.com') || hostIs(host, 'models.ai.azure.com')) return 'azure.ai.inference';
+  if (hostIs(host, 'services.ai.azure.com') || hostIs(host, 'inference.ai.azure.com') || hostIs(host, 'models.ai.azure.com'))
+    return 'azure.ai.inference';
   if (hostIs(host, 'openai.com')) return 'openai';
   if (hostIs(host, 'anthropic.com')) return 'anthropic';
   if (host.includes('bedrock') && hostIs(host, 'amazonaws.com')) return 'aws.bedrock';
@@ -126,8 +126,10 @@ export function providerFromHost(address: string): string | undefined {
 }
 
 // Bedrock model ids: `anthropic.claude-…-v1:0`, with an optional cross-region inference prefix.
-const BEDROCK_MODEL = /^(?:(?:us|eu|apac|ap|global|us-gov|jp|au|ca)\.)?(?:anthropic|amazon|meta|cohere|mistral|ai21|deepseek|writer|qwen|openai|twelvelabs|stability|luma)\.[a-z0-9]/;
-const OPENAI_MODEL = /^(?:gpt-|gpt4|chatgpt|o[1-9](?:-|$)|text-embedding-(?:3|ada)|davinci|babbage|dall-e|whisper|tts-|omni-moderation|codex-|computer-use)/;
+const BEDROCK_MODEL =
+  /^(?:(?:us|eu|apac|ap|global|us-gov|jp|au|ca)\.)?(?:anthropic|amazon|meta|cohere|mistral|ai21|deepseek|writer|qwen|openai|twelvelabs|stability|luma)\.[a-z0-9]/;
+const OPENAI_MODEL =
+  /^(?:gpt-|gpt4|chatgpt|o[1-9](?:-|$)|text-embedding-(?:3|ada)|davinci|babbage|dall-e|whisper|tts-|omni-moderation|codex-|computer-use)/;
 const MISTRAL_MODEL = /^(?:mistral|mixtral|codestral|ministral|magistral|pixtral|devstral|voxtral|open-mistral|open-mixtral)/;
 const COHERE_MODEL = /^(?:command|embed-english|embed-multilingual|rerank-|c4ai-)/;
 

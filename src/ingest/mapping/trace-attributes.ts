@@ -90,7 +90,8 @@ function metadata(ctx: SpanCtx, prefixed: readonly string[]): Record<string, str
       return false;
     }
     const text = toText(value);
-    if (text.length > BOUNDS.metadataValue) ctx.ignore(source, `metadata value of ${text.length} characters cut to ${BOUNDS.metadataValue}`);
+    if (text.length > BOUNDS.metadataValue)
+      ctx.ignore(source, `metadata value of ${text.length} characters cut to ${BOUNDS.metadataValue}`);
     out[cut(key, BOUNDS.tag)] = cut(text, BOUNDS.metadataValue);
     return true;
   };

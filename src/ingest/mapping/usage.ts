@@ -13,7 +13,15 @@
 //    output_tokens, excludes thoughts.
 import type { SpanUsage } from '../../executions/span.ts';
 import { asCount, isObj, preview, type SpanCtx } from './context.ts';
-import { USAGE_CACHE_READ as CACHE_READ, USAGE_CACHE_WRITE as CACHE_WRITE, USAGE_IN, USAGE_NO_CACHE, USAGE_OUT, USAGE_REASONING as REASONING, USAGE_TOTAL as TOTAL } from './keys.ts';
+import {
+  USAGE_CACHE_READ as CACHE_READ,
+  USAGE_CACHE_WRITE as CACHE_WRITE,
+  USAGE_IN,
+  USAGE_NO_CACHE,
+  USAGE_OUT,
+  USAGE_REASONING as REASONING,
+  USAGE_TOTAL as TOTAL,
+} from './keys.ts';
 
 const IN = USAGE_IN;
 const OUT = USAGE_OUT;
@@ -104,7 +112,10 @@ export function readUsage(ctx: SpanCtx, usageKeys: readonly string[]): UsageResu
   }
 
   const vercelProvider = typeof ctx.a['ai.model.provider'] === 'string' ? ctx.a['ai.model.provider'].toLowerCase() : '';
-  const vercelLegacy = vercelProvider !== '' && ctx.a['ai.usage.inputTokenDetails.noCacheTokens'] === undefined && ctx.a['ai.usage.inputTokenDetails.cacheReadTokens'] === undefined;
+  const vercelLegacy =
+    vercelProvider !== '' &&
+    ctx.a['ai.usage.inputTokenDetails.noCacheTokens'] === undefined &&
+    ctx.a['ai.usage.inputTokenDetails.cacheReadTokens'] === undefined;
   if (vercelLegacy && (!cacheRead || !cacheWrite || !reasoning)) {
     const md = fromProviderMetadata(ctx);
     if (!cacheRead && md.cacheRead !== undefined) cacheRead = { value: md.cacheRead, key: 'ai.response.providerMetadata' };
@@ -164,6 +175,7 @@ export function readUsage(ctx: SpanCtx, usageKeys: readonly string[]): UsageResu
   if (outExcludesReasoning) tokensOut += rs;
 
   const keys: string[] = [];
-  for (const c of [input, output, cacheRead, cacheWrite, reasoning, input ? undefined : noCache]) if (c && !keys.includes(c.key)) keys.push(c.key);
+  for (const c of [input, output, cacheRead, cacheWrite, reasoning, input ? undefined : noCache])
+    if (c && !keys.includes(c.key)) keys.push(c.key);
   return { usage: { tokensIn, tokensOut, cachedIn: cr, cacheWriteIn: cw, reasoning: rs }, keys, conversions };
 }

@@ -4,7 +4,16 @@
 // (`{"spans":[{trace_id, span_name, attributes:{...}}]}`). Per-span problems reject that span;
 // only a document of neither shape is a 400.
 import { badRequest } from '../../errors.ts';
-import { DEFAULT_DECODE_LIMITS, type Attributes, type DecodedEvent, type DecodedLink, type DecodedSpan, type DecodeLimits, type DecodeResult, type RejectedSpan } from '../../executions/span.ts';
+import {
+  DEFAULT_DECODE_LIMITS,
+  type Attributes,
+  type DecodedEvent,
+  type DecodedLink,
+  type DecodedSpan,
+  type DecodeLimits,
+  type DecodeResult,
+  type RejectedSpan,
+} from '../../executions/span.ts';
 import { addNote, countNote, echoId, idProblem, spanKindFrom, statusCodeFrom } from './validate.ts';
 import { DIGITS, hexId, isObj, JsonAttributeReader, nsFrom, pick, show, str, type Obj } from './json-attributes.ts';
 
@@ -90,27 +99,40 @@ class JsonTraceDecoder extends JsonAttributeReader {
       const notes: string[] = [];
       this.notes = notes;
       const status = isObj(s.status) ? s.status : {};
-      const kindRaw = flat ? s.span_kind ?? s.kind : s.kind;
+      const kindRaw = flat ? (s.span_kind ?? s.kind) : s.kind;
       const kind = spanKindFrom(kindRaw);
-      if (kind === undefined) throw new Reject(`${flat ? 'span_kind' : 'kind'}: must be 0-5 or a SpanKind name such as CLIENT; got ${show(kindRaw)}`);
-      const codeRaw = flat ? s.status_code ?? status.code : status.code;
+      if (kind === undefined)
+        throw new Reject(`${flat ? 'span_kind' : 'kind'}: must be 0-5 or a SpanKind name such as CLIENT; got ${show(kindRaw)}`);
+      const codeRaw = flat ? (s.status_code ?? status.code) : status.code;
       const statusCode = statusCodeFrom(codeRaw);
-      if (statusCode === undefined) throw new Reject(`${flat ? 'status_code' : 'status.code'}: must be 0-2 or UNSET, OK, ERROR; got ${show(codeRaw)}`);
+      if (statusCode === undefined)
+        throw new Reject(`${flat ? 'status_code' : 'status.code'}: must be 0-2 or UNSET, OK, ERROR; got ${show(codeRaw)}`);
       const startTimeNs = this.time(s, flat ? 'start_time_ns' : 'startTimeUnixNano', 'start_time_unix_nano');
       const endTimeNs = this.time(s, flat ? 'end_time_ns' : 'endTimeUnixNano', 'end_time_unix_nano');
       this.ctx = 'name';
       this.attrKey = '';
-      const name = this.cut(str(flat ? s.span_name ?? s.name : s.name));
+      const name = this.cut(str(flat ? (s.span_name ?? s.name) : s.name));
       this.ctx = 'status.message';
-      const statusMessage = this.cut(str(flat ? s.status_message ?? status.message : status.message));
+      const statusMessage = this.cut(str(flat ? (s.status_message ?? status.message) : status.message));
       const attributes = this.attributes(s.attributes, notes, 'attributes');
       const events = this.events(s.events, flat);
       const links = this.links(s.links);
       const scope = flat && isObj(s.scope) ? s.scope : undefined;
       if (resourceNotes.length > 0) notes.push(...resourceNotes);
       this.spans.push({
-        traceId: traceId!, spanId: spanId!, parentSpanId: parentSpanId!, name, kind, startTimeNs, endTimeNs, attributes, events, links,
-        statusCode, statusMessage, resource,
+        traceId: traceId!,
+        spanId: spanId!,
+        parentSpanId: parentSpanId!,
+        name,
+        kind,
+        startTimeNs,
+        endTimeNs,
+        attributes,
+        events,
+        links,
+        statusCode,
+        statusMessage,
+        resource,
         scopeName: scope ? str(scope.name) : flat ? str(s.scope_name) : scopeName,
         scopeVersion: scope ? str(scope.version) : flat ? str(s.scope_version) : scopeVersion,
         truncated: notes,
@@ -124,7 +146,8 @@ class JsonTraceDecoder extends JsonAttributeReader {
   private time(s: Obj, key: string, alt: string): bigint {
     const v = s[key] !== undefined ? s[key] : s[alt];
     const ns = nsFrom(v);
-    if (ns === undefined) throw new Reject(`${key}: must be an integer number of nanoseconds since the epoch (a string or a number); got ${show(v)}`);
+    if (ns === undefined)
+      throw new Reject(`${key}: must be an integer number of nanoseconds since the epoch (a string or a number); got ${show(v)}`);
     return ns;
   }
 
@@ -138,7 +161,8 @@ class JsonTraceDecoder extends JsonAttributeReader {
       if (!isObj(e)) continue;
       const raw = pick(e, 'timeUnixNano', 'time_unix_nano') ?? e.time_ns;
       const timeNs = raw === undefined && flat ? eventTimeFrom(e.timestamp) : nsFrom(raw);
-      if (timeNs === undefined) throw new Reject(`events[${i}]: time must be an integer number of nanoseconds; got ${show(raw ?? e.timestamp)}`);
+      if (timeNs === undefined)
+        throw new Reject(`events[${i}]: time must be an integer number of nanoseconds; got ${show(raw ?? e.timestamp)}`);
       out.push({ name: str(e.name), timeNs, attributes: this.attributes(e.attributes, this.notes, `events[${i}].attributes`) });
     }
     return out;
@@ -158,5 +182,4 @@ class JsonTraceDecoder extends JsonAttributeReader {
     }
     return out;
   }
-
 }

@@ -44,7 +44,21 @@ class JsonLogsDecoder extends JsonAttributeReader {
     const index = this.records.length;
     const notes: string[] = [];
     if (!isObj(rec)) {
-      this.records.push({ index, timeNs: 0n, observedTimeNs: 0n, severityNumber: 0, severityText: '', eventName: '', body: null, attributes: {}, traceId: '', spanId: '', resource, scopeName, truncated: ['log record: not an object'] });
+      this.records.push({
+        index,
+        timeNs: 0n,
+        observedTimeNs: 0n,
+        severityNumber: 0,
+        severityText: '',
+        eventName: '',
+        body: null,
+        attributes: {},
+        traceId: '',
+        spanId: '',
+        resource,
+        scopeName,
+        truncated: ['log record: not an object'],
+      });
       return;
     }
     this.notes = notes;

@@ -40,7 +40,8 @@ class LogsRequestDecoder extends AttributeReader {
       else this.skip(tag, end);
     }
     this.done(end);
-    if (attrsSent > this.limits.maxAttributes) addNote(resourceNotes, countNote('resource.attributes', attrsSent, this.limits.maxAttributes));
+    if (attrsSent > this.limits.maxAttributes)
+      addNote(resourceNotes, countNote('resource.attributes', attrsSent, this.limits.maxAttributes));
     if (resourceNotes.length > 0) for (let i = first; i < this.records.length; i++) this.records[i]!.truncated.push(...resourceNotes);
   }
 
@@ -75,16 +76,30 @@ class LogsRequestDecoder extends AttributeReader {
     const r = this.r;
     const notes: string[] = [];
     const attributes: Attributes = {};
-    let timeNs = 0n, observedTimeNs = 0n, severityNumber = 0, severityText = '', eventName = '', traceId = '', spanId = '', attrsSent = 0;
+    let timeNs = 0n,
+      observedTimeNs = 0n,
+      severityNumber = 0,
+      severityText = '',
+      eventName = '',
+      traceId = '',
+      spanId = '',
+      attrsSent = 0;
     let body: AttrValue = null;
     this.notes = notes;
     while (r.pos < end) {
       const tag = r.uint32();
       switch (tag) {
-        case 0x09: timeNs = this.fixed64(end); break;
-        case 0x10: severityNumber = r.uint32(); break;
-        case 0x1a: severityText = this.string(end); break;
-        case 0x2a: { // 5 body (AnyValue)
+        case 0x09:
+          timeNs = this.fixed64(end);
+          break;
+        case 0x10:
+          severityNumber = r.uint32();
+          break;
+        case 0x1a:
+          severityText = this.string(end);
+          break;
+        case 0x2a: {
+          // 5 body (AnyValue)
           const stop = this.sub(end);
           this.ctx = 'body';
           this.ctxIndex = -1;
@@ -92,19 +107,41 @@ class LogsRequestDecoder extends AttributeReader {
           body = this.anyValue(stop, 0);
           break;
         }
-        case 0x32: this.attribute(end, attributes, attrsSent++, 'attributes', -1); break;
-        case 0x4a: traceId = this.id(end); break;
-        case 0x52: spanId = this.id(end); break;
-        case 0x59: observedTimeNs = this.fixed64(end); break;
-        case 0x62: eventName = this.string(end); break;
-        default: this.skip(tag, end);
+        case 0x32:
+          this.attribute(end, attributes, attrsSent++, 'attributes', -1);
+          break;
+        case 0x4a:
+          traceId = this.id(end);
+          break;
+        case 0x52:
+          spanId = this.id(end);
+          break;
+        case 0x59:
+          observedTimeNs = this.fixed64(end);
+          break;
+        case 0x62:
+          eventName = this.string(end);
+          break;
+        default:
+          this.skip(tag, end);
       }
     }
     this.done(end);
     if (attrsSent > this.limits.maxAttributes) addNote(notes, countNote('attributes', attrsSent, this.limits.maxAttributes));
     this.records.push({
-      index: this.records.length, timeNs, observedTimeNs, severityNumber: severityNumber > 24 ? 0 : severityNumber, severityText, eventName, body, attributes,
-      traceId, spanId, resource, scopeName: '', truncated: notes,
+      index: this.records.length,
+      timeNs,
+      observedTimeNs,
+      severityNumber: severityNumber > 24 ? 0 : severityNumber,
+      severityText,
+      eventName,
+      body,
+      attributes,
+      traceId,
+      spanId,
+      resource,
+      scopeName: '',
+      truncated: notes,
     });
   }
 }

@@ -2,7 +2,16 @@
 // Only the fields we keep are decoded; everything else is skipped by wire type. Every declared
 // length is checked against its enclosing message before anything is read or allocated, so a
 // hostile body costs at most one pass over its own bytes. Field numbers: reference part 4.
-import { DEFAULT_DECODE_LIMITS, type Attributes, type DecodedEvent, type DecodedLink, type DecodedSpan, type DecodeLimits, type DecodeResult, type RejectedSpan } from '../../executions/span.ts';
+import {
+  DEFAULT_DECODE_LIMITS,
+  type Attributes,
+  type DecodedEvent,
+  type DecodedLink,
+  type DecodedSpan,
+  type DecodeLimits,
+  type DecodeResult,
+  type RejectedSpan,
+} from '../../executions/span.ts';
 import { addNote, countNote, echoId, idProblem, knownOr0 } from './validate.ts';
 import { AttributeReader, decodeOrRefuse, T_LEN1, T_LEN2, T_LEN3, T_LEN4 } from './proto-attributes.ts';
 
@@ -58,7 +67,8 @@ class TraceRequestDecoder extends AttributeReader {
   private scopeSpans(end: number, resource: Attributes): void {
     const r = this.r;
     const first = this.spans.length;
-    let name = '', version = '';
+    let name = '',
+      version = '';
     while (r.pos < end) {
       const tag = r.uint32();
       if (tag === T_LEN2) this.span(this.sub(end), resource, name, version);
@@ -92,37 +102,62 @@ class TraceRequestDecoder extends AttributeReader {
     const attributes: Attributes = {};
     const events: DecodedEvent[] = [];
     const links: DecodedLink[] = [];
-    let traceId = '', spanId = '', parentSpanId = '', name = '', statusMessage = '';
-    let kind = 0, statusCode = 0, attrsSent = 0, eventsSent = 0;
-    let startTimeNs = 0n, endTimeNs = 0n;
+    let traceId = '',
+      spanId = '',
+      parentSpanId = '',
+      name = '',
+      statusMessage = '';
+    let kind = 0,
+      statusCode = 0,
+      attrsSent = 0,
+      eventsSent = 0;
+    let startTimeNs = 0n,
+      endTimeNs = 0n;
     this.notes = notes;
     while (r.pos < end) {
       const tag = r.uint32();
       switch (tag) {
-        case 0x0a: traceId = this.id(end); break; // 1 trace_id
-        case 0x12: spanId = this.id(end); break; // 2 span_id
-        case 0x22: parentSpanId = this.id(end); break; // 4 parent_span_id
+        case 0x0a:
+          traceId = this.id(end);
+          break; // 1 trace_id
+        case 0x12:
+          spanId = this.id(end);
+          break; // 2 span_id
+        case 0x22:
+          parentSpanId = this.id(end);
+          break; // 4 parent_span_id
         case 0x2a: // 5 name
           this.ctx = 'name';
           this.ctxIndex = -1;
           this.attrKey = '';
           name = this.cutString(end);
           break;
-        case 0x30: kind = r.uint32(); break; // 6 kind
-        case 0x39: startTimeNs = this.fixed64(end); break; // 7 start_time_unix_nano
-        case 0x41: endTimeNs = this.fixed64(end); break; // 8 end_time_unix_nano
-        case 0x4a: this.attribute(end, attributes, attrsSent++, 'attributes', -1); break; // 9 attributes
+        case 0x30:
+          kind = r.uint32();
+          break; // 6 kind
+        case 0x39:
+          startTimeNs = this.fixed64(end);
+          break; // 7 start_time_unix_nano
+        case 0x41:
+          endTimeNs = this.fixed64(end);
+          break; // 8 end_time_unix_nano
+        case 0x4a:
+          this.attribute(end, attributes, attrsSent++, 'attributes', -1);
+          break; // 9 attributes
         case 0x5a: // 11 events
           if (eventsSent++ < limits.maxEvents) events.push(this.event(this.sub(end), events.length));
           else r.pos = this.sub(end);
           break;
-        case 0x6a: links.push(this.link(this.sub(end), links.length)); break; // 13 links
+        case 0x6a:
+          links.push(this.link(this.sub(end), links.length));
+          break; // 13 links
         case 0x7a: // 15 status
           this.status(this.sub(end));
           statusCode = this.statusCode;
           statusMessage = this.statusMessage;
           break;
-        default: this.skip(tag, end);
+        default:
+          this.skip(tag, end);
       }
     }
     this.done(end);
@@ -134,8 +169,22 @@ class TraceRequestDecoder extends AttributeReader {
       return;
     }
     this.spans.push({
-      traceId, spanId, parentSpanId, name, kind: knownOr0(kind, 5), startTimeNs, endTimeNs, attributes, events, links,
-      statusCode: knownOr0(statusCode, 2), statusMessage, resource, scopeName, scopeVersion, truncated: notes,
+      traceId,
+      spanId,
+      parentSpanId,
+      name,
+      kind: knownOr0(kind, 5),
+      startTimeNs,
+      endTimeNs,
+      attributes,
+      events,
+      links,
+      statusCode: knownOr0(statusCode, 2),
+      statusMessage,
+      resource,
+      scopeName,
+      scopeVersion,
+      truncated: notes,
     });
   }
 
@@ -143,7 +192,9 @@ class TraceRequestDecoder extends AttributeReader {
   private event(end: number, i: number): DecodedEvent {
     const r = this.r;
     const attributes: Attributes = {};
-    let timeNs = 0n, name = '', sent = 0;
+    let timeNs = 0n,
+      name = '',
+      sent = 0;
     while (r.pos < end) {
       const tag = r.uint32();
       if (tag === 0x09) timeNs = this.fixed64(end);
@@ -160,7 +211,9 @@ class TraceRequestDecoder extends AttributeReader {
   private link(end: number, i: number): DecodedLink {
     const r = this.r;
     const attributes: Attributes = {};
-    let traceId = '', spanId = '', sent = 0;
+    let traceId = '',
+      spanId = '',
+      sent = 0;
     while (r.pos < end) {
       const tag = r.uint32();
       if (tag === T_LEN1) traceId = this.id(end);
@@ -190,5 +243,4 @@ class TraceRequestDecoder extends AttributeReader {
     }
     this.done(end);
   }
-
 }

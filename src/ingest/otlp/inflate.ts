@@ -17,7 +17,8 @@ export async function inflateBody(body: Buffer, contentEncoding: string | undefi
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== '' && c !== 'identity');
   for (const c of codings) {
-    if (!SUPPORTED.has(c)) throw new UnsupportedMediaType(`Content-Encoding "${c.slice(0, 40)}" is not supported; send gzip, deflate or identity`);
+    if (!SUPPORTED.has(c))
+      throw new UnsupportedMediaType(`Content-Encoding "${c.slice(0, 40)}" is not supported; send gzip, deflate or identity`);
   }
   let out = body;
   for (let i = codings.length - 1; i >= 0; i--) out = await inflateOne(out, codings[i]!, maxInflatedBytes);

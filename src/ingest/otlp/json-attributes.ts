@@ -27,7 +27,8 @@ export function hexId(v: unknown, bytes: number): string | null {
     }
     return hex ? v.toLowerCase() : null;
   }
-  if (Array.isArray(v) && v.length <= 64 && v.every((x) => Number.isInteger(x) && x >= 0 && x <= 255)) return Buffer.from(v as number[]).toString('hex');
+  if (Array.isArray(v) && v.length <= 64 && v.every((x) => Number.isInteger(x) && x >= 0 && x <= 255))
+    return Buffer.from(v as number[]).toString('hex');
   return null;
 }
 
@@ -131,32 +132,55 @@ export class JsonAttributeReader {
     for (const k in v) {
       const x = v[k];
       switch (k) {
-        case 'stringValue': case 'string_value':
+        case 'stringValue':
+        case 'string_value':
           out = typeof x === 'string' ? this.cut(x) : x === null ? null : this.invalid(k, x);
           break;
-        case 'boolValue': case 'bool_value':
+        case 'boolValue':
+        case 'bool_value':
           out = typeof x === 'boolean' ? x : x === 'true' ? true : x === 'false' ? false : this.invalid(k, x);
           break;
-        case 'intValue': case 'int_value':
-          out = typeof x === 'number' && Number.isInteger(x) ? (Number.isSafeInteger(x) ? x : BigInt(x).toString()) : typeof x === 'string' && INT.test(x) && x.length <= 20 ? int64Value(BigInt.asIntN(64, BigInt(x))) : this.invalid(k, x);
+        case 'intValue':
+        case 'int_value':
+          out =
+            typeof x === 'number' && Number.isInteger(x)
+              ? Number.isSafeInteger(x)
+                ? x
+                : BigInt(x).toString()
+              : typeof x === 'string' && INT.test(x) && x.length <= 20
+                ? int64Value(BigInt.asIntN(64, BigInt(x)))
+                : this.invalid(k, x);
           break;
-        case 'doubleValue': case 'double_value':
-          out = typeof x === 'number' ? x : typeof x === 'string' && x.trim() !== '' && !Number.isNaN(Number(x)) ? Number(x) : x === 'NaN' ? NaN : this.invalid(k, x);
+        case 'doubleValue':
+        case 'double_value':
+          out =
+            typeof x === 'number'
+              ? x
+              : typeof x === 'string' && x.trim() !== '' && !Number.isNaN(Number(x))
+                ? Number(x)
+                : x === 'NaN'
+                  ? NaN
+                  : this.invalid(k, x);
           break;
-        case 'bytesValue': case 'bytes_value':
+        case 'bytesValue':
+        case 'bytes_value':
           out = typeof x === 'string' ? this.cut(x) : this.invalid(k, x);
           break;
-        case 'arrayValue': case 'array_value': {
+        case 'arrayValue':
+        case 'array_value': {
           const values = isObj(x) ? x.values : undefined;
           out = this.tooDeep(depth) ? null : Array.isArray(values) ? values.map((e) => this.anyValue(e, depth + 1)) : [];
           break;
         }
-        case 'kvlistValue': case 'kvlist_value': {
+        case 'kvlistValue':
+        case 'kvlist_value': {
           const values = isObj(x) ? x.values : undefined;
           if (this.tooDeep(depth)) out = null;
           else {
             const obj: { [key: string]: AttrValue } = {};
-            if (Array.isArray(values)) for (const kv of values) if (isObj(kv) && typeof kv.key === 'string') setAttr(obj, kv.key, this.anyValue(kv.value, depth + 1));
+            if (Array.isArray(values))
+              for (const kv of values)
+                if (isObj(kv) && typeof kv.key === 'string') setAttr(obj, kv.key, this.anyValue(kv.value, depth + 1));
             out = obj;
           }
           break;

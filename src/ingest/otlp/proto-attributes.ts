@@ -15,7 +15,11 @@ export function decodeOrRefuse(message: string, decode: () => void): void {
     if (err instanceof DomainError) throw err;
     // protobufjs throws RangeError("index out of range ...") when a read runs off the buffer.
     const text = err instanceof Error ? err.message : String(err);
-    const what = text.startsWith('index out of range') ? `truncated (${text})` : err instanceof RangeError ? `values nested too deeply (${text})` : text;
+    const what = text.startsWith('index out of range')
+      ? `truncated (${text})`
+      : err instanceof RangeError
+        ? `values nested too deeply (${text})`
+        : text;
     throw badRequest(`Request body is not a valid OTLP ${message}: ${what}`);
   }
 }
@@ -117,13 +121,26 @@ export abstract class AttributeReader extends WireReader {
     while (r.pos < end) {
       const tag = r.uint32();
       switch (tag) {
-        case 0x0a: v = this.cutString(end); break; // 1 string_value
-        case 0x10: v = r.bool(); break; // 2 bool_value
-        case 0x18: v = this.int64(end); break; // 3 int_value
-        case 0x21: v = r.double(); break; // 4 double_value
-        case 0x2a: v = this.container(this.sub(end), depth, false); break; // 5 array_value
-        case 0x32: v = this.container(this.sub(end), depth, true); break; // 6 kvlist_value
-        case 0x3a: { // 7 bytes_value, kept as base64
+        case 0x0a:
+          v = this.cutString(end);
+          break; // 1 string_value
+        case 0x10:
+          v = r.bool();
+          break; // 2 bool_value
+        case 0x18:
+          v = this.int64(end);
+          break; // 3 int_value
+        case 0x21:
+          v = r.double();
+          break; // 4 double_value
+        case 0x2a:
+          v = this.container(this.sub(end), depth, false);
+          break; // 5 array_value
+        case 0x32:
+          v = this.container(this.sub(end), depth, true);
+          break; // 6 kvlist_value
+        case 0x3a: {
+          // 7 bytes_value, kept as base64
           const stop = this.sub(end);
           const start = r.pos;
           r.pos = stop;
@@ -134,7 +151,8 @@ export abstract class AttributeReader extends WireReader {
           }
           break;
         }
-        default: this.skip(tag, end);
+        default:
+          this.skip(tag, end);
       }
     }
     this.done(end);

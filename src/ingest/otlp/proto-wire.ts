@@ -10,7 +10,8 @@ interface Slicers {
   utf8Slice?: (start: number, end: number) => string;
   hexSlice?: (start: number, end: number) => string;
 }
-const FAST_SLICE = typeof (Buffer.prototype as Slicers).utf8Slice === 'function' && typeof (Buffer.prototype as Slicers).hexSlice === 'function';
+const FAST_SLICE =
+  typeof (Buffer.prototype as Slicers).utf8Slice === 'function' && typeof (Buffer.prototype as Slicers).hexSlice === 'function';
 export const utf8 = (buf: Buffer, start: number, end: number): string =>
   FAST_SLICE ? (buf as Slicers).utf8Slice!(start, end) : buf.toString('utf8', start, end);
 const hex = (buf: Buffer, start: number, end: number): string =>
@@ -44,12 +45,21 @@ export abstract class WireReader {
     const r = this.r;
     if (tag >>> 3 === 0) throw new Malformed(`invalid field number 0 at offset ${r.pos}`);
     switch (tag & 7) {
-      case 0: r.skip(); break;
-      case 1: r.skip(8); break;
-      case 2: r.pos = this.sub(end); break;
-      case 5: r.skip(4); break;
+      case 0:
+        r.skip();
+        break;
+      case 1:
+        r.skip(8);
+        break;
+      case 2:
+        r.pos = this.sub(end);
+        break;
+      case 5:
+        r.skip(4);
+        break;
       // 3 and 4 are the deprecated groups, which OTLP never uses; 6 and 7 do not exist.
-      default: throw new Malformed(`invalid wire type ${tag & 7} for field ${tag >>> 3} at offset ${r.pos}`);
+      default:
+        throw new Malformed(`invalid wire type ${tag & 7} for field ${tag >>> 3} at offset ${r.pos}`);
     }
     if (r.pos > end) throw new Malformed(`field ${tag >>> 3} runs past the end of its message (offset ${end})`);
   }
@@ -100,5 +110,4 @@ export abstract class WireReader {
     this.r.pos = pos;
     return int64Value(BigInt.asIntN(64, v));
   }
-
 }

@@ -56,7 +56,8 @@ function Summary({ e }: { e: Execution }) {
         <dl class="facts">
           <dt>Status</dt>
           <dd>
-            <Badge kind={e.status === 'ok' ? 'ok' : 'bad'}>{e.status}</Badge> {e.error_message && <span class="error-text">{e.error_message}</span>}
+            <Badge kind={e.status === 'ok' ? 'ok' : 'bad'}>{e.status}</Badge>{' '}
+            {e.error_message && <span class="error-text">{e.error_message}</span>}
           </dd>
           <dt>Agent</dt>
           <dd>{e.agent_id || '—'}</dd>
@@ -79,14 +80,22 @@ function Summary({ e }: { e: Execution }) {
           {e.tags && e.tags.length > 0 && (
             <>
               <dt>Tags</dt>
-              <dd>{e.tags.map((t) => <Badge>{t}</Badge>)}</dd>
+              <dd>
+                {e.tags.map((t) => (
+                  <Badge>{t}</Badge>
+                ))}
+              </dd>
             </>
           )}
         </dl>
       </Card>
       <Card title="Cost and tokens" class="cost">
         <div class="stats">
-          <Stat label="Cost" value={e.cost_source === 'unpriced' ? <Badge kind="warn">unpriced</Badge> : usd(e.cost_usd)} title={`${e.cost_usd} USD`} />
+          <Stat
+            label="Cost"
+            value={e.cost_source === 'unpriced' ? <Badge kind="warn">unpriced</Badge> : usd(e.cost_usd)}
+            title={`${e.cost_usd} USD`}
+          />
           <Stat label="Tokens in" value={int(e.tokens_in)} />
           <Stat label="Tokens out" value={int(e.tokens_out)} />
         </div>
@@ -133,8 +142,8 @@ function TemplateUsages({ projectId, e }: { projectId: string; e: Execution }) {
     return (
       <Empty title="No prompt template recorded">
         <p>
-          Record which prompt version an LLM call used: the <code>traceloom.prompt.id</code> / <code>traceloom.prompt.version</code> span attributes, or <code>template_usages</code> in a direct
-          record (docs/traces.md, docs/executions.md).
+          Record which prompt version an LLM call used: the <code>traceloom.prompt.id</code> / <code>traceloom.prompt.version</code> span
+          attributes, or <code>template_usages</code> in a direct record (docs/traces.md, docs/executions.md).
         </p>
       </Empty>
     );
@@ -156,7 +165,9 @@ function TemplateUsages({ projectId, e }: { projectId: string; e: Execution }) {
           {usages.map((u) => (
             <tr>
               <td>
-                <Link href={`/projects/${enc(projectId)}/prompts/${enc(u.prompt_id)}${u.version ? `?version=${u.version}` : ''}`}>{u.prompt_id}</Link>
+                <Link href={`/projects/${enc(projectId)}/prompts/${enc(u.prompt_id)}${u.version ? `?version=${u.version}` : ''}`}>
+                  {u.prompt_id}
+                </Link>
               </td>
               <td>{u.version ? `v${u.version}` : '—'}</td>
               <td>{u.version_ref ?? '—'}</td>

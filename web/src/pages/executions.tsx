@@ -8,7 +8,18 @@ import type { ExecutionList, ExecutionListItem } from '../types.ts';
 import { Badge, Card, Empty, Form, Load, useApi } from '../ui.tsx';
 import { ExportButtons } from './export.tsx';
 
-export const FILTERS = ['provider', 'model', 'agent_id', 'status', 'min_cost', 'max_cost', 'start', 'end', 'has_templates', 'prompt_id'] as const;
+export const FILTERS = [
+  'provider',
+  'model',
+  'agent_id',
+  'status',
+  'min_cost',
+  'max_cost',
+  'start',
+  'end',
+  'has_templates',
+  'prompt_id',
+] as const;
 type Filter = (typeof FILTERS)[number];
 
 const WINDOWS: Array<[string, number]> = [
@@ -66,7 +77,17 @@ export function Executions({ projectId }: { projectId: string }) {
         <h1>Executions</h1>
         <ExportButtons path={`${base}/export`} filters={filters} />
       </header>
-      <FilterBar filters={filters} onApply={(f) => navigate(withParams({ path: loc.path, params: new URLSearchParams(f) }, { limit: limit === '50' ? null : limit, sort: loc.params.get('sort') }))} />
+      <FilterBar
+        filters={filters}
+        onApply={(f) =>
+          navigate(
+            withParams(
+              { path: loc.path, params: new URLSearchParams(f) },
+              { limit: limit === '50' ? null : limit, sort: loc.params.get('sort') },
+            ),
+          )
+        }
+      />
       <Load state={list} label="Loading executions…">
         {(data) =>
           data.items.length === 0 && !cursor ? (
@@ -84,12 +105,16 @@ export function Executions({ projectId }: { projectId: string }) {
             <Card>
               <div class="table-head">
                 <span>
-                  <strong>{int(data.total)}</strong> execution{data.total === 1 ? '' : 's'} {list.loading && <span class="muted">· refreshing…</span>}
+                  <strong>{int(data.total)}</strong> execution{data.total === 1 ? '' : 's'}{' '}
+                  {list.loading && <span class="muted">· refreshing…</span>}
                 </span>
                 <span class="pager">
                   <label>
                     Rows{' '}
-                    <select value={limit} onChange={(e) => navigate(withParams(loc, { limit: (e.target as HTMLSelectElement).value, cursor: null }))}>
+                    <select
+                      value={limit}
+                      onChange={(e) => navigate(withParams(loc, { limit: (e.target as HTMLSelectElement).value, cursor: null }))}
+                    >
                       {['25', '50', '100', '200'].map((n) => (
                         <option value={n}>{n}</option>
                       ))}
@@ -130,7 +155,12 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
     const nextSort = on && !sort.startsWith('-') ? `-${k}` : on ? null : k;
     return (
       <th class={`sortable ${cls}`} aria-sort={on ? (sort.startsWith('-') ? 'descending' : 'ascending') : 'none'}>
-        <button type="button" class="link" title="Sorts the rows of this page (the API lists newest first)" onClick={() => navigate(withParams(loc, { sort: nextSort }), { replace: true })}>
+        <button
+          type="button"
+          class="link"
+          title="Sorts the rows of this page (the API lists newest first)"
+          onClick={() => navigate(withParams(loc, { sort: nextSort }), { replace: true })}
+        >
           {label} {on ? (sort.startsWith('-') ? '▼' : '▲') : ''}
         </button>
       </th>
@@ -156,7 +186,12 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
           {rows.map((e) => {
             const href = `/projects/${enc(projectId)}/executions/${enc(e.trace_id)}`;
             return (
-              <tr key={e.trace_id} data-trace-id={e.trace_id} class="clickable" onClick={(ev) => !(ev.target as HTMLElement).closest('a') && navigate(href)}>
+              <tr
+                key={e.trace_id}
+                data-trace-id={e.trace_id}
+                class="clickable"
+                onClick={(ev) => !(ev.target as HTMLElement).closest('a') && navigate(href)}
+              >
                 <td>
                   <Link href={href} title={e.trace_id}>
                     {utc(e.started_at)}
@@ -240,11 +275,21 @@ function FilterBar({ filters, onApply }: { filters: URLSearchParams; onApply(f: 
       </label>
       <label>
         From (UTC)
-        <input name="start" type="datetime-local" value={toLocalInput(f.start)} onInput={(e) => setF({ ...f, start: fromLocalInput((e.target as HTMLInputElement).value) })} />
+        <input
+          name="start"
+          type="datetime-local"
+          value={toLocalInput(f.start)}
+          onInput={(e) => setF({ ...f, start: fromLocalInput((e.target as HTMLInputElement).value) })}
+        />
       </label>
       <label>
         To (UTC)
-        <input name="end" type="datetime-local" value={toLocalInput(f.end)} onInput={(e) => setF({ ...f, end: fromLocalInput((e.target as HTMLInputElement).value) })} />
+        <input
+          name="end"
+          type="datetime-local"
+          value={toLocalInput(f.end)}
+          onInput={(e) => setF({ ...f, end: fromLocalInput((e.target as HTMLInputElement).value) })}
+        />
       </label>
       <div class="windows">
         Last
@@ -274,8 +319,8 @@ function NoExecutionsYet() {
       <pre>{`export OTEL_EXPORTER_OTLP_ENDPOINT=${endpoint}   # the exporter appends /v1/traces
 export OTEL_EXPORTER_OTLP_HEADERS=x-api-key=tl_...`}</pre>
       <p>
-        Spans of generative-AI calls become executions here within seconds. You can also record one directly with <code>POST /api/projects/&lt;project&gt;/executions</code> (see{' '}
-        <a href="/api/openapi.json">the API document</a>).
+        Spans of generative-AI calls become executions here within seconds. You can also record one directly with{' '}
+        <code>POST /api/projects/&lt;project&gt;/executions</code> (see <a href="/api/openapi.json">the API document</a>).
       </p>
     </Empty>
   );

@@ -43,7 +43,14 @@ export function RenderPreview({ base, p }: { base: string; p: PromptWithLatest }
     <div class="grid two">
       <Card
         title="Inputs"
-        actions={<VersionSelect name="render-version" value={v} latest={p.latest_version} onChange={(n) => navigate(withParams(loc, { version: String(n) }), { replace: true })} />}
+        actions={
+          <VersionSelect
+            name="render-version"
+            value={v}
+            latest={p.latest_version}
+            onChange={(n) => navigate(withParams(loc, { version: String(n) }), { replace: true })}
+          />
+        }
       >
         <Load state={version}>
           {(pv) => (
@@ -52,7 +59,12 @@ export function RenderPreview({ base, p }: { base: string; p: PromptWithLatest }
               {pv.variables.map((name) => (
                 <label>
                   <code class="inline">{`{{${name}}}`}</code>
-                  <textarea name={`input-${name}`} rows={2} value={inputs[name] ?? ''} onInput={(e) => setInputs({ ...inputs, [name]: (e.target as HTMLTextAreaElement).value })} />
+                  <textarea
+                    name={`input-${name}`}
+                    rows={2}
+                    value={inputs[name] ?? ''}
+                    onInput={(e) => setInputs({ ...inputs, [name]: (e.target as HTMLTextAreaElement).value })}
+                  />
                 </label>
               ))}
               <button type="submit" class="primary" disabled={render.busy}>
@@ -104,7 +116,10 @@ export function sideBySide(lines: PromptDiff['content']['lines']): Array<[Cell, 
     else if (l.op === 'add') added.push(l.line);
     else {
       flush();
-      rows.push([{ op: 'equal', line: l.line }, { op: 'equal', line: l.line }]);
+      rows.push([
+        { op: 'equal', line: l.line },
+        { op: 'equal', line: l.line },
+      ]);
     }
   }
   flush();
@@ -153,16 +168,30 @@ export function Diff({ base, p }: { base: string; p: PromptWithLatest }) {
       title="Compare versions"
       actions={
         <span class="inline">
-          <VersionSelect name="diff-a" value={a} latest={latest} onChange={(n) => navigate(withParams(loc, { a: String(n) }), { replace: true })} />
+          <VersionSelect
+            name="diff-a"
+            value={a}
+            latest={latest}
+            onChange={(n) => navigate(withParams(loc, { a: String(n) }), { replace: true })}
+          />
           <span>→</span>
-          <VersionSelect name="diff-b" value={b} latest={latest} onChange={(n) => navigate(withParams(loc, { b: String(n) }), { replace: true })} />
+          <VersionSelect
+            name="diff-b"
+            value={b}
+            latest={latest}
+            onChange={(n) => navigate(withParams(loc, { b: String(n) }), { replace: true })}
+          />
         </span>
       }
     >
       <Load state={diff}>
         {(d) => (
           <>
-            {!d.changed && <p class="muted">v{d.from} and v{d.to} have the same content and config.</p>}
+            {!d.changed && (
+              <p class="muted">
+                v{d.from} and v{d.to} have the same content and config.
+              </p>
+            )}
             <DiffTable title="Template" part={d.content} from={d.from} to={d.to} />
             {d.config.changed && <DiffTable title="Config" part={d.config} from={d.from} to={d.to} />}
           </>
@@ -187,7 +216,11 @@ export function Analytics({ base, p }: { base: string; p: PromptWithLatest }) {
     <>
       <div class="inline">
         {DAYS.map(([label, n]) => (
-          <button type="button" class={n === days ? 'active' : ''} onClick={() => navigate(withParams(loc, { days: n === 30 ? null : String(n) }), { replace: true })}>
+          <button
+            type="button"
+            class={n === days ? 'active' : ''}
+            onClick={() => navigate(withParams(loc, { days: n === 30 ? null : String(n) }), { replace: true })}
+          >
             {label}
           </button>
         ))}
@@ -196,7 +229,10 @@ export function Analytics({ base, p }: { base: string; p: PromptWithLatest }) {
         {(a) =>
           a.total_executions === 0 ? (
             <Empty title={`No execution used ${p.prompt_id} in the last ${days} days`}>
-              <p>Executions count here when they record a template usage of this prompt (span attribute traceloom.prompt.id, or template_usages in a direct record).</p>
+              <p>
+                Executions count here when they record a template usage of this prompt (span attribute traceloom.prompt.id, or
+                template_usages in a direct record).
+              </p>
             </Empty>
           ) : (
             <>
@@ -246,7 +282,8 @@ export function Analytics({ base, p }: { base: string; p: PromptWithLatest }) {
       </Load>
       {analytics.data && (
         <p class="muted small">
-          UTC days {analytics.data.start.slice(0, 10)} to {new Date(Date.parse(analytics.data.end) - 86_400_000).toISOString().slice(0, 10)}, both included.
+          UTC days {analytics.data.start.slice(0, 10)} to {new Date(Date.parse(analytics.data.end) - 86_400_000).toISOString().slice(0, 10)}
+          , both included.
         </p>
       )}
     </>

@@ -77,8 +77,15 @@ function VersionList({ items, latest }: { items: VersionSummary[]; latest: numbe
       <ol>
         {items.map((v) => (
           <li class={v.version === current ? 'active' : ''} data-version={v.version}>
-            <button type="button" class="link" onClick={() => navigate(withParams(loc, { version: v.version === latest ? null : String(v.version) }), { replace: true })}>
-              <strong>v{v.version}</strong> {v.labels.map((l) => <Badge kind="label">{l}</Badge>)}
+            <button
+              type="button"
+              class="link"
+              onClick={() => navigate(withParams(loc, { version: v.version === latest ? null : String(v.version) }), { replace: true })}
+            >
+              <strong>v{v.version}</strong>{' '}
+              {v.labels.map((l) => (
+                <Badge kind="label">{l}</Badge>
+              ))}
             </button>
             <div class="muted small">
               {utc(v.created_at)} {v.created_by ? `· ${v.created_by}` : ''}
@@ -107,7 +114,12 @@ function VersionView({ base, p, canWrite, onChanged }: { base: string; p: Prompt
       actions={
         canWrite &&
         v !== p.latest_version && (
-          <button type="button" disabled={rollback.busy} onClick={() => rollback.run()} title="Appends a new version with this content; history is never rewritten">
+          <button
+            type="button"
+            disabled={rollback.busy}
+            onClick={() => rollback.run()}
+            title="Appends a new version with this content; history is never rewritten"
+          >
             Roll back to v{v}
           </button>
         )
@@ -190,15 +202,28 @@ function Labels({ base, p, canWrite, onChanged }: { base: string; p: PromptWithL
               <td>→ v{at}</td>
               {canWrite && (
                 <td class="actions">
-                  <select name={`label-${label}`} value={targets[label] ?? at} onChange={(e) => setTargets({ ...targets, [label]: Number((e.target as HTMLSelectElement).value) })}>
+                  <select
+                    name={`label-${label}`}
+                    value={targets[label] ?? at}
+                    onChange={(e) => setTargets({ ...targets, [label]: Number((e.target as HTMLSelectElement).value) })}
+                  >
                     {versions.map((n) => (
                       <option value={n}>v{n}</option>
                     ))}
                   </select>
-                  <button type="button" disabled={move.busy || (targets[label] ?? at) === at} onClick={() => move.run(label, targets[label] ?? at)}>
+                  <button
+                    type="button"
+                    disabled={move.busy || (targets[label] ?? at) === at}
+                    onClick={() => move.run(label, targets[label] ?? at)}
+                  >
                     Move
                   </button>
-                  <button type="button" class="danger" disabled={remove.busy} onClick={() => confirm(`Remove the label "${label}"?`) && remove.run(label)}>
+                  <button
+                    type="button"
+                    class="danger"
+                    disabled={remove.busy}
+                    onClick={() => confirm(`Remove the label "${label}"?`) && remove.run(label)}
+                  >
                     Remove
                   </button>
                 </td>
@@ -209,7 +234,12 @@ function Labels({ base, p, canWrite, onChanged }: { base: string; p: PromptWithL
       </table>
       {canWrite && (
         <Form class="inline" onSubmit={() => newLabel.trim() && move.run(newLabel.trim(), newVersion).then(() => setNewLabel(''))}>
-          <input name="new-label" placeholder="new label, e.g. staging" value={newLabel} onInput={(e) => setNewLabel((e.target as HTMLInputElement).value)} />
+          <input
+            name="new-label"
+            placeholder="new label, e.g. staging"
+            value={newLabel}
+            onInput={(e) => setNewLabel((e.target as HTMLInputElement).value)}
+          />
           <select value={newVersion} onChange={(e) => setNewVersion(Number((e.target as HTMLSelectElement).value))}>
             {versions.map((n) => (
               <option value={n}>v{n}</option>

@@ -13,16 +13,30 @@ export function Prompts({ projectId }: { projectId: string }) {
   const q = loc.params.get('q') ?? '';
   const offset = Number(loc.params.get('offset') ?? 0) || 0;
   const archived = loc.params.get('include_archived') === 'true';
-  const list = useApi<Page<Prompt>>(`/api/projects/${enc(projectId)}/prompts${query({ q, offset, limit: LIMIT, include_archived: archived || undefined })}`);
+  const list = useApi<Page<Prompt>>(
+    `/api/projects/${enc(projectId)}/prompts${query({ q, offset, limit: LIMIT, include_archived: archived || undefined })}`,
+  );
   const [search, setSearch] = useState(q);
   return (
     <>
       <header class="page">
         <h1>Prompts</h1>
         <Form class="inline" onSubmit={() => navigate(withParams(loc, { q: search, offset: null }))}>
-          <input type="search" name="q" placeholder="Search by id" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
+          <input
+            type="search"
+            name="q"
+            placeholder="Search by id"
+            value={search}
+            onInput={(e) => setSearch((e.target as HTMLInputElement).value)}
+          />
           <label class="toggle">
-            <input type="checkbox" checked={archived} onChange={(e) => navigate(withParams(loc, { include_archived: (e.target as HTMLInputElement).checked ? 'true' : null, offset: null }))} />
+            <input
+              type="checkbox"
+              checked={archived}
+              onChange={(e) =>
+                navigate(withParams(loc, { include_archived: (e.target as HTMLInputElement).checked ? 'true' : null, offset: null }))
+              }
+            />
             archived too
           </label>
         </Form>
@@ -79,10 +93,18 @@ export function Prompts({ projectId }: { projectId: string }) {
                   {int(offset + 1)}–{int(offset + page.items.length)} of {int(page.total)}
                 </span>
                 <span class="pager">
-                  <button type="button" disabled={offset === 0} onClick={() => navigate(withParams(loc, { offset: String(Math.max(0, offset - LIMIT)) }))}>
+                  <button
+                    type="button"
+                    disabled={offset === 0}
+                    onClick={() => navigate(withParams(loc, { offset: String(Math.max(0, offset - LIMIT)) }))}
+                  >
                     ← Previous
                   </button>
-                  <button type="button" disabled={offset + page.items.length >= page.total} onClick={() => navigate(withParams(loc, { offset: String(offset + LIMIT) }))}>
+                  <button
+                    type="button"
+                    disabled={offset + page.items.length >= page.total}
+                    onClick={() => navigate(withParams(loc, { offset: String(offset + LIMIT) }))}
+                  >
                     Next →
                   </button>
                 </span>

@@ -13,7 +13,10 @@ export function ApiKeys({ p, me }: { p: string; me: MeContext }) {
   const [created, setCreated] = useState<{ name: string; key: string } | undefined>();
   const create = useAction(async () => {
     setCreated(undefined);
-    const k = await api<{ name: string; key: string }>(`${p}/api-keys`, { method: 'POST', body: { name: name.trim(), expires_in_days: Number(days), scope } });
+    const k = await api<{ name: string; key: string }>(`${p}/api-keys`, {
+      method: 'POST',
+      body: { name: name.trim(), expires_in_days: Number(days), scope },
+    });
     setCreated({ name: k.name, key: k.key });
     setName('');
     keys.reload();
@@ -24,12 +27,31 @@ export function ApiKeys({ p, me }: { p: string; me: MeContext }) {
   });
   return (
     <Card title="API keys">
-      {me.auth_method === 'api_key' && <p class="muted small">Creating and revoking keys needs a signed-in identity-provider token (JWT), or the admin CLI (npm run admin -- create-key).</p>}
+      {me.auth_method === 'api_key' && (
+        <p class="muted small">
+          Creating and revoking keys needs a signed-in identity-provider token (JWT), or the admin CLI (npm run admin -- create-key).
+        </p>
+      )}
       <Form class="inline" onSubmit={() => create.run()}>
-        <input name="key_name" placeholder="name, e.g. billing-agent" required maxLength={100} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <input
+          name="key_name"
+          placeholder="name, e.g. billing-agent"
+          required
+          maxLength={100}
+          value={name}
+          onInput={(e) => setName((e.target as HTMLInputElement).value)}
+        />
         <label>
           expires in{' '}
-          <input name="expires_in_days" type="number" min="1" max="3650" value={days} onInput={(e) => setDays((e.target as HTMLInputElement).value)} /> days
+          <input
+            name="expires_in_days"
+            type="number"
+            min="1"
+            max="3650"
+            value={days}
+            onInput={(e) => setDays((e.target as HTMLInputElement).value)}
+          />{' '}
+          days
         </label>
         <select name="scope" value={scope} onChange={(e) => setScope((e.target as HTMLSelectElement).value as 'full' | 'ingest')}>
           <option value="full">full (reads and writes)</option>
@@ -73,7 +95,12 @@ export function ApiKeys({ p, me }: { p: string; me: MeContext }) {
                     <td>{key.last_used_at ? utc(key.last_used_at) : 'never'}</td>
                     <td>
                       {key.status === 'active' && (
-                        <button type="button" class="danger" disabled={revoke.busy} onClick={() => confirm(`Revoke "${key.name}"? It stops working at once.`) && revoke.run(key.key_id)}>
+                        <button
+                          type="button"
+                          class="danger"
+                          disabled={revoke.busy}
+                          onClick={() => confirm(`Revoke "${key.name}"? It stops working at once.`) && revoke.run(key.key_id)}
+                        >
                           Revoke
                         </button>
                       )}

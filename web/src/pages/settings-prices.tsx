@@ -28,7 +28,13 @@ function PriceTable({ rows, onRemove }: { rows: ModelPrice[]; onRemove?: (model:
         {rows.map((r) => (
           <tr data-price-id={r.price_id}>
             <td>
-              {r.model} {r.match && <code class="inline" title="regular expression">{r.match}</code>} {!r.in_force && <Badge>not in force</Badge>}
+              {r.model}{' '}
+              {r.match && (
+                <code class="inline" title="regular expression">
+                  {r.match}
+                </code>
+              )}{' '}
+              {!r.in_force && <Badge>not in force</Badge>}
             </td>
             <td>{r.provider ?? 'any'}</td>
             <td class="num">{r.input_per_mtok}</td>
@@ -39,7 +45,11 @@ function PriceTable({ rows, onRemove }: { rows: ModelPrice[]; onRemove?: (model:
             <td class="mono small">{r.price_id}</td>
             {onRemove && (
               <td>
-                <button type="button" class="danger" onClick={() => confirm(`Remove every project price of ${r.model}?`) && onRemove(r.model)}>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() => confirm(`Remove every project price of ${r.model}?`) && onRemove(r.model)}
+                >
                   Remove
                 </button>
               </td>
@@ -79,8 +89,19 @@ export function Prices({ p }: { p: string }) {
   const field = (k: keyof typeof EMPTY) => (e: Event) => setF({ ...f, [k]: (e.target as HTMLInputElement).value });
   return (
     <Card title="Project prices (USD per million tokens)">
-      <p class="muted small">A project price takes precedence over the built-in catalogue for the model it names; executions it priced carry its price_id. Earlier rows stay as history.</p>
-      <Load state={own}>{(page) => (page.items.length === 0 ? <p class="muted">No project price: the catalogue prices every call.</p> : <PriceTable rows={page.items} onRemove={(m) => remove.run(m)} />)}</Load>
+      <p class="muted small">
+        A project price takes precedence over the built-in catalogue for the model it names; executions it priced carry its price_id.
+        Earlier rows stay as history.
+      </p>
+      <Load state={own}>
+        {(page) =>
+          page.items.length === 0 ? (
+            <p class="muted">No project price: the catalogue prices every call.</p>
+          ) : (
+            <PriceTable rows={page.items} onRemove={(m) => remove.run(m)} />
+          )
+        }
+      </Load>
       <Form class="form-grid" onSubmit={() => save.run()}>
         <label>
           Model
@@ -122,10 +143,23 @@ export function Prices({ p }: { p: string }) {
       </Form>
       <ErrorBox error={save.error ?? remove.error} title="Price not changed" />
       <Form class="inline" onSubmit={() => setQ(lookup.trim())}>
-        <input type="search" name="price_lookup" placeholder="Look up a model's price" title="Searches the project's prices and the catalogue" value={lookup} onInput={(e) => setLookup((e.target as HTMLInputElement).value)} />
+        <input
+          type="search"
+          name="price_lookup"
+          placeholder="Look up a model's price"
+          title="Searches the project's prices and the catalogue"
+          value={lookup}
+          onInput={(e) => setLookup((e.target as HTMLInputElement).value)}
+        />
         <button type="submit">Look up</button>
       </Form>
-      {q && <Load state={found}>{(page) => (page.items.length === 0 ? <p class="muted">No price for a model containing "{q}".</p> : <PriceTable rows={page.items} />)}</Load>}
+      {q && (
+        <Load state={found}>
+          {(page) =>
+            page.items.length === 0 ? <p class="muted">No price for a model containing "{q}".</p> : <PriceTable rows={page.items} />
+          }
+        </Load>
+      )}
     </Card>
   );
 }

@@ -11,7 +11,9 @@ export function Settings({ projectId, role, me }: { projectId: string; role: Rol
   if (role !== 'admin') {
     return (
       <Empty title="Settings are for the project's admins">
-        <p>Your role in {projectId} is {role}. An admin manages keys, prices, the budget and retention.</p>
+        <p>
+          Your role in {projectId} is {role}. An admin manages keys, prices, the budget and retention.
+        </p>
       </Empty>
     );
   }
@@ -38,7 +40,13 @@ function BudgetSettings({ p }: { p: string }) {
     const b = budget.data;
     if (!b || initialised) return; // filled once from the stored budget; never over what is being typed
     setInitialised(true);
-    setForm({ amount: b.budget_monthly_usd === null ? '' : String(b.budget_monthly_usd), threshold: String(b.alert_threshold_pct ?? 80), mode: b.enforcement_mode ?? 'alert', webhook: b.webhook_url ?? '', rotate: false });
+    setForm({
+      amount: b.budget_monthly_usd === null ? '' : String(b.budget_monthly_usd),
+      threshold: String(b.alert_threshold_pct ?? 80),
+      mode: b.enforcement_mode ?? 'alert',
+      webhook: b.webhook_url ?? '',
+      rotate: false,
+    });
   }, [budget.data]);
   const save = useAction(async () => {
     const body = {
@@ -59,7 +67,8 @@ function BudgetSettings({ p }: { p: string }) {
       <Load state={budget}>
         {(b) => (
           <p class="muted">
-            {b.month}: {usd(b.spent_usd)} spent{b.budget_monthly_usd !== null ? ` of ${usd(b.budget_monthly_usd)} (${b.status})` : ', no budget set'}.
+            {b.month}: {usd(b.spent_usd)} spent
+            {b.budget_monthly_usd !== null ? ` of ${usd(b.budget_monthly_usd)} (${b.status})` : ', no budget set'}.
           </p>
         )}
       </Load>
@@ -70,7 +79,16 @@ function BudgetSettings({ p }: { p: string }) {
         </label>
         <label>
           Alert threshold (%)
-          <input name="alert_threshold_pct" type="number" min="1" max="100" step="1" required value={form.threshold} onInput={field('threshold')} />
+          <input
+            name="alert_threshold_pct"
+            type="number"
+            min="1"
+            max="100"
+            step="1"
+            required
+            value={form.threshold}
+            onInput={field('threshold')}
+          />
         </label>
         <label>
           When exceeded
@@ -81,10 +99,20 @@ function BudgetSettings({ p }: { p: string }) {
         </label>
         <label class="wide">
           Webhook URL (optional; signed with HMAC-SHA256)
-          <input name="webhook_url" type="url" placeholder="https://hooks.example.com/traceloom" value={form.webhook} onInput={field('webhook')} />
+          <input
+            name="webhook_url"
+            type="url"
+            placeholder="https://hooks.example.com/traceloom"
+            value={form.webhook}
+            onInput={field('webhook')}
+          />
         </label>
         <label class="toggle">
-          <input type="checkbox" checked={form.rotate} onChange={(e) => setForm({ ...form, rotate: (e.target as HTMLInputElement).checked })} />
+          <input
+            type="checkbox"
+            checked={form.rotate}
+            onChange={(e) => setForm({ ...form, rotate: (e.target as HTMLInputElement).checked })}
+          />
           Rotate the webhook signing secret
         </label>
         <div>
@@ -94,7 +122,11 @@ function BudgetSettings({ p }: { p: string }) {
         </div>
       </Form>
       <ErrorBox error={save.error} title="Budget not saved" />
-      {saved && !save.error && <p class="saved">Saved: {usd(saved.budget_monthly_usd)} a month, alert at {saved.alert_threshold_pct}%.</p>}
+      {saved && !save.error && (
+        <p class="saved">
+          Saved: {usd(saved.budget_monthly_usd)} a month, alert at {saved.alert_threshold_pct}%.
+        </p>
+      )}
       {saved?.webhook_secret && <SecretOnce label="Webhook signing secret" value={saved.webhook_secret} />}
     </Card>
   );
@@ -115,7 +147,8 @@ function RetentionSettings({ p }: { p: string }) {
       <Load state={retention}>
         {(r) => (
           <p class="muted">
-            {r.days === null ? 'Raw data is kept forever.' : `Raw data older than ${r.days} days is deleted.`} Applies to: {r.applies_to.join(', ')}. Daily spend stays.
+            {r.days === null ? 'Raw data is kept forever.' : `Raw data older than ${r.days} days is deleted.`} Applies to:{' '}
+            {r.applies_to.join(', ')}. Daily spend stays.
             {r.updated_at && ` Changed ${utc(r.updated_at)}.`}
           </p>
         )}
@@ -123,7 +156,14 @@ function RetentionSettings({ p }: { p: string }) {
       <Form class="inline" onSubmit={() => save.run()}>
         <label>
           Keep raw data for (days, empty: forever){' '}
-          <input name="retention_days" type="number" min="1" max="3650" value={days ?? ''} onInput={(e) => setDays((e.target as HTMLInputElement).value)} />
+          <input
+            name="retention_days"
+            type="number"
+            min="1"
+            max="3650"
+            value={days ?? ''}
+            onInput={(e) => setDays((e.target as HTMLInputElement).value)}
+          />
         </label>
         <button type="submit" disabled={save.busy}>
           Save retention

@@ -35,7 +35,10 @@ export function SignIn({ error, signedIn, onSignedIn }: { error?: ApiError; sign
     <div class="sign-in">
       <form onSubmit={submit} class="card">
         <h1>
-          <span class="logo" aria-hidden="true">◆</span> Traceloom
+          <span class="logo" aria-hidden="true">
+            ◆
+          </span>{' '}
+          Traceloom
         </h1>
         <p>Sign in with an API key of your project, or paste a token (JWT) from your identity provider.</p>
         {signedIn && (

@@ -24,7 +24,11 @@ export function Spend({ projectId, role }: { projectId: string; role: Role }) {
         <h1>Spend</h1>
         <div class="inline">
           {WINDOWS.map((n) => (
-            <button type="button" class={n === days ? 'active' : ''} onClick={() => navigate(withParams(loc, { days: n === 30 ? null : String(n) }), { replace: true })}>
+            <button
+              type="button"
+              class={n === days ? 'active' : ''}
+              onClick={() => navigate(withParams(loc, { days: n === 30 ? null : String(n) }), { replace: true })}
+            >
               {n} days
             </button>
           ))}
@@ -150,7 +154,8 @@ function BudgetView({ b, projectId, role }: { b: Budget; projectId: string; role
         </p>
         {role === 'admin' ? (
           <p>
-            <Link href={`/projects/${enc(projectId)}/settings`}>Set a monthly budget</Link> to get alerts (and, if you want, block calls) at a threshold.
+            <Link href={`/projects/${enc(projectId)}/settings`}>Set a monthly budget</Link> to get alerts (and, if you want, block calls) at
+            a threshold.
           </p>
         ) : (
           <p>An admin of the project can set a monthly budget in Settings.</p>
@@ -160,11 +165,18 @@ function BudgetView({ b, projectId, role }: { b: Budget; projectId: string; role
   }
   return (
     <div class="budget-view">
-      <BudgetGauge pctUsed={b.pct_used ?? 0} threshold={b.alert_threshold_pct ?? 100} status={b.status} spent={b.spent_usd} budget={b.budget_monthly_usd} />
+      <BudgetGauge
+        pctUsed={b.pct_used ?? 0}
+        threshold={b.alert_threshold_pct ?? 100}
+        status={b.status}
+        spent={b.spent_usd}
+        budget={b.budget_monthly_usd}
+      />
       <dl class="facts">
         <dt>Status</dt>
         <dd>
-          <Badge kind={b.status === 'ok' ? 'ok' : b.status === 'alert' ? 'warn' : 'bad'}>{b.status}</Badge> {b.blocked && <Badge kind="bad">calls blocked</Badge>}
+          <Badge kind={b.status === 'ok' ? 'ok' : b.status === 'alert' ? 'warn' : 'bad'}>{b.status}</Badge>{' '}
+          {b.blocked && <Badge kind="bad">calls blocked</Badge>}
         </dd>
         <dt>Month (UTC)</dt>
         <dd>{b.month}</dd>

@@ -18,7 +18,9 @@ export function Timeline({ path }: { path: string }) {
             type="checkbox"
             name="compact_tools"
             checked={compact}
-            onChange={(e) => navigate(withParams(loc, { compact: (e.target as HTMLInputElement).checked ? 'true' : null }), { replace: true })}
+            onChange={(e) =>
+              navigate(withParams(loc, { compact: (e.target as HTMLInputElement).checked ? 'true' : null }), { replace: true })
+            }
           />
           Compact tools (each call with its result)
         </label>
@@ -28,7 +30,10 @@ export function Timeline({ path }: { path: string }) {
         {(t) =>
           t.events.length === 0 ? (
             <Empty title="No messages recorded">
-              <p>The spans of this execution carried no message content (many SDKs send content only when content capture is on, e.g. OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).</p>
+              <p>
+                The spans of this execution carried no message content (many SDKs send content only when content capture is on, e.g.
+                OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).
+              </p>
             </Empty>
           ) : (
             <ol class="timeline">
@@ -61,8 +66,9 @@ function Event({ e }: { e: TimelineEvent }) {
   const isError = e.is_error === true;
   const title = (
     <div class="meta">
-      <Badge kind="tool">{e.type === 'tool_result' ? 'tool result' : e.type === 'tool_call' ? 'tool call' : 'tool'}</Badge> <strong>{e.name ?? 'unknown tool'}</strong>{' '}
-      <span class="muted mono">{e.call_id}</span> {isError && <Badge kind="bad">error</Badge>} {e.duration_ms !== undefined && <span class="muted">{duration(e.duration_ms)}</span>} <When e={e} />
+      <Badge kind="tool">{e.type === 'tool_result' ? 'tool result' : e.type === 'tool_call' ? 'tool call' : 'tool'}</Badge>{' '}
+      <strong>{e.name ?? 'unknown tool'}</strong> <span class="muted mono">{e.call_id}</span> {isError && <Badge kind="bad">error</Badge>}{' '}
+      {e.duration_ms !== undefined && <span class="muted">{duration(e.duration_ms)}</span>} <When e={e} />
     </div>
   );
   return (

@@ -33,7 +33,10 @@ function Rows({ spans }: { spans: HierarchySpan[] }) {
   const rows = useMemo(() => flatten(spans), [spans]);
   const [selected, setSelected] = useState<string | undefined>();
   if (rows.length === 0) return <p class="muted">No spans.</p>;
-  const start = rows.reduce((m, r) => (BigInt(r.span.start_time_ns) < m ? BigInt(r.span.start_time_ns) : m), BigInt(rows[0]!.span.start_time_ns));
+  const start = rows.reduce(
+    (m, r) => (BigInt(r.span.start_time_ns) < m ? BigInt(r.span.start_time_ns) : m),
+    BigInt(rows[0]!.span.start_time_ns),
+  );
   const end = rows.reduce((m, r) => (BigInt(r.span.end_time_ns) > m ? BigInt(r.span.end_time_ns) : m), 0n);
   const total = Number(end - start) || 1;
   const at = (ns: string) => (Number(BigInt(ns) - start) / total) * 100;
@@ -43,9 +46,7 @@ function Rows({ spans }: { spans: HierarchySpan[] }) {
       <div class="waterfall" role="table" aria-label="Spans">
         <div class="wf-row wf-head" role="row">
           <span role="columnheader">Span</span>
-          <span role="columnheader">
-            0 — {duration(total / 1e6)}
-          </span>
+          <span role="columnheader">0 — {duration(total / 1e6)}</span>
         </div>
         {rows.map(({ span, depth }) => {
           const left = at(span.start_time_ns);
@@ -103,7 +104,8 @@ function SpanDetail({ span }: { span: HierarchySpan }) {
         </dd>
         <dt>Usage</dt>
         <dd>
-          {span.tokens_in ?? '—'} in, {span.tokens_out ?? '—'} out; {span.usage_counted ? 'counted in the execution' : 'not counted (a descendant carries it, or not an inference span)'}
+          {span.tokens_in ?? '—'} in, {span.tokens_out ?? '—'} out;{' '}
+          {span.usage_counted ? 'counted in the execution' : 'not counted (a descendant carries it, or not an inference span)'}
         </dd>
         <dt>Cost</dt>
         <dd>
