@@ -5,6 +5,7 @@
 import { badRequest } from '../errors.ts';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
+import { breakdownSql, type BreakdownRead, type BreakdownRow, type BreakdownSourceSql } from './spend-breakdown-sql.ts';
 import { toScaled } from '../pricing/decimal.ts';
 import { parseTime, toClickHouseTime } from '../time.ts';
 import { presentDetail, presentListItem, type DetailRow, type ListRow } from './present.ts';
@@ -530,3 +531,27 @@ export function createRepriceLedger(ch: ClickHouseStore) {
 }
 
 export type RepriceLedger = ReturnType<typeof createRepriceLedger>;
+
+/** The executions' part of a spend breakdown: the ledger's rows summed by sign, arrays joined or filtered in place. */
+const EXECUTIONS_BREAKDOWN: BreakdownSourceSql = {
+  from: 'FROM executions',
+  hour: "toStartOfHour(started_at, 'UTC')",
+  measures: `sum(toDecimal128(cost_usd, 9) * sign) AS c, sum(toInt64(sign)) AS n, sum(toInt64(tokens_in) * sign) AS ti,
+    sum(toInt64(tokens_out) * sign) AS tout, sum(if(cost_source = 'unpriced', toInt64(sign), 0)) AS u`,
+  arrayFilter: (column) =>
+    column === 'tag' ? 'hasAny(tags, {f_tag:Array(String)})' : 'hasAny(`tu.prompt_id`, {f_prompt_id:Array(String)})',
+  arrayJoins: (grouped) => [
+    ...(grouped.has('tag') ? ["ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag"] : []),
+    ...(grouped.has('prompt_id') ? ["ARRAY JOIN if(empty(`tu.prompt_id`), [''], arrayDistinct(`tu.prompt_id`)) AS prompt_id"] : []),
+  ],
+};
+
+/** Spend breakdowns no rollup serves (metadata, tag × prompt, several tags), read from the executions ledger. */
+export function createExecutionBreakdowns(ch: ClickHouseStore) {
+  return {
+    async breakdown(r: BreakdownRead): Promise<BreakdownRow[]> {
+      const q = breakdownSql(r, EXECUTIONS_BREAKDOWN);
+      return ch.query<BreakdownRow>(q.text, q.params, 'spend.breakdown.executions');
+    },
+  };
+}

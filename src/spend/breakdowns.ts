@@ -6,7 +6,8 @@ import { badRequest } from '../errors.ts';
 import { fromScaled, NANOS } from '../pricing/decimal.ts';
 import { parseTime } from '../time.ts';
 import { nanos } from './money.ts';
-import type { BreakdownFilter, BreakdownRow, BreakdownSource, GroupColumn, SpendRollupRepository } from './spend-rollup-repository.ts';
+import type { SpendRollupRepository } from './spend-rollup-repository.ts';
+import type { BreakdownFilter, BreakdownRead, BreakdownRow, BreakdownSource, GroupColumn } from '../executions/spend-breakdown-sql.ts';
 import { MAX_WINDOW_DAYS } from './window.ts';
 
 export type Granularity = 'hour' | 'day' | 'week' | 'month';
@@ -159,7 +160,11 @@ function measures(cost: string, executions: string, tokensIn: string, tokensOut:
   };
 }
 
-export function createBreakdowns(repo: SpendRollupRepository, now: () => Date) {
+/** Reads a breakdown from one source. */
+type BreakdownReader = Pick<SpendRollupRepository, 'breakdown'>;
+
+export function createBreakdowns(rollups: BreakdownReader, executions: BreakdownReader, now: () => Date) {
+  const readFrom = (r: BreakdownRead) => (r.source === 'executions' ? executions : rollups).breakdown(r);
   return {
     async breakdown(projectId: string, q: BreakdownQuery) {
       const dims = parseDimensions(q.group_by, q.granularity);
@@ -168,7 +173,7 @@ export function createBreakdowns(repo: SpendRollupRepository, now: () => Date) {
       const limit = q.limit ?? DEFAULT_LIMIT;
       const groups = dims.map((d) => d.group);
       const read = (g: GroupColumn[], n: number) =>
-        repo.breakdown({ projectId, source: sourceOf(g, filter), start: chTime(w.start), end: chTime(w.end), groups: g, filter, limit: n });
+        readFrom({ projectId, source: sourceOf(g, filter), start: chTime(w.start), end: chTime(w.end), groups: g, filter, limit: n });
       const multiValued = groups.some((g) => g.kind === 'column' && (g.column === 'tag' || g.column === 'prompt_id'));
       // Rows of a tag (prompt) breakdown count an execution once per value: the total counts it once.
       const [rows, totals] = await Promise.all([read(groups, limit), multiValued ? read([], 1) : undefined]);

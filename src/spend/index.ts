@@ -14,6 +14,7 @@ import { createBudgetStateStore } from './budget-state.ts';
 import { createBudgets, EVALUATE_JOB, WEBHOOK_JOB, type BudgetMetrics, type Clock } from './budgets.ts';
 import { createRetention, RETENTION_JOB } from './retention.ts';
 import { createBreakdowns } from './breakdowns.ts';
+import { createExecutionBreakdowns } from '../executions/execution-repository.ts';
 import { createSpendRollupRepository } from './spend-rollup-repository.ts';
 import { createScopedBudgets, SCOPED_EVALUATE_JOB } from './scoped-budgets.ts';
 import { createScopedBudgetStore } from './scoped-budget-store.ts';
@@ -52,7 +53,7 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
     clock,
     stats: createStats(dailySpend, (projectId) => countActivePrompts(stores.postgres, projectId), now),
     analytics: createAnalytics(stores.clickhouse, now),
-    breakdowns: createBreakdowns(rollups, now),
+    breakdowns: createBreakdowns(rollups, createExecutionBreakdowns(stores.clickhouse), now),
     scopedBudgets,
     budgets,
     retention,

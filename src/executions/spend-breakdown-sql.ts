@@ -1,0 +1,126 @@
+// The SQL shape of a spend breakdown: signed sums grouped by dimensions, the costliest first, with
+// the count and sums of every group alongside (the `other` row). One shape over two kinds of
+// source, each described by its repository: the executions ledger (src/executions/
+// execution-repository.ts, for what no rollup serves) and the hourly rollups of it
+// (src/spend/spend-rollup-repository.ts). Every read carries the project predicate and bound
+// parameters; sums leave the engine as text.
+
+/** Where a breakdown is read: a rollup, or (metadata, tag × prompt) the signed executions rows. */
+export type BreakdownSource = 'spend_hourly' | 'spend_hourly_tags' | 'spend_hourly_prompts' | 'executions';
+
+/** A grouping column of the source: a scalar column, `tag`, `prompt_id` or a metadata key. */
+export type GroupColumn =
+  | { kind: 'column'; column: 'provider' | 'model' | 'agent_id' | 'user_id' | 'session_id' | 'tag' | 'prompt_id' }
+  | { kind: 'metadata'; key: string }
+  | { kind: 'time'; bucket: 'hour' | 'day' | 'week' | 'month' };
+
+export interface BreakdownFilter {
+  /** column → any of these values */
+  anyOf: Partial<Record<'provider' | 'model' | 'agent_id' | 'user_id' | 'session_id' | 'tag' | 'prompt_id', string[]>>;
+  /** metadata key → value */
+  metadata: Record<string, string>;
+}
+
+export interface BreakdownRead {
+  projectId: string;
+  source: BreakdownSource;
+  /** [start, end) on whole UTC hours, as 'YYYY-MM-DD hh:00:00' */
+  start: string;
+  end: string;
+  groups: GroupColumn[];
+  filter: BreakdownFilter;
+  limit: number;
+}
+
+export interface BreakdownRow {
+  /** g0, g1, ...: the group values in `groups` order (time buckets as epoch seconds) */
+  [group: string]: string | number;
+  cost_t: string;
+  executions_t: string;
+  tokens_in_t: string;
+  tokens_out_t: string;
+  unpriced_t: string;
+  /** Over every group (not only the rows returned): count, and sums. */
+  groups_t: string;
+  all_cost_t: string;
+  all_executions_t: string;
+  all_tokens_in_t: string;
+  all_tokens_out_t: string;
+  all_unpriced_t: string;
+}
+
+const BUCKET = {
+  hour: (t: string) => t,
+  day: (t: string) => `toStartOfDay(${t}, 'UTC')`,
+  week: (t: string) => `toDateTime(toMonday(${t}, 'UTC'), 'UTC')`,
+  month: (t: string) => `toDateTime(toStartOfMonth(${t}, 'UTC'), 'UTC')`,
+} as const;
+
+/** What a source contributes to the shape: its table, hour column, measures and array dimensions. */
+export interface BreakdownSourceSql {
+  /** `FROM <table>` */
+  from: string;
+  /** The hour of a row (an expression). */
+  hour: string;
+  /** `sum(...) AS c, ... AS n, ... AS ti, ... AS tout, ... AS u` */
+  measures: string;
+  /** The predicate of a filter on an array dimension not grouped (tags or prompts held as arrays), or undefined: `IN`. */
+  arrayFilter?(column: 'tag' | 'prompt_id'): string | undefined;
+  /** The ARRAY JOINs that turn grouped array dimensions into one row per value. */
+  arrayJoins?(grouped: ReadonlySet<string>): string[];
+}
+
+export function breakdownSql(r: BreakdownRead, source: BreakdownSourceSql): { text: string; params: Record<string, unknown> } {
+  const time = source.hour;
+  const params: Record<string, unknown> = { p: r.projectId, s: r.start, e: r.end, limit: r.limit };
+  const where = ['project_id = {p:String}', `${time} >= toDateTime({s:String}, 'UTC')`, `${time} < toDateTime({e:String}, 'UTC')`];
+  const joins: string[] = [];
+  const grouped = new Set(r.groups.flatMap((g) => (g.kind === 'column' ? [g.column] : [])));
+  for (const [column, values] of Object.entries(r.filter.anyOf)) {
+    if (!values?.length) continue;
+    params[`f_${column}`] = values;
+    // An array dimension not grouped is the source's own filter on the array; grouped, the joined
+    // value is filtered like any column.
+    const onArray = (column === 'tag' || column === 'prompt_id') && !grouped.has(column) ? source.arrayFilter?.(column) : undefined;
+    where.push(onArray ?? `${column} IN {f_${column}:Array(String)}`);
+  }
+  Object.entries(r.filter.metadata).forEach(([key, value], i) => {
+    params[`mk${i}`] = key;
+    params[`mv${i}`] = value;
+    where.push(`metadata[{mk${i}:String}] = {mv${i}:String}`);
+  });
+  joins.push(...(source.arrayJoins?.(grouped) ?? []));
+  const keys = r.groups.map((g, i) => {
+    if (g.kind === 'time') return `toUnixTimestamp(${BUCKET[g.bucket](time)}) AS g${i}`;
+    if (g.kind === 'metadata') {
+      params[`gk${i}`] = g.key;
+      return `metadata[{gk${i}:String}] AS g${i}`;
+    }
+    return `toString(${g.column}) AS g${i}`;
+  });
+  const names = r.groups.map((_, i) => `g${i}`);
+  const text = `SELECT ${[
+    ...names,
+    'toString(c) AS cost_t',
+    'toString(n) AS executions_t',
+    'toString(ti) AS tokens_in_t',
+    'toString(tout) AS tokens_out_t',
+    'toString(u) AS unpriced_t',
+    'toString(count() OVER ()) AS groups_t',
+    'toString(sum(c) OVER ()) AS all_cost_t',
+    'toString(sum(n) OVER ()) AS all_executions_t',
+    'toString(sum(ti) OVER ()) AS all_tokens_in_t',
+    'toString(sum(tout) OVER ()) AS all_tokens_out_t',
+    'toString(sum(u) OVER ()) AS all_unpriced_t',
+  ].join(', ')}
+    FROM (
+      SELECT ${[...keys, source.measures].join(', ')}
+      ${source.from} ${joins.join(' ')}
+      WHERE ${where.join(' AND ')}
+      ${names.length ? `GROUP BY ${names.join(', ')}` : ''}
+      HAVING n != 0 OR c != 0 OR ti != 0 OR tout != 0
+    )
+    ORDER BY c DESC, n DESC${names.length ? `, ${names.join(', ')}` : ''}
+    LIMIT {limit:UInt32}`;
+  return { text, params };
+}
