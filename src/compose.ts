@@ -107,6 +107,8 @@ export function createDomain(
   const resolver = createPriceResolver(stores.postgres, broadcast);
   const reprice = createReprice({
     ledger: createRepriceLedger(stores.clickhouse),
+    // The assembler is created below: called only once the service runs.
+    traces: { preview: (projectId, traceIds) => assembler.preview(projectId, traceIds), reassemble: (refs) => assembler.reassemble(refs) },
     store: createRepriceJobStore(stores.postgres),
     prices: resolver,
     jobs,

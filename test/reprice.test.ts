@@ -160,4 +160,92 @@ describe(`repricing (${mode} mode)`, () => {
       executions: 4,
     });
   });
+
+  it('OTLP executions are priced again span by span (their traces assembled again): the dry run equals the applied change', async () => {
+    const project = 'acme-reprice-otlp';
+    const jwt = await idp.token({ sub: 'carol', project_id: project, role: 'admin' });
+    const at = (path: string, method = 'GET', body?: unknown) =>
+      getJson(`${svc.url}/api/projects/${project}${path}`, {
+        method,
+        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${jwt}` },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const trace = 'a0'.repeat(16);
+    const start = BigInt(Date.parse('2026-10-03T09:00:00Z')) * 1_000_000n;
+    const chat = (id: string, tokensIn: number, tokensOut: number, offset: bigint) => ({
+      trace_id: trace,
+      span_id: id,
+      parent_span_id: '1'.repeat(16),
+      span_name: 'chat rpo-model',
+      span_kind: 'CLIENT',
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'rpo-model',
+        'gen_ai.provider.name': 'acme',
+        'gen_ai.usage.input_tokens': tokensIn,
+        'gen_ai.usage.output_tokens': tokensOut,
+      },
+      start_time_ns: String(start + offset),
+      end_time_ns: String(start + offset + 1_000_000n),
+    });
+    const spans = [
+      {
+        trace_id: trace,
+        span_id: '1'.repeat(16),
+        span_name: 'agent',
+        attributes: { 'gen_ai.operation.name': 'invoke_agent' },
+        start_time_ns: String(start),
+        end_time_ns: String(start + 10_000_000n),
+      },
+      chat('2'.repeat(16), 1000, 500, 1_000n),
+      chat('3'.repeat(16), 2000, 0, 5_000_000n),
+    ];
+    const sent = await fetch(`${svc.url}/api/v1/traces`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${jwt}`, 'X-Project-Id': project },
+      body: JSON.stringify({ spans }),
+    });
+    expect(sent.status).toBe(200);
+    const unpriced = await until(async () => {
+      const r = await at(`/executions/${trace}`);
+      return r.status === 200 ? r.body : undefined;
+    }, 'the trace assembled');
+    expect(unpriced).toMatchObject({ cost_usd: 0, cost_source: 'unpriced', tokens_in: 3000, tokens_out: 500 });
+
+    expect((await at('/models/rpo-model', 'PUT', { input_per_mtok: 1, output_per_mtok: 2 })).status).toBe(200);
+    const dry = await at('/reprice', 'POST', { ...WINDOW, dry_run: true });
+    // 3,000 in × $1/M + 500 out × $2/M, priced per span: 0.0015 + 0.002
+    expect(dry.body).toMatchObject({
+      executions_scanned: 1,
+      executions_changed: 1,
+      spend_before_usd: '0',
+      spend_after_usd: '0.004',
+      spend_delta_usd: '0.004',
+    });
+    const statsBefore = (await at(`/stats?${STATS}`)).body;
+    const started = await at('/reprice', 'POST', { ...WINDOW });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    let job: any;
+    await until(
+      async () => {
+        job = (await at(`/reprice/${started.body.id}`)).body;
+        return job.status === 'done' || job.status === 'failed';
+      },
+      'the repricing job',
+      30_000,
+    );
+    expect(job).toMatchObject({ status: 'done', executions_changed: 1, spend_delta_usd: '0.004' });
+    const repriced = await until(async () => {
+      const r = (await at(`/executions/${trace}`)).body;
+      return r.cost_source === 'computed' ? r : undefined;
+    }, 'the correction written');
+    expect(repriced).toMatchObject({ cost_usd: 0.004, cost_source: 'computed', tokens_in: 3000, tokens_out: 500 });
+    const statsAfter = (await at(`/stats?${STATS}`)).body;
+    expect(usd(nanos(statsAfter.total_cost) - nanos(statsBefore.total_cost))).toBe('0.004');
+    expect(statsAfter.total_executions).toBe(statsBefore.total_executions); // a correction, not a second execution
+    expect((await at('/reprice', 'POST', { ...WINDOW, dry_run: true })).body).toMatchObject({
+      executions_changed: 0,
+      spend_delta_usd: '0',
+    });
+  });
 });

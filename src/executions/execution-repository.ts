@@ -436,6 +436,8 @@ export type LedgerRow = Record<string, unknown> & {
   started_at: string;
   trace_id: string;
   version: string | number;
+  /** `api` (a direct record) or `otlp` (assembled from spans). */
+  source: string;
   provider: string;
   model: string;
   tokens_in: string;
@@ -449,22 +451,21 @@ export type LedgerRow = Record<string, unknown> & {
   price_id: string;
 };
 
-const LIGHT = `started_at, trace_id, version, provider, model, tokens_in, tokens_out, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
+const LIGHT = `started_at, trace_id, version, source, provider, model, tokens_in, tokens_out, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
   toString(cost_usd) AS cost_usd, cost_source, toString(cost_computed_usd) AS cost_computed_usd, price_id`;
 const FULL = '* REPLACE (toString(cost_usd) AS cost_usd, toString(cost_computed_usd) AS cost_computed_usd)';
 
 /**
- * Direct records whose cost the service computed (or could not: unpriced). A provided cost is
- * what the caller paid, never repriced; OTLP executions are priced per inference span at assembly
- * (docs/spend.md, "Repricing").
+ * Direct records whose cost the service computed (or could not: unpriced) — a provided cost is
+ * what the caller paid, never repriced — and OTLP executions, priced again span by span by
+ * assembling their trace again (docs/spend.md, "Repricing").
  */
 function repriceScopeWhere(projectId: string, s: RepriceScope) {
   const parts = [
     'project_id = {p:String}',
     "started_at >= toDateTime64({from:String}, 3, 'UTC')",
     "started_at < toDateTime64({to:String}, 3, 'UTC')",
-    "source = 'api'",
-    "cost_source != 'provided'",
+    "((source = 'api' AND cost_source != 'provided') OR source = 'otlp')",
   ];
   const params: Record<string, unknown> = { p: projectId, from: toClickHouseTime(s.from), to: toClickHouseTime(s.to) };
   if (s.provider !== undefined) {

@@ -32,8 +32,17 @@ interface Repriced {
   rows?: object[];
 }
 
+/** OTLP executions: priced span by span, so priced again by assembling their traces again (the assembler). */
+export interface RepriceTraces {
+  /** What assembling these traces again now would change (cost before and after, exact text); unchanged ones absent. */
+  preview(projectId: string, traceIds: string[]): Promise<Map<string, { before: string; after: string }>>;
+  /** Assembles them again now, writing the corrections through assembly's own (leased) path. */
+  reassemble(refs: Array<{ projectId: string; traceId: string }>): Promise<void>;
+}
+
 export interface RepriceDeps {
   ledger: RepriceLedger;
+  traces: RepriceTraces;
   store: RepriceJobStore;
   prices: PriceResolver;
   jobs: Pick<JobRunner, 'enqueue'>;
@@ -121,11 +130,15 @@ export function createReprice(deps: RepriceDeps) {
     };
   }
 
-  /** Every page of the scope, priced again; `apply` writes each page's corrections before the next. */
+  /**
+   * Every page of the scope, priced again; `apply` writes each page's corrections before the next.
+   * Direct records are priced here (`rows`: their corrections); OTLP executions by assembling
+   * their traces again (`traces`: those whose execution changes).
+   */
   async function plan(
     projectId: string,
     scope: RepriceScope,
-    onPage: (r: { scanned: number; changed: number; delta: bigint; before: bigint; rows: object[] }) => Promise<void>,
+    onPage: (r: { scanned: number; changed: number; delta: bigint; before: bigint; rows: object[]; traces: string[] }) => Promise<void>,
     full: boolean,
   ) {
     let after: { startedAt: string; traceId: string } | undefined;
@@ -136,15 +149,22 @@ export function createReprice(deps: RepriceDeps) {
       let delta = 0n;
       let before = 0n;
       const rows: object[] = [];
+      const otlp = page.filter((row) => row.source === 'otlp').map((row) => row.trace_id);
+      const assembled = otlp.length > 0 ? await deps.traces.preview(projectId, otlp) : new Map<string, { before: string; after: string }>();
+      for (const [, c] of assembled) {
+        changed++;
+        delta += nanos(c.after) - nanos(c.before);
+      }
       for (const row of page) {
         before += nanos(row.cost_usd);
+        if (row.source === 'otlp') continue;
         const r = await reprice(projectId, row);
         if (!r.rows) continue;
         changed++;
         delta += r.delta;
         rows.push(...r.rows);
       }
-      await onPage({ scanned: page.length, changed, delta, before, rows });
+      await onPage({ scanned: page.length, changed, delta, before, rows, traces: [...assembled.keys()] });
       after = end;
     }
   }
@@ -167,7 +187,8 @@ export function createReprice(deps: RepriceDeps) {
         scope,
         async (p) => {
           await deps.ledger.write(p.rows);
-          wrote ||= p.rows.length > 0;
+          await deps.traces.reassemble(p.traces.map((traceId) => ({ projectId: job.project_id, traceId })));
+          wrote ||= p.rows.length > 0 || p.traces.length > 0;
           scanned += BigInt(p.scanned);
           await deps.store.progress(id, scanned, p.changed, usd(p.delta));
         },

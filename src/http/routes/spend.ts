@@ -115,7 +115,9 @@ export function spendRoutes(domain: Domain): RouteDef[] {
       access: 'authenticated',
       need: 'admin',
       body: 'RepriceRequest',
-      summary: 'Price executions again (admin): dry_run counts what would change; otherwise a job rewrites them as corrections',
+      summary:
+        'Price executions again (admin): direct records from their usage, OTLP executions by assembling their traces again; ' +
+        'dry_run counts what would change; otherwise a job rewrites them as corrections',
       responses: {
         200: { description: 'Dry run: what would change', schema: 'RepriceDryRun' },
         202: { description: 'The job, queued (progress at GET .../reprice/{id})', schema: 'RepriceJob' },

@@ -337,7 +337,33 @@ export function createAssembler(deps: AssemblerDeps) {
     },
   };
 
-  return { processor, wake, sweep, recover, knownTraces, assembleFresh };
+  /**
+   * Repricing: what assembling these traces again now would change of their stored executions
+   * (cost before and after, exact text), written nowhere. Traces whose execution would stay the
+   * same (or that have none, or no spans any more) are absent.
+   */
+  async function preview(projectId: string, traceIds: string[]): Promise<Map<string, { before: string; after: string }>> {
+    const spansByTrace = await readSpans(projectId, traceIds);
+    const current = await deps.executions.current(projectId, traceIds);
+    const summarizeDeps = batchSummarizeDeps();
+    const changed = new Map<string, { before: string; after: string }>();
+    for (const traceId of traceIds) {
+      const o = await assembleTrace(projectId, traceId, spansByTrace.get(traceId), current, summarizeDeps);
+      if (o.kind !== 'write' || o.rows.length !== 2) continue; // only a correction of a stored execution
+      const [cancel, next] = o.rows as Array<{ cost_usd: unknown }>;
+      changed.set(traceId, { before: String(cancel!.cost_usd), after: String(next!.cost_usd) });
+    }
+    return changed;
+  }
+
+  /** Repricing: assembles these traces again now, through the leased path every correction takes. */
+  async function reassemble(refs: TraceRef[]): Promise<void> {
+    if (refs.length === 0) return;
+    await deps.pending.mark(refs, now());
+    await sweep();
+  }
+
+  return { processor, wake, sweep, recover, knownTraces, assembleFresh, preview, reassemble };
 }
 
 export type Assembler = ReturnType<typeof createAssembler>;
