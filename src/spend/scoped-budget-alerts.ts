@@ -4,7 +4,7 @@
 import type { Config } from '../config.ts';
 import { nanos, usd } from './money.ts';
 import type { ScopedBudgetStore, ScopeKind } from './scoped-budget-store.ts';
-import { deliver, signature } from './webhooks.ts';
+import { deliver, signedEvent, slackMessage } from './webhooks.ts';
 
 const scopeLabel = (b: { scope_kind: ScopeKind; scope_value: string }) =>
   b.scope_kind === 'project' ? 'the project' : `${b.scope_kind} "${b.scope_value}"`;
@@ -17,37 +17,34 @@ export async function deliverScopedAlert(store: ScopedBudgetStore, config: Confi
   const eventId = `evt_budget_scope_${a.alert_id}`;
   const spent = usd(nanos(a.spent_usd));
   const amount = usd(nanos(a.amount_usd));
-  let body: string;
-  let headers: Record<string, string> = {};
-  if (b.webhook_format === 'slack') {
-    body = JSON.stringify({
-      text: `Traceloom budget alert: ${scopeLabel(b)} in project ${b.project_id} reached ${Number(a.pct)}% of its ${b.period === 'day' ? 'daily' : `${b.period}ly`} budget ($${spent} of $${amount}, period starting ${a.period_start}; threshold ${a.threshold_pct}%).`,
-    });
-  } else {
-    body = JSON.stringify({
-      id: eventId,
-      type: 'budget.scope.threshold',
-      project_id: b.project_id,
-      budget_id: b.budget_id,
-      scope: { kind: b.scope_kind, value: b.scope_kind === 'project' ? null : b.scope_value },
-      period: b.period,
-      period_start: a.period_start,
-      threshold_pct: a.threshold_pct,
-      pct_used: Number(a.pct),
-      spent_usd: spent,
-      amount_usd: amount,
-      enforcement_mode: b.enforcement_mode,
-      created_at: a.created_at.toISOString(),
-    });
-    const timestamp = String(Math.floor(Date.now() / 1000));
-    headers = {
-      'X-Traceloom-Timestamp': timestamp,
-      'X-Traceloom-Signature': signature(b.webhook_secret, timestamp, body),
-      'X-Traceloom-Event': 'budget.scope.threshold',
-      'X-Traceloom-Event-Id': eventId,
-    };
-  }
-  const r = await deliver(b.webhook_url!, body, headers, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate });
+  const message =
+    b.webhook_format === 'slack'
+      ? slackMessage(
+          `Traceloom budget alert: ${scopeLabel(b)} in project ${b.project_id} reached ${Number(a.pct)}% of its ${b.period === 'day' ? 'daily' : `${b.period}ly`} budget ($${spent} of $${amount}, period starting ${a.period_start}; threshold ${a.threshold_pct}%).`,
+        )
+      : signedEvent(
+          'budget.scope.threshold',
+          eventId,
+          {
+            project_id: b.project_id,
+            budget_id: b.budget_id,
+            scope: { kind: b.scope_kind, value: b.scope_kind === 'project' ? null : b.scope_value },
+            period: b.period,
+            period_start: a.period_start,
+            threshold_pct: a.threshold_pct,
+            pct_used: Number(a.pct),
+            spent_usd: spent,
+            amount_usd: amount,
+            enforcement_mode: b.enforcement_mode,
+            created_at: a.created_at.toISOString(),
+          },
+          b.webhook_secret,
+          new Date(),
+        );
+  const r = await deliver(b.webhook_url!, message.body, message.headers, {
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivate: config.webhookAllowPrivate,
+  });
   await store.recordAttempt(alertId, r);
   if (!r.ok) throw new Error(`webhook delivery of scoped alert ${alertId} failed: ${r.error}`);
 }

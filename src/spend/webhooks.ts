@@ -45,27 +45,18 @@ export function signature(secret: string, timestamp: string, body: string): stri
   return `v1=${crypto.createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
-/** An alert as its webhook carries it: the JSON body and the headers (timestamp, signature, event type and id). */
-export function alertDelivery(
-  a: AlertRow & { enforcement_mode: EnforcementMode },
+/**
+ * A signed event as every webhook of the service carries it: the JSON body (`id`, `type`, then the
+ * event's fields) and the headers (timestamp, signature, event type and id).
+ */
+export function signedEvent(
+  type: string,
+  id: string,
+  fields: Record<string, unknown>,
   secret: string,
   at: Date,
 ): { body: string; headers: Record<string, string> } {
-  const id = `evt_budget_${a.alert_id}`;
-  const type = `budget.${a.kind}`;
-  const body = JSON.stringify({
-    id,
-    type,
-    project_id: a.project_id,
-    month: a.month,
-    kind: a.kind,
-    pct_used: Number(a.pct),
-    spent_usd: usd(nanos(a.spent_usd)),
-    budget_monthly_usd: usd(nanos(a.budget_monthly_usd)),
-    alert_threshold_pct: a.alert_threshold_pct,
-    enforcement_mode: a.enforcement_mode,
-    created_at: a.created_at.toISOString(),
-  });
+  const body = JSON.stringify({ id, type, ...fields });
   const timestamp = String(Math.floor(at.getTime() / 1000));
   return {
     body,
@@ -76,6 +67,36 @@ export function alertDelivery(
       'X-Traceloom-Event-Id': id,
     },
   };
+}
+
+/** A Slack incoming-webhook message (Slack authenticates the URL; no signature). */
+export function slackMessage(text: string): { body: string; headers: Record<string, string> } {
+  return { body: JSON.stringify({ text }), headers: {} };
+}
+
+/** A project budget alert as its webhook carries it. */
+export function alertDelivery(
+  a: AlertRow & { enforcement_mode: EnforcementMode },
+  secret: string,
+  at: Date,
+): { body: string; headers: Record<string, string> } {
+  return signedEvent(
+    `budget.${a.kind}`,
+    `evt_budget_${a.alert_id}`,
+    {
+      project_id: a.project_id,
+      month: a.month,
+      kind: a.kind,
+      pct_used: Number(a.pct),
+      spent_usd: usd(nanos(a.spent_usd)),
+      budget_monthly_usd: usd(nanos(a.budget_monthly_usd)),
+      alert_threshold_pct: a.alert_threshold_pct,
+      enforcement_mode: a.enforcement_mode,
+      created_at: a.created_at.toISOString(),
+    },
+    secret,
+    at,
+  );
 }
 
 const blocked = new net.BlockList();
