@@ -2,8 +2,8 @@
 // gzip or deflate, into the caller's project. Body limits are checked before and while inflating.
 // Answers JSON counts to JSON requests (or Accept: application/json, or ?explain=true), and a
 // protobuf ExportTraceServiceResponse to protobuf requests, with partial_success when spans were
-// rejected. OTLP exporters retry 429/503 with Retry-After; a full write queue answers 503 before
-// anything is written.
+// rejected. OTLP exporters retry 429/503 with Retry-After; an ingest log that is behind or full
+// answers 503 before anything is written (behind: before the body is even read).
 import type { Config } from '../../config.ts';
 import type { TraceIngest } from '../../ingest/traces.ts';
 import { decodeProtobufTraces } from '../../ingest/otlp/decode-protobuf.ts';
@@ -40,7 +40,12 @@ export function traceRoutes(config: Config, ingest: TraceIngest): RouteDef[] {
         400: { description: 'Not a valid request, or no valid span in it', schema: 'Error' },
         413: { description: 'Body over MAX_BODY_BYTES, or over MAX_INFLATED_BYTES once inflated', schema: 'Error' },
         415: { description: 'Content-Type or Content-Encoding not supported', schema: 'Error' },
-        503: { description: 'Write queue full or ClickHouse unavailable: nothing was written; retry after Retry-After', schema: 'Error' },
+        503: {
+          description:
+            'Ingest behind (spans accepted now would wait more than INGEST_LOG_MAX_LAG_MS to be stored; refused before the body is read), ' +
+            'write queue full, or the ingest log cannot be written: nothing was written; retry after Retry-After',
+          schema: 'Error',
+        },
       },
       async handler(ctx) {
         const projectId = ingestProject(ctx);
