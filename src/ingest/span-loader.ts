@@ -12,7 +12,7 @@ import type { LogRecord, WriteAheadLog } from '../stores/write-ahead-log.ts';
 import type { Lease, PendingTraces, TraceRef } from './assembly/pending.ts';
 import type { StoredSpan } from '../executions/span-rows.ts';
 import type { Metrics } from '../metrics.ts';
-import type { RowDecoder } from '../stores/row-binary.ts';
+import type { RowDecoder } from '../stores/row-binary-decoder.ts';
 
 /** What a record of the ingest log says of itself (on disk). */
 export interface IngestRecordHeader {

@@ -8,7 +8,8 @@ import { createClient, ClickHouseLogLevel, type ClickHouseClient, type ClickHous
 import { createChdbConnection } from 'chdb/connection';
 import type { Config } from '../config.ts';
 import { asStoreError } from './errors.ts';
-import { ByteSink, rowDecoder, rowEncoder, type ColumnDef, type RowDecoder, type RowEncoder } from './row-binary.ts';
+import { ByteSink, rowEncoder, type ColumnDef, type RowEncoder } from './row-binary.ts';
+import { rowDecoder, type RowDecoder } from './row-binary-decoder.ts';
 
 /** Values our encoder cannot put in a column (a bad decimal, an unknown type): refused data, not a store that is down. */
 export class RowEncodeError extends Error {
