@@ -126,6 +126,7 @@ export async function benchIngest(): Promise<Figure[]> {
           await new Promise((r) => setTimeout(r, 250));
         }
       })();
+      const phasesBefore = { ...svc.domain.traces.loader.stats.phaseMs };
       const profiling = process.env.BENCH_CPU_PROFILE ? await startProfile() : undefined;
       const r = await runLoad(`${svc.url}/api/v1/traces`, spans, gzip, clients, seconds);
       if (profiling) await profiling(path.join(process.env.BENCH_CPU_PROFILE!, `ingest-${spans}${gzip ? 'gz' : ''}.cpuprofile`));
@@ -139,6 +140,9 @@ export async function benchIngest(): Promise<Figure[]> {
         await new Promise((res) => setTimeout(res, 100));
       }
       const catchUpS = (performance.now() - stopped) / 1000;
+      const phases = Object.entries(svc.domain.traces.loader.stats.phaseMs)
+        .map(([k, v]) => `${k} ${((v - phasesBefore[k as keyof typeof phasesBefore]) / 1000).toFixed(1)} s`)
+        .join(', ');
       if (process.env.BENCH_MEMORY && peakAt) {
         const engine = await ch.query<{ metric: string; value: string }>(
           "SELECT metric, value FROM system.metrics WHERE metric IN ('MemoryTracking', 'MergesMutationsMemoryTracking')",
@@ -155,7 +159,7 @@ export async function benchIngest(): Promise<Figure[]> {
         .join(', ');
       figures.push({
         what: `${spans} span${spans > 1 ? 's' : ''}/request, gzip ${gzip ? 'on' : 'off'}, ${clients} clients, ${seconds} s`,
-        value: `${fmt(r.spansPerS)} spans/s; p50 ${r.p50.toFixed(0)} ms, p99 ${r.p99.toFixed(0)} ms; peak RSS ${mib(peakRss)} MiB; assembly lag ≤ ${(maxLag / 1000).toFixed(1)} s during the load, caught up ${catchUpS.toFixed(1)} s after; ${fmt(r.requests)} requests of ${Math.round(r.bytesPerRequest / 1024)} KiB${refused ? `; refused ${refused}` : ''}`,
+        value: `${fmt(r.spansPerS)} spans/s; p50 ${r.p50.toFixed(0)} ms, p99 ${r.p99.toFixed(0)} ms; peak RSS ${mib(peakRss)} MiB; assembly lag ≤ ${(maxLag / 1000).toFixed(1)} s during the load, caught up ${catchUpS.toFixed(1)} s after; loader busy: ${phases}; ${fmt(r.requests)} requests of ${Math.round(r.bytesPerRequest / 1024)} KiB${refused ? `; refused ${refused}` : ''}`,
       });
       console.error(`  ${figures.at(-1)!.what}: ${figures.at(-1)!.value}`);
     }

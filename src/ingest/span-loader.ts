@@ -61,6 +61,8 @@ export interface LoaderStats {
   failures: number;
   assembledFresh: number;
   markedForReadBack: number;
+  /** Time spent in each step of loading (ms): decoding payloads, the fresh-trace check, the spans insert, settling (assembly, executions insert, marks). */
+  phaseMs: { decode: number; known: number; spans: number; assemble: number };
 }
 
 interface TraceInBatch {
@@ -73,7 +75,15 @@ interface TraceInBatch {
 
 export function createSpanLoader(deps: SpanLoaderDeps) {
   const now = deps.now ?? Date.now;
-  const stats: LoaderStats = { loadedRecords: 0, loadedRows: 0, batches: 0, failures: 0, assembledFresh: 0, markedForReadBack: 0 };
+  const stats: LoaderStats = {
+    loadedRecords: 0,
+    loadedRows: 0,
+    batches: 0,
+    failures: 0,
+    assembledFresh: 0,
+    markedForReadBack: 0,
+    phaseMs: { decode: 0, known: 0, spans: 0, assemble: 0 },
+  };
   let running: Promise<void> | undefined;
   let stopping = false;
   const idle: Array<() => void> = [];
@@ -116,15 +126,37 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
     return byProject;
   }
 
-  /** One batch: stored, assembled or marked, then marked loaded. Throws (to be retried) on a store failure. */
-  async function loadBatch(records: LogRecord<IngestRecordHeader>[]): Promise<void> {
+  /** A batch whose spans are stored: what settling it needs. */
+  interface StoredBatch {
+    records: LogRecord<IngestRecordHeader>[];
+    token: string;
+    byProject: Map<string, Map<string, TraceInBatch>>;
+    /** Per project, the traces of the batch of which nothing was stored before it. */
+    fresh: Map<string, string[]>;
+  }
+
+  /** Adds the time since `t0` to a phase's total; returns now. */
+  function timed(phase: keyof LoaderStats['phaseMs'], t0: number): number {
+    const t = performance.now();
+    stats.phaseMs[phase] += t - t0;
+    return t;
+  }
+
+  /**
+   * A batch's first stage: its spans decoded and grouped by trace, its fresh traces found, its
+   * spans stored. Throws (to be retried) on a store failure.
+   */
+  async function store(records: LogRecord<IngestRecordHeader>[]): Promise<StoredBatch> {
+    let t = performance.now();
     const first = records[0]!.seq;
     const last = records[records.length - 1]!.seq;
     const token = `${deps.log.id}-${first}-${last}`;
     const byProject = await group(records);
+    t = timed('decode', t);
 
     // Which fresh-looking traces had spans (or an execution) stored before: asked before this
-    // batch's spans are stored, so the answer is about earlier requests only.
+    // batch's spans are stored, so the answer is about earlier requests only (and after the
+    // previous batch's spans were stored: stages run in order).
     const fresh = new Map<string, string[]>();
     for (const [projectId, traces] of byProject) {
       const candidates = [...traces].filter(([, t]) => t.complete && t.root && t.genAi).map(([id]) => id);
@@ -135,6 +167,7 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
         candidates.filter((id) => !known.has(id)),
       );
     }
+    t = timed('known', t);
 
     // Records encoded before a migration appended columns to `spans` (replayed after an upgrade)
     // are inserted with the columns they hold: one insert per run of records alike, normally one.
@@ -149,7 +182,16 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
       );
       i = j;
     }
+    timed('spans', t);
+    return { records, token, byProject, fresh };
+  }
 
+  /**
+   * A stored batch's second stage: its fresh traces assembled from its own spans, the others
+   * marked for read-back, then the batch marked loaded. Throws (to be retried) on a store failure.
+   */
+  async function settle({ records, token, byProject, fresh }: StoredBatch): Promise<void> {
+    const t = performance.now();
     const readBack: TraceRef[] = [];
     for (const [projectId, traces] of byProject) {
       const ids = fresh.get(projectId) ?? [];
@@ -185,38 +227,65 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
           deps.logger.warn({ err: { message: err.message } }, 'assembly wake-up not enqueued; the scheduled sweep takes the traces'),
         );
     }
-    deps.log.markLoaded(last);
+    deps.log.markLoaded(records[records.length - 1]!.seq);
     stats.batches++;
     stats.loadedRecords += records.length;
     const rows = records.reduce((n, r) => n + r.header.n, 0);
     stats.loadedRows += rows;
     deps.metrics.rowsWritten.inc({ table: 'spans' }, rows);
+    timed('assemble', t);
   }
 
-  async function run(): Promise<void> {
+  /** Runs `step` until it succeeds, with backoff while a store is down; throws when stopping. */
+  async function retrying<T>(records: LogRecord<IngestRecordHeader>[], step: () => Promise<T>): Promise<T> {
     let backoffMs = 100;
+    for (;;) {
+      try {
+        return await step();
+      } catch (err) {
+        // A store that is down: the batch stays (it is in the log), tried again with backoff.
+        stats.failures++;
+        deps.metrics.loadFailures.inc();
+        for (const f of idle.splice(0)) f(); // a flush waits for what can be loaded now, not for the store to come back
+        // Stopping: the batch stays in the log and is loaded at the next start.
+        if (stopping) throw err;
+        deps.logger.warn({ records: records.length, err: { message: (err as Error).message } }, 'ingest batch not loaded; retrying');
+        await new Promise((r) => setTimeout(r, backoffMs));
+        backoffMs = Math.min(backoffMs * 2, 5_000);
+      }
+    }
+  }
+
+  /** Nothing queued, nothing in flight: a flush may return. */
+  function settledAll(): void {
+    if (deps.log.queued === 0 && inFlight === 0) for (const f of idle.splice(0)) f();
+  }
+  let inFlight = 0;
+
+  /**
+   * Batches go through two stages, pipelined: while batch N is settled (assembly in JavaScript,
+   * then the executions insert), batch N+1 is decoded and its spans stored by the engine. Stages
+   * stay in order: N+1's fresh-trace check runs after N's spans are stored, and N+1 is settled
+   * (marked loaded) only after N. A batch whose settling fails is stored and settled again
+   * (its spans insert is then a no-op by its token, and its traces, now known, are read back).
+   */
+  async function run(): Promise<void> {
+    let settling: Promise<void> = Promise.resolve();
     while (true) {
       const records = await deps.log.take(deps.maxBatchBytes, deps.batchRows, deps.flushMs);
       if (records.length === 0) break; // closed and drained
-      for (;;) {
-        try {
-          await loadBatch(records);
-          backoffMs = 100;
-          break;
-        } catch (err) {
-          // A store that is down: the batch stays (it is in the log), tried again with backoff.
-          stats.failures++;
-          deps.metrics.loadFailures.inc();
-          for (const f of idle.splice(0)) f(); // a flush waits for what can be loaded now, not for the store to come back
-          // Stopping: the batch stays in the log and is loaded at the next start.
-          if (stopping) throw err;
-          deps.logger.warn({ records: records.length, err: { message: (err as Error).message } }, 'ingest batch not loaded; retrying');
-          await new Promise((r) => setTimeout(r, backoffMs));
-          backoffMs = Math.min(backoffMs * 2, 5_000);
-        }
-      }
-      if (deps.log.queued === 0) for (const f of idle.splice(0)) f();
+      inFlight++;
+      const stored = await retrying(records, () => store(records));
+      // At most one batch settles while the next is stored.
+      await settling;
+      let attempt = 0;
+      settling = retrying(records, async () => settle(attempt++ === 0 ? stored : await store(records))).finally(() => {
+        inFlight--;
+        settledAll();
+      });
+      settling.catch(() => undefined); // awaited above on the next batch, or at the end
     }
+    await settling;
   }
 
   return {
