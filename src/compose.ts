@@ -20,6 +20,7 @@ import { createLocalPendingTraces, createRedisPendingTraces, type PendingTraces 
 import { ASSEMBLY_JOB, createAssembler, type Assembler } from './ingest/assembly/assembler.ts';
 import { STORED_SPAN_COLUMNS } from './executions/span-rows.ts';
 import { createTraceIngest, type TraceIngest } from './ingest/traces.ts';
+import { createEncodePool, type EncodePool } from './ingest/encode-pool.ts';
 import { createLogIngest, type LogIngest } from './ingest/logs.ts';
 import { createSpanRepository, type SpanRepository } from './executions/span-repository.ts';
 import { createTraceViews, type TraceViews } from './executions/trace-views.ts';
@@ -196,6 +197,8 @@ export function createDomain(
           insert_deduplication_token: token,
           // Spans of one batch may fall in many months (partitions); refusing them would fail the batch for nothing.
           max_partitions_per_insert_block: '1000',
+          // Duplicates within a batch are left to merges: every reader takes one copy of a span.
+          optimize_on_insert: 0,
         },
         // A record without a count was written before migration 004 appended user_id, tags, metadata.
         columns ?? (await stores.clickhouse.encoderOf('spans')).columns.indexOf('user_id'),
@@ -213,7 +216,9 @@ export function createDomain(
     logger,
   });
   let ingestStarted = false;
+  let encodePool: EncodePool | undefined;
   const ingest = createTraceIngest({
+    encodePool: () => encodePool,
     log,
     spansEncoder: () => stores.clickhouse.encoderOf('spans'),
     pending,
@@ -264,6 +269,13 @@ export function createDomain(
       if (filled.length) logger.info({ tables: filled }, 'spend rollups filled from the executions stored before them');
       // The column list of `spans` is read now: ingest encodes rows without asking the store.
       await stores.clickhouse.encoderOf('spans');
+      if (config.ingest.workers > 0) {
+        encodePool = createEncodePool({
+          size: config.ingest.workers,
+          columns: await stores.clickhouse.columnsOf('spans'),
+          logger,
+        });
+      }
       ingestStarted = true;
       // Only a process that serves ingest owns a log (a worker has none): opened before it listens.
       const replayed = log.open();
@@ -294,6 +306,7 @@ export function createDomain(
     close: async () => {
       await recovering;
       if (ingestStarted) await loader.stop();
+      await encodePool?.close();
       await Promise.all([writer.close(), logsWriter.close()]);
     },
   };

@@ -81,6 +81,8 @@ export interface Config {
     /** A load starts once this many rows wait, or the oldest has waited `loadIntervalMs` */
     readonly loadBatchRows: number;
     readonly loadIntervalMs: number;
+    /** Worker threads that decode, map and encode OTLP trace exports (0: on the thread that received them) */
+    readonly workers: number;
   };
   /** Trace assembly: spans of a trace → its execution */
   readonly traces: {
@@ -334,6 +336,7 @@ export function loadConfig(env: Env = process.env): Config {
       loadBatchBytes: int(env, 'INGEST_LOAD_BATCH_BYTES', 8 * MIB, 64 * 1024, 1024 * MIB),
       loadBatchRows: int(env, 'INGEST_LOAD_BATCH_ROWS', 20_000, 1, 10_000_000),
       loadIntervalMs: int(env, 'INGEST_LOAD_INTERVAL_MS', 200, 1, 60_000),
+      workers: int(env, 'INGEST_WORKERS', 1, 0, 64),
     },
     traces: {
       debounceMs: int(env, 'TRACE_DEBOUNCE_MS', 1_000, 0, 600_000),

@@ -12,7 +12,6 @@ import type { Logger } from '../logger.ts';
 import type { Identity } from '../auth/identity.ts';
 import type { Domain } from '../compose.ts';
 import { ingestProjectOf } from '../auth/principal.ts';
-import { decodeProtobufTraces } from '../ingest/otlp/decode-protobuf.ts';
 import { decodeProtobufLogs } from '../ingest/otlp/decode-logs-protobuf.ts';
 import { countProtobufMetricPoints } from '../ingest/otlp/metric-points.ts';
 import { encodeExportResponse } from '../ingest/otlp/response.ts';
@@ -77,7 +76,7 @@ export async function startOtlpGrpc(deps: { config: Config; identity: Identity; 
   server.addService(exportService('trace.v1.TraceService'), {
     Export: unary('TraceService/Export', async (projectId, body) => {
       domain.traces.ingest.admit();
-      const r = await domain.traces.ingest.ingest(projectId, decodeProtobufTraces(body));
+      const r = await domain.traces.ingest.ingest(projectId, { format: 'protobuf', body });
       return encodeExportResponse(r.spans_rejected, r.errors.join('; '));
     }),
   });

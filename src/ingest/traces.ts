@@ -1,25 +1,30 @@
-// OTLP trace ingest after decoding: map every span's conventions, encode the spans as rows of
-// the `spans` table (RowBinary), and append them to the ingest log as one record. The request is
+// OTLP trace ingest: decode the export, map every span's conventions and encode the spans as rows
+// of the `spans` table (RowBinary; span-encoding.ts, on an encoding worker when INGEST_WORKERS
+// allows), and append them to the ingest log as one record. The request is
 // answered once the log's fsync covers the record: the durable point. The loader (span-loader.ts)
 // stores the records in ClickHouse in large batches and gets their traces assembled; nothing on
 // this path waits for ClickHouse. `executions_created` counts the request's traces that bring a
 // generative-AI span this deployment had not seen (pending.claimGenAi).
-import { badRequest, PayloadTooLarge, unavailable } from '../errors.ts';
+import { PayloadTooLarge, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { DecodeResult, DecodedSpan, MappedSpan } from '../executions/span.ts';
-import { mapSpan } from './mapping/index.ts';
-import { spanRow } from '../executions/span-rows.ts';
 import type { PendingTraces } from './assembly/pending.ts';
 import { toClickHouseTime } from '../time.ts';
-import { ByteSink, type RowEncoder } from '../stores/row-binary.ts';
+import type { RowEncoder } from '../stores/row-binary.ts';
 import { LogFullError, LogWriteError } from '../stores/write-ahead-log.ts';
 import type { IngestLog } from './span-loader.ts';
 import type { Metrics } from '../metrics.ts';
+import type { DecodeResult } from '../executions/span.ts';
+import { decodeTraceBody, encodeSpans, type EncodedSpans, type SpanExplanation, type TraceBody } from './span-encoding.ts';
+import type { EncodePool } from './encode-pool.ts';
+
+export type { SpanExplanation, TraceBody } from './span-encoding.ts';
 
 export interface TraceIngestDeps {
   log: IngestLog;
   /** The RowBinary encoder of the `spans` table. */
   spansEncoder(): Promise<RowEncoder>;
+  /** Encoding workers (INGEST_WORKERS); without them, a request is encoded on the thread that received it. */
+  encodePool?(): EncodePool | undefined;
   pending: Pick<PendingTraces, 'claimGenAi'>;
   /** The ingest queue's bound: a request beyond it could never be accepted (413). */
   maxQueueRows: number;
@@ -28,60 +33,12 @@ export interface TraceIngestDeps {
   logger: Logger;
 }
 
-export interface SpanExplanation {
-  trace_id: string;
-  span_id: string;
-  name: string;
-  class: string;
-  operation: string | null;
-  model: string | null;
-  provider: string | null;
-  usage: MappedSpan['usage'] | null;
-  provided_cost_usd: number | null;
-  agent_id: string | null;
-  user_id: string | null;
-  session_id: string | null;
-  tags: string[];
-  metadata: Record<string, string>;
-  prompts: MappedSpan['promptUsages'];
-  messages: { input: number; output: number };
-  mapped: Record<string, string>;
-  ignored: Array<{ key: string; reason: string }>;
-  truncated: string[];
-}
-
 export interface IngestResult {
   spans_ingested: number;
   executions_created: number;
   spans_rejected: number;
   errors: string[];
   explain?: { spans: SpanExplanation[]; rejected: DecodeResult['rejected'] };
-}
-
-const MAX_ERRORS = 20;
-
-function explainSpan(span: DecodedSpan, m: MappedSpan): SpanExplanation {
-  return {
-    trace_id: span.traceId,
-    span_id: span.spanId,
-    name: span.name,
-    class: m.spanClass,
-    operation: m.operation || null,
-    model: m.model || null,
-    provider: m.provider || null,
-    usage: m.usage ?? null,
-    provided_cost_usd: m.providedCostUsd !== undefined ? Number(m.providedCostUsd) : null,
-    agent_id: m.agentId || null,
-    user_id: m.userId || null,
-    session_id: m.sessionId || null,
-    tags: m.tags,
-    metadata: m.metadata,
-    prompts: m.promptUsages,
-    messages: { input: m.inputMessages.length, output: m.outputMessages.length },
-    mapped: m.explain.mapped,
-    ignored: m.explain.ignored,
-    truncated: span.truncated,
-  };
 }
 
 export function createTraceIngest(deps: TraceIngestDeps) {
@@ -102,46 +59,29 @@ export function createTraceIngest(deps: TraceIngestDeps) {
       const refused = deps.log.refusal();
       if (refused) throw refusedBy(refused);
     },
-    async ingest(projectId: string, decoded: DecodeResult, opts: { explain?: boolean } = {}): Promise<IngestResult> {
-      const { spans, rejected } = decoded;
-      const errors = rejected.slice(0, MAX_ERRORS).map((r) => `span ${r.index}${r.spanId ? ` (${r.spanId})` : ''}: ${r.reason}`);
-      if (rejected.length > MAX_ERRORS) errors.push(`... and ${rejected.length - MAX_ERRORS} more rejected spans`);
-      if (spans.length === 0 && rejected.length > 0) {
-        throw badRequest(`No valid span in the request (${rejected.length} rejected): ${errors.slice(0, 3).join('; ')}`);
-      }
-
-      encoder ??= await deps.spansEncoder();
+    /** Decodes, maps and encodes an export (on an encoding worker when there are), appends it to the log once durable. */
+    async ingest(projectId: string, body: TraceBody, opts: { explain?: boolean } = {}): Promise<IngestResult> {
       const receivedAt = toClickHouseTime(new Date());
-      const resourceJson = new Map<object, string>();
-      const explained: SpanExplanation[] = [];
-      const traces = new Map<string, boolean>(); // trace id → holds a generative-AI span in this request
-      const sink = new ByteSink(spans.length * 2048);
-      for (let i = 0; i < spans.length; i++) {
-        const span = spans[i]!;
-        const mapped = mapSpan(span);
-        let res = resourceJson.get(span.resource);
-        if (res === undefined) resourceJson.set(span.resource, (res = JSON.stringify(span.resource)));
-        const row = spanRow(projectId, span, mapped, receivedAt, res);
-        try {
-          encoder.encode(sink, row as unknown as Record<string, unknown>);
-        } catch (err) {
-          throw badRequest(`span ${i} (${span.spanId}) cannot be stored: ${(err as Error).message}`);
-        }
-        traces.set(span.traceId, (traces.get(span.traceId) ?? false) || mapped.spanClass === 'inference');
-        if (opts.explain) explained.push(explainSpan(span, mapped));
+      const pool = deps.encodePool?.();
+      let encoded: EncodedSpans;
+      if (pool) encoded = await pool.encode(projectId, body, receivedAt, opts.explain === true);
+      else {
+        encoder ??= await deps.spansEncoder();
+        encoded = encodeSpans(projectId, decodeTraceBody(body), encoder, receivedAt, opts);
       }
+      const { rows, payload, rejected, errors } = encoded;
 
-      if (spans.length > deps.maxQueueRows || sink.pos > deps.maxQueueBytes) {
+      if (rows > deps.maxQueueRows || payload.byteLength > deps.maxQueueBytes) {
         // It would never fit, however long the client waited: not a 503 to retry.
         deps.metrics.ingestRefused.inc({ reason: 'too_large' });
         throw new PayloadTooLarge(
-          `The request carries ${spans.length} spans rows (${sink.pos} bytes); one request may carry at most ${deps.maxQueueRows} rows and ${deps.maxQueueBytes} bytes`,
+          `The request carries ${rows} spans rows (${payload.byteLength} bytes); one request may carry at most ${deps.maxQueueRows} rows and ${deps.maxQueueBytes} bytes`,
         );
       }
       try {
         await deps.log.append(
-          { p: projectId, n: spans.length, t: [...traces.keys()], c: encoder.columns.length },
-          Buffer.from(sink.view()),
+          { p: projectId, n: rows, t: encoded.traceIds, c: encoded.columns },
+          Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength),
         );
       } catch (err) {
         if (err instanceof LogFullError) throw refusedBy(err);
@@ -153,19 +93,19 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         throw err;
       }
 
-      deps.metrics.spansAccepted.inc(spans.length);
+      deps.metrics.spansAccepted.inc(rows);
       if (rejected.length > 0) deps.metrics.spansRejected.inc(rejected.length);
       // Only feeds the response's count: a failure (Redis down) counts nothing, and fails nothing.
-      const genAi = [...traces].filter(([, ai]) => ai).map(([traceId]) => ({ projectId, traceId }));
+      const genAi = encoded.traceIds.filter((_, i) => encoded.genAi[i]).map((traceId) => ({ projectId, traceId }));
       const firstSight = await deps.pending.claimGenAi(genAi).catch(() => genAi.map(() => false));
       const created = firstSight.filter(Boolean).length;
 
       return {
-        spans_ingested: spans.length,
+        spans_ingested: rows,
         executions_created: created,
         spans_rejected: rejected.length,
         errors,
-        ...(opts.explain ? { explain: { spans: explained, rejected } } : {}),
+        ...(opts.explain ? { explain: { spans: encoded.explain ?? [], rejected } } : {}),
       };
     },
   };

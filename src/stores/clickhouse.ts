@@ -32,6 +32,8 @@ export interface ClickHouseStore {
   insert(table: string, rows: readonly object[], settings?: ClickHouseSettings): Promise<void>;
   /** The encoder of a table's insertable columns (read once from system.columns). */
   encoderOf(table: string): Promise<RowEncoder>;
+  /** A table's insertable columns, in order (what `encoderOf` encodes; for an encoder built elsewhere, e.g. on a worker thread). */
+  columnsOf(table: string): Promise<ColumnDef[]>;
   /**
    * Rows already encoded by `encoderOf(table)`, as one insert. `columns`: rows encoded with only the
    * table's first `columns` columns (by an encoder of an earlier schema: migrations only append
@@ -171,6 +173,13 @@ export function createClickHouse(config: Config): ClickHouseStore {
     async encoderOf(table: string): Promise<RowEncoder> {
       try {
         return (await tableColumns(table)).encoder;
+      } catch (err) {
+        throw asStoreError('clickhouse', err);
+      }
+    },
+    async columnsOf(table: string): Promise<ColumnDef[]> {
+      try {
+        return (await tableColumns(table)).defs;
       } catch (err) {
         throw asStoreError('clickhouse', err);
       }

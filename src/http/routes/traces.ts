@@ -6,8 +6,6 @@
 // answers 503 before anything is written (behind: before the body is even read).
 import type { Config } from '../../config.ts';
 import type { TraceIngest } from '../../ingest/traces.ts';
-import { decodeProtobufTraces } from '../../ingest/otlp/decode-protobuf.ts';
-import { decodeJsonTraces } from '../../ingest/otlp/decode-json.ts';
 import { answerOtlp, ingestProject, readOtlpBody } from './otlp-request.ts';
 import type { RouteDef } from './types.ts';
 
@@ -51,9 +49,8 @@ export function traceRoutes(config: Config, ingest: TraceIngest): RouteDef[] {
         const projectId = ingestProject(ctx);
         ingest.admit();
         const req = await readOtlpBody(ctx, config);
-        const decoded = req.isProtobuf ? decodeProtobufTraces(req.body) : decodeJsonTraces(req.json());
         const explain = (ctx.state.query as { explain: boolean }).explain;
-        const result = await ingest.ingest(projectId, decoded, { explain });
+        const result = await ingest.ingest(projectId, { format: req.isProtobuf ? 'protobuf' : 'json', body: req.body }, { explain });
         answerOtlp(ctx, req, explain, result, result.spans_rejected, result.errors.join('; '));
       },
     },

@@ -1,0 +1,141 @@
+// A request's spans as rows of the `spans` table: each span mapped (docs/otel-mapping.md) and
+// encoded as RowBinary with the table's own encoder, plus what the ingest log's record and the
+// answer need (the traces, which hold a generative-AI span, the rejected spans, the explanation).
+// Pure: no store, no clock but the one it is given; it runs on the request's thread or in an
+// encoding worker (encode-pool.ts) alike.
+import { badRequest } from '../errors.ts';
+import type { DecodeResult, DecodedSpan, MappedSpan } from '../executions/span.ts';
+import { mapSpan } from './mapping/index.ts';
+import { spanRow } from '../executions/span-rows.ts';
+import { ByteSink, type RowEncoder } from '../stores/row-binary.ts';
+import { decodeProtobufTraces } from './otlp/decode-protobuf.ts';
+import { decodeJsonTraces } from './otlp/decode-json.ts';
+
+export interface SpanExplanation {
+  trace_id: string;
+  span_id: string;
+  name: string;
+  class: string;
+  operation: string | null;
+  model: string | null;
+  provider: string | null;
+  usage: MappedSpan['usage'] | null;
+  provided_cost_usd: number | null;
+  agent_id: string | null;
+  user_id: string | null;
+  session_id: string | null;
+  tags: string[];
+  metadata: Record<string, string>;
+  prompts: MappedSpan['promptUsages'];
+  messages: { input: number; output: number };
+  mapped: Record<string, string>;
+  ignored: Array<{ key: string; reason: string }>;
+  truncated: string[];
+}
+
+/** A request's spans, encoded. */
+export interface EncodedSpans {
+  /** The RowBinary rows of `spans`, one per span, in the encoder's columns. */
+  payload: Uint8Array;
+  rows: number;
+  /** The columns the rows were encoded with. */
+  columns: number;
+  /** The request's trace ids, and whether each holds a generative-AI (inference) span. */
+  traceIds: string[];
+  genAi: boolean[];
+  rejected: DecodeResult['rejected'];
+  /** The first rejections, as the answer shows them. */
+  errors: string[];
+  explain?: SpanExplanation[];
+}
+
+const MAX_ERRORS = 20;
+
+function explainSpan(span: DecodedSpan, m: MappedSpan): SpanExplanation {
+  return {
+    trace_id: span.traceId,
+    span_id: span.spanId,
+    name: span.name,
+    class: m.spanClass,
+    operation: m.operation || null,
+    model: m.model || null,
+    provider: m.provider || null,
+    usage: m.usage ?? null,
+    provided_cost_usd: m.providedCostUsd !== undefined ? Number(m.providedCostUsd) : null,
+    agent_id: m.agentId || null,
+    user_id: m.userId || null,
+    session_id: m.sessionId || null,
+    tags: m.tags,
+    metadata: m.metadata,
+    prompts: m.promptUsages,
+    messages: { input: m.inputMessages.length, output: m.outputMessages.length },
+    mapped: m.explain.mapped,
+    ignored: m.explain.ignored,
+    truncated: span.truncated,
+  };
+}
+
+/**
+ * Maps and encodes a decoded request's spans, received at `receivedAt` (ClickHouse time text).
+ * A request whose every span was rejected, or a span whose values no column takes, is a 400.
+ */
+export function encodeSpans(
+  projectId: string,
+  decoded: DecodeResult,
+  encoder: RowEncoder,
+  receivedAt: string,
+  opts: { explain?: boolean } = {},
+): EncodedSpans {
+  const { spans, rejected } = decoded;
+  const errors = rejected.slice(0, MAX_ERRORS).map((r) => `span ${r.index}${r.spanId ? ` (${r.spanId})` : ''}: ${r.reason}`);
+  if (rejected.length > MAX_ERRORS) errors.push(`... and ${rejected.length - MAX_ERRORS} more rejected spans`);
+  if (spans.length === 0 && rejected.length > 0) {
+    throw badRequest(`No valid span in the request (${rejected.length} rejected): ${errors.slice(0, 3).join('; ')}`);
+  }
+  const resourceJson = new Map<object, string>();
+  const explained: SpanExplanation[] = [];
+  const traces = new Map<string, boolean>(); // trace id → holds a generative-AI span in this request
+  const sink = new ByteSink(spans.length * 2048);
+  for (let i = 0; i < spans.length; i++) {
+    const span = spans[i]!;
+    const mapped = mapSpan(span);
+    let res = resourceJson.get(span.resource);
+    if (res === undefined) resourceJson.set(span.resource, (res = JSON.stringify(span.resource)));
+    const row = spanRow(projectId, span, mapped, receivedAt, res);
+    try {
+      encoder.encode(sink, row as unknown as Record<string, unknown>);
+    } catch (err) {
+      throw badRequest(`span ${i} (${span.spanId}) cannot be stored: ${(err as Error).message}`);
+    }
+    traces.set(span.traceId, (traces.get(span.traceId) ?? false) || mapped.spanClass === 'inference');
+    if (opts.explain) explained.push(explainSpan(span, mapped));
+  }
+  return {
+    payload: sink.view(),
+    rows: spans.length,
+    columns: encoder.columns.length,
+    traceIds: [...traces.keys()],
+    genAi: [...traces.values()],
+    rejected,
+    errors,
+    ...(opts.explain ? { explain: explained } : {}),
+  };
+}
+
+/** An OTLP trace export as received (inflated): protobuf, or JSON (OTLP/JSON or the flat form). */
+export interface TraceBody {
+  format: 'protobuf' | 'json';
+  body: Uint8Array;
+}
+
+/** Decodes an export: a 400 naming the problem when it is not one. */
+export function decodeTraceBody({ format, body }: TraceBody): DecodeResult {
+  if (format === 'protobuf') return decodeProtobufTraces(body);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  } catch (err) {
+    throw badRequest(`Request body is not valid JSON: ${(err as Error).message}`);
+  }
+  return decodeJsonTraces(doc);
+}
