@@ -102,7 +102,8 @@ export function createTraceIngest(deps: TraceIngestDeps) {
       const refused = deps.log.refusal();
       if (refused) throw refusedBy(refused);
     },
-    async ingest(projectId: string, decoded: DecodeResult, opts: { explain?: boolean } = {}): Promise<IngestResult> {
+    /** `apiKeyId`: the key of the caller, recorded on every span ('' for other credentials). */
+    async ingest(projectId: string, decoded: DecodeResult, opts: { explain?: boolean; apiKeyId?: string } = {}): Promise<IngestResult> {
       const { spans, rejected } = decoded;
       const errors = rejected.slice(0, MAX_ERRORS).map((r) => `span ${r.index}${r.spanId ? ` (${r.spanId})` : ''}: ${r.reason}`);
       if (rejected.length > MAX_ERRORS) errors.push(`... and ${rejected.length - MAX_ERRORS} more rejected spans`);
@@ -121,7 +122,7 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         const mapped = mapSpan(span);
         let res = resourceJson.get(span.resource);
         if (res === undefined) resourceJson.set(span.resource, (res = JSON.stringify(span.resource)));
-        const row = spanRow(projectId, span, mapped, receivedAt, res);
+        const row = spanRow(projectId, span, mapped, receivedAt, res, opts.apiKeyId);
         try {
           encoder.encode(sink, row as unknown as Record<string, unknown>);
         } catch (err) {

@@ -8,6 +8,7 @@ import type { Config } from '../../config.ts';
 import type { TraceIngest } from '../../ingest/traces.ts';
 import { decodeProtobufTraces } from '../../ingest/otlp/decode-protobuf.ts';
 import { decodeJsonTraces } from '../../ingest/otlp/decode-json.ts';
+import { apiKeyIdOf } from '../../auth/principal.ts';
 import { answerOtlp, ingestProject, readOtlpBody } from './otlp-request.ts';
 import type { RouteDef } from './types.ts';
 
@@ -53,7 +54,7 @@ export function traceRoutes(config: Config, ingest: TraceIngest): RouteDef[] {
         const req = await readOtlpBody(ctx, config);
         const decoded = req.isProtobuf ? decodeProtobufTraces(req.body) : decodeJsonTraces(req.json());
         const explain = (ctx.state.query as { explain: boolean }).explain;
-        const result = await ingest.ingest(projectId, decoded, { explain });
+        const result = await ingest.ingest(projectId, decoded, { explain, apiKeyId: apiKeyIdOf(ctx.state.principal) });
         answerOtlp(ctx, req, explain, result, result.spans_rejected, result.errors.join('; '));
       },
     },
