@@ -257,9 +257,9 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
 
     /**
      * Sums every stored execution into a spend rollup (schema/clickhouse/006), as its view does:
-     * signed sums per project, hour and dimensions; `key` the array dimension it joins, if any.
+     * signed sums per project, hour and dimensions; `key` the dimension it adds (an array joined, or the API key), if any.
      */
-    async aggregateIntoRollup(table: string, key: 'tag' | 'prompt_id' | undefined): Promise<void> {
+    async aggregateIntoRollup(table: string, key: 'tag' | 'prompt_id' | 'api_key_id' | undefined): Promise<void> {
       const join =
         key === 'tag'
           ? "ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag"

@@ -1,9 +1,9 @@
-// PostgreSQL side of scoped budgets (schema/postgres/009): the budgets, the alerts they raised
+// PostgreSQL side of scoped budgets (schema/postgres/009, 010): the budgets, the alerts they raised
 // (once per budget, period and threshold: the unique key decides) and their delivery outcome.
 import type { Queryable } from '../stores/postgres.ts';
 import type { DeliveryResult } from './webhooks.ts';
 
-export type ScopeKind = 'project' | 'agent' | 'user' | 'tag';
+export type ScopeKind = 'project' | 'agent' | 'user' | 'tag' | 'api_key';
 export type Period = 'day' | 'week' | 'month';
 export type WebhookFormat = 'signed' | 'slack';
 
