@@ -4,12 +4,14 @@
 // exactly once per budget and period — through repeated and concurrent evaluations and a new
 // period —, /budget/check answers for every budget that applies (an API key's for its caller),
 // the breakdown by API key equals hand-computed sums through a late correction, roles and
-// validation hold.
+// validation hold; in server mode, an older evaluation's state cannot overwrite a newer one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode, testEnv } from './helpers/env.ts';
 import { TestIdp } from './helpers/idp.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
 import { until, WebhookReceiver } from './helpers/webhook-receiver.ts';
+import { createLogger } from '../src/logger.ts';
+import { createScopedBudgetStateStore } from '../src/spend/scoped-budget-state.ts';
 
 const idp = new TestIdp();
 const signed = new WebhookReceiver();
@@ -496,4 +498,25 @@ describe(`budgets of an API key (${mode} mode)`, () => {
       ['2026-12-10', 50],
     ]);
   });
+
+  // The Redis state exists in server mode only (as in budget-state.unit.test.ts: defined only when there is one).
+  if (mode === 'server')
+    it('an evaluation finishing late cannot overwrite the state a newer one published (Redis)', async () => {
+      const older = await evaluateKeys();
+      await record('a', 'k-a4', 0.5); // 1.1 of 1: exceeded, blocked
+      const newer = await evaluateKeys();
+      expect(newer.budgetVersion).toBeGreaterThan(older.budgetVersion);
+      // another node publishes the older evaluation's state last (its wall clock even ahead)
+      const otherNode = createScopedBudgetStateStore(svc.stores.redis, 0, createLogger({ logLevel: 'silent' }));
+      expect(await otherNode.publish(KP, { ...older, readAt: Date.now() + 3_600_000 })).toBe(false);
+      const stored = await otherNode.published(KP);
+      expect(stored!.budgetVersion).toBeGreaterThanOrEqual(newer.budgetVersion); // the newer one (or one after it)
+      expect(stored?.budgets.find((x) => x.id === budgetId)?.spentNanos).toBe('1100000000');
+      await new Promise((r) => setTimeout(r, 60)); // past BUDGET_CHECK_CACHE_MS: this node reads Redis again
+      expect((await asKey('a', 'GET', '/budget/check')).body.allowed).toBe(false);
+      // a newer state still replaces it (an hour ahead: no evaluation running meanwhile is newer)
+      expect(await otherNode.publish(KP, { ...newer, budgetVersion: newer.budgetVersion + 3_600_000, budgets: [] })).toBe(true);
+      await new Promise((r) => setTimeout(r, 60));
+      expect((await asKey('a', 'GET', '/budget/check')).body).toMatchObject({ allowed: true, budgets: [] });
+    });
 });

@@ -67,6 +67,11 @@ export function createScopedBudgetStore(pg: Queryable) {
       );
       return rows[0];
     },
+    /** PostgreSQL's clock (epoch ms): the version of what a list read after it sees (scoped-budget-state.ts). */
+    async clock(): Promise<number> {
+      const [r] = await pg.query<{ ms: string }>('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text AS ms');
+      return Number(r!.ms);
+    },
     async list(projectId: string): Promise<ScopedBudgetRow[]> {
       return pg.query<ScopedBudgetRow>(`SELECT ${BUDGET} FROM scoped_budgets WHERE project_id = $1 ORDER BY budget_id`, [projectId]);
     },

@@ -4,7 +4,7 @@
 // (exact through corrections); each threshold fires once per budget and period (the unique key of
 // scoped_budget_alerts); `/budget/check?agent_id&user_id&tag&api_key_id` (and the caller's own
 // API key) answers for every budget that applies, from the state the evaluation publishes (memory,
-// and Redis with several nodes).
+// and Redis with several nodes, compare-and-set: scoped-budget-state.ts).
 import { badRequest, conflict, notFound, unprocessable } from '../errors.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import type { Logger } from '../logger.ts';
@@ -187,6 +187,7 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
   async function evaluate(projectId: string): Promise<PublishedState> {
     const readAt = Date.now();
     const now = deps.now();
+    const budgetVersion = await store.clock();
     const rows = await store.list(projectId);
     const current = await spentIn(rows, () => now);
     // During the first 48 hours of a period the previous one is evaluated too, for its alerts only.
@@ -210,7 +211,7 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
         mode: b.enforcement_mode,
       });
     }
-    const state = { readAt, budgets };
+    const state: PublishedState = { budgetVersion, readAt, budgets };
     await publish(projectId, state);
     return state;
   }
