@@ -2,8 +2,8 @@
 -- executions keyed by the key that sent them (007) and the scalar dimensions of spend_hourly (006),
 -- fed the same way: every sum multiplies by sign, so a correction moves spend between keys exactly,
 -- without FINAL; kept beyond raw-data retention. A new table and view rather than a column added
--- to spend_hourly: a view's query cannot be changed in place, and dropping it to recreate it would
--- lose the executions inserted meanwhile. Executions stored before this view existed are copied in
+-- to spend_hourly: that would change a live view's query (MODIFY QUERY, or a drop and re-create
+-- that loses the executions inserted meanwhile) and a rollup's sort key. Executions stored before this view existed are copied in
 -- once at boot (backfillIfEmpty in src/spend/spend-rollup-repository.ts), under the key ''.
 CREATE TABLE IF NOT EXISTS spend_hourly_api_keys (
   project_id LowCardinality(String),
