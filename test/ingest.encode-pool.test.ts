@@ -36,14 +36,14 @@ const json = (n: number): TraceBody => ({ format: 'json', body: JsonTraceSeriali
 
 async function inline(body: TraceBody, explain = false) {
   const encoder = rowEncoder(await svc.stores.clickhouse.columnsOf('spans'));
-  return encodeSpans('p1', decodeTraceBody(body), encoder, receivedAt, { explain });
+  return encodeSpans('p1', decodeTraceBody(body), encoder, receivedAt, { explain, apiKeyId: explain ? 'k1' : undefined });
 }
 
 describe(`encoding workers (${mode} mode)`, () => {
   it('a worker encodes an export byte for byte as the request thread does (protobuf and JSON, explain included)', async () => {
     for (const body of [protobuf(64), json(16), protobuf(1)]) {
       const here = await inline(body, true);
-      const there = await pool.encode('p1', body, receivedAt, true);
+      const there = await pool.encode('p1', body, receivedAt, { explain: true, apiKeyId: 'k1' });
       expect(there.rows).toBe(here.rows);
       expect(there.rows).toBeGreaterThan(0);
       expect(Buffer.from(there.payload).equals(Buffer.from(here.payload))).toBe(true);
@@ -57,7 +57,7 @@ describe(`encoding workers (${mode} mode)`, () => {
 
   it('many exports at once over two workers: each answer is its own export', async () => {
     const bodies = Array.from({ length: 40 }, (_, i) => protobuf(4 + (i % 5) * 4));
-    const answers = await Promise.all(bodies.map((b) => pool.encode('p1', b, receivedAt, false)));
+    const answers = await Promise.all(bodies.map((b) => pool.encode('p1', b, receivedAt)));
     for (const [i, a] of answers.entries()) expect(a.rows).toBe(4 + (i % 5) * 4);
   });
 
@@ -71,7 +71,7 @@ describe(`encoding workers (${mode} mode)`, () => {
         () => undefined,
         (e: Error) => e,
       );
-      const there = await pool.encode('p1', body, receivedAt, false).then(
+      const there = await pool.encode('p1', body, receivedAt).then(
         () => undefined,
         (e: Error) => e,
       );
@@ -84,7 +84,7 @@ describe(`encoding workers (${mode} mode)`, () => {
   it('a worker that dies fails its waiting requests with a 503 and is replaced; the next request is encoded', async () => {
     const victim = pool.workers()[0]!;
     const waiting = Array.from({ length: 6 }, () =>
-      pool.encode('p1', protobuf(128), receivedAt, false).then(
+      pool.encode('p1', protobuf(128), receivedAt).then(
         () => 'ok',
         (e: Error) => e,
       ),
@@ -95,7 +95,7 @@ describe(`encoding workers (${mode} mode)`, () => {
     for (const f of failed) expect(f).toBeInstanceOf(Unavailable);
     expect(pool.workers()).toHaveLength(2);
     expect(pool.workers()).not.toContain(victim);
-    const after = await Promise.all([1, 2, 3, 4].map(() => pool.encode('p1', protobuf(8), receivedAt, false)));
+    const after = await Promise.all([1, 2, 3, 4].map(() => pool.encode('p1', protobuf(8), receivedAt)));
     for (const a of after) expect(a.rows).toBe(8);
   });
 

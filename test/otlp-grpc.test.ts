@@ -22,6 +22,7 @@ import { ensureProject } from '../src/auth/projects.ts';
 let svc: TestService;
 let grpcPort: number;
 let key: string;
+let keyId: string;
 beforeAll(async () => {
   grpcPort = await closedPort();
   svc = await startTestService({
@@ -32,16 +33,16 @@ beforeAll(async () => {
     MAX_INFLATED_BYTES: '65536',
   });
   for (const p of ['grpc-a', 'grpc-b']) await ensureProject(svc.stores.postgres, p);
-  key = (
-    await createApiKey(svc.stores.postgres, {
-      projectId: 'grpc-a',
-      name: 'agent',
-      expiresInDays: 1,
-      scope: 'ingest',
-      role: 'member',
-      createdBy: null,
-    })
-  ).key;
+  const created = await createApiKey(svc.stores.postgres, {
+    projectId: 'grpc-a',
+    name: 'agent',
+    expiresInDays: 1,
+    scope: 'ingest',
+    role: 'member',
+    createdBy: null,
+  });
+  key = created.key;
+  keyId = created.row.key_id;
   await createApiKey(svc.stores.postgres, {
     projectId: 'grpc-b',
     name: 'reader',
@@ -153,6 +154,7 @@ describe('OTLP/gRPC', () => {
       model: 'gpt-4o-2024-08-06',
       provider: 'openai',
       source: 'otlp',
+      api_key_id: keyId, // the key that sent the spans, as over HTTP
     });
     const metrics = await (await fetch(`${svc.url}/metrics`)).text();
     expect(metrics).toMatch(/traceloom_grpc_requests_total\{method="TraceService\/Export",code="OK"[^}]*\} 4/);
@@ -178,6 +180,13 @@ describe('OTLP/gRPC', () => {
       { role: 'user', content: 'over gRPC?' },
       { role: 'assistant', content: 'yes' },
     ]);
+    expect(e.api_key_id).toBe(keyId);
+    // the log events record the key that sent them too
+    const events = await svc.stores.clickhouse.query<{ api_key_id: string }>(
+      'SELECT DISTINCT api_key_id FROM span_log_events WHERE project_id = {p:String} AND trace_id = {t:String}',
+      { p: 'grpc-a', t: span.spanContext().traceId },
+    );
+    expect(events).toEqual([{ api_key_id: keyId }]);
   });
 
   it('same auth: no credential or a wrong one is UNAUTHENTICATED, another project PERMISSION_DENIED', async () => {

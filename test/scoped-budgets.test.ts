@@ -1,12 +1,17 @@
 // Budgets at every level: scoped to an agent (daily, three thresholds, signed webhook), a user
-// (weekly, Slack format), a tag (monthly, block mode) and the project (daily). Each threshold
-// fires exactly once per budget and period — through repeated and concurrent evaluations and a
-// new period —, /budget/check answers for every budget that applies, roles and validation hold.
+// (weekly, Slack format), a tag (monthly, block mode), the project (daily) and an API key (daily,
+// block mode: two keys of one project send direct records and OTLP traces). Each threshold fires
+// exactly once per budget and period — through repeated and concurrent evaluations and a new
+// period —, /budget/check answers for every budget that applies (an API key's for its caller),
+// the breakdown by API key equals hand-computed sums through a late correction, roles and
+// validation hold; in server mode, an older evaluation's state cannot overwrite a newer one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode, testEnv } from './helpers/env.ts';
 import { TestIdp } from './helpers/idp.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
 import { until, WebhookReceiver } from './helpers/webhook-receiver.ts';
+import { createLogger } from '../src/logger.ts';
+import { createScopedBudgetStateStore } from '../src/spend/scoped-budget-state.ts';
 
 const idp = new TestIdp();
 const signed = new WebhookReceiver();
@@ -275,4 +280,243 @@ describe(`scoped budgets (${mode} mode)`, () => {
     expect((await call('DELETE', `/budgets/${ids.tag}`)).status).toBe(404);
     expect((await check('?tag=prod')).allowed).toBe(true);
   });
+});
+
+describe(`budgets of an API key (${mode} mode)`, () => {
+  const KP = 'acme-keys';
+  let keysAdminJwt: string;
+  const keys: Record<'a' | 'b', { key_id: string; key: string }> = {} as never;
+  let budgetId: string;
+  const asJwt = (method: string, path: string, body?: unknown) =>
+    getJson(`${svc.url}/api/projects/${KP}${path}`, {
+      method,
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${keysAdminJwt}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const asKey = (k: 'a' | 'b', method: string, path: string, body?: unknown) =>
+    getJson(`${svc.url}${path.startsWith('/api/v1/') ? '' : `/api/projects/${KP}`}${path}`, {
+      method,
+      headers: { 'Content-Type': 'application/json', 'X-API-Key': keys[k].key },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const hourAgo = () => new Date(now.getTime() - 3_600_000);
+  async function record(by: 'a' | 'b' | 'jwt', traceId: string, cost: number) {
+    const body = { trace_id: traceId, cost_usd: cost, started_at: hourAgo().toISOString(), model: 'm1' };
+    const r = by === 'jwt' ? await asJwt('POST', '/executions', body) : await asKey(by, 'POST', '/executions', body);
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+  }
+  const hex = (n: number, len: number) => n.toString(16).padStart(len, '0');
+  /** One span in the flat OTLP form: an inference span with a stated cost, or (cost undefined) an agent span. */
+  function span(traceId: string, spanId: string, parent: string, cost?: number) {
+    const start = BigInt(hourAgo().getTime()) * 1_000_000n;
+    return {
+      trace_id: traceId,
+      span_id: spanId,
+      ...(parent ? { parent_span_id: parent } : {}),
+      span_name: cost === undefined ? 'invoke_agent planner' : 'chat m1',
+      start_time_ns: String(start),
+      end_time_ns: String(start + 1_000_000_000n),
+      attributes:
+        cost === undefined
+          ? { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'planner' }
+          : {
+              'gen_ai.operation.name': 'chat',
+              'gen_ai.provider.name': 'openai',
+              'gen_ai.request.model': 'm1',
+              'gen_ai.usage.input_tokens': 10,
+              'gen_ai.usage.output_tokens': 5,
+              'gen_ai.usage.cost': cost,
+            },
+    };
+  }
+  async function sendSpans(k: 'a' | 'b', spans: object[]) {
+    const r = await asKey(k, 'POST', '/api/v1/traces', { spans });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+  }
+  const execution = (traceId: string, ok: (e: any) => boolean) =>
+    until(async () => {
+      const r = await asJwt('GET', `/executions/${traceId}`);
+      return r.status === 200 && ok(r.body) ? r.body : undefined;
+    }, `execution ${traceId}`);
+  const evaluateKeys = () => svc.domain.spend.scopedBudgets.evaluate(KP);
+  const keyAlerts = async () =>
+    ((await asJwt('GET', `/budgets/${budgetId}`)).body.alerts as Array<{ period_start: string; threshold_pct: number }>).map((a) => [
+      a.period_start,
+      a.threshold_pct,
+    ]);
+  const DAY = 'start=2026-12-10T00:00:00Z&end=2026-12-11T00:00:00Z';
+  const byKey = async (q = '') => {
+    const r = await asJwt('GET', `/spend?${DAY}&group_by=api_key${q}`);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return {
+      source: r.body.source,
+      total: r.body.total.cost_usd,
+      rows: Object.fromEntries(r.body.rows.map((x: any) => [x.api_key, [x.cost_usd, x.executions]])),
+    };
+  };
+  const TA = hex(0xa1, 32);
+  const TS = hex(0x5b, 32);
+
+  beforeAll(async () => {
+    now = new Date('2026-12-10T12:00:00.000Z');
+    keysAdminJwt = await idp.token({ sub: 'carol', project_id: KP, role: 'admin' });
+    for (const k of ['a', 'b'] as const) {
+      const r = await asJwt('POST', '/api-keys', { name: `key-${k}` });
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      keys[k] = { key_id: r.body.key_id, key: r.body.key };
+    }
+  });
+
+  it('are created for a key of the project only', async () => {
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const missing = await asJwt('POST', '/budgets', { scope: { kind: 'api_key', value: unknown }, period: 'day', amount_usd: 1 });
+    expect(missing.status).toBe(422);
+    expect(missing.body.detail).toContain(unknown);
+    expect((await asJwt('POST', '/budgets', { scope: { kind: 'api_key', value: 'not-a-key' }, period: 'day', amount_usd: 1 })).status).toBe(
+      422,
+    );
+    // a key of another project is not this project's
+    const other = await call('POST', '/api-keys', { name: 'elsewhere' });
+    expect(other.status).toBe(201);
+    expect(
+      (await asJwt('POST', '/budgets', { scope: { kind: 'api_key', value: other.body.key_id }, period: 'day', amount_usd: 1 })).status,
+    ).toBe(422);
+    expect((await asJwt('POST', '/budgets', { scope: { kind: 'api_key' }, period: 'day', amount_usd: 1 })).body.detail).toContain(
+      'an API key budget',
+    );
+    const created = await asJwt('POST', '/budgets', {
+      scope: { kind: 'api_key', value: keys.a.key_id },
+      period: 'day',
+      amount_usd: 1,
+      thresholds_pct: [50, 100],
+      enforcement_mode: 'block',
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ scope: { kind: 'api_key', value: keys.a.key_id }, spent_usd: 0, status: 'ok' });
+    budgetId = created.body.id;
+    expect(
+      (await asJwt('POST', '/budgets', { scope: { kind: 'api_key', value: keys.a.key_id }, period: 'day', amount_usd: 2 })).status,
+    ).toBe(409);
+  });
+
+  it('executions record the key that sent them: direct records, OTLP traces, a trace split between keys', async () => {
+    await record('a', 'k-a1', 0.3);
+    await record('b', 'k-b1', 5);
+    await record('jwt', 'k-jwt', 0.7);
+    await sendSpans('a', [span(TA, hex(1, 16), '', 0.25)]);
+    // a trace split across requests of two keys: the child (with the cost) from b, then the root from a
+    await sendSpans('b', [span(TS, hex(3, 16), hex(2, 16), 0.2)]);
+    await sendSpans('a', [span(TS, hex(2, 16), '')]);
+
+    expect((await asJwt('GET', '/executions/k-a1')).body.api_key_id).toBe(keys.a.key_id);
+    expect((await asJwt('GET', '/executions/k-b1')).body.api_key_id).toBe(keys.b.key_id);
+    expect((await asJwt('GET', '/executions/k-jwt')).body.api_key_id).toBeNull();
+    expect((await execution(TA, (e) => e.api_key_id !== null)).api_key_id).toBe(keys.a.key_id);
+    // the execution takes its root span's key
+    const split = await execution(TS, (e) => e.span_count === 2);
+    expect(split).toMatchObject({ api_key_id: keys.a.key_id, cost_usd: 0.2, cost_source: 'provided' });
+    const listed = await asJwt('GET', `/executions?api_key_id=${keys.b.key_id}`);
+    expect(listed.body.items.map((e: { trace_id: string }) => e.trace_id)).toEqual(['k-b1']);
+    expect(listed.body.total).toBe(1);
+  });
+
+  it('fire exactly once per period and threshold, for the spend of their key only; /budget/check answers for the caller', async () => {
+    await evaluateKeys();
+    // key a: 0.3 + 0.25 + 0.2 = 0.75 of 1 (b's 5 and the token's 0.7 do not count)
+    expect((await asJwt('GET', `/budgets/${budgetId}`)).body).toMatchObject({ spent_usd: 0.75, status: 'alert', blocked: false });
+    expect(await keyAlerts()).toEqual([['2026-12-10', 50]]);
+    await record('a', 'k-a2', 0.5);
+    await Promise.all([evaluateKeys(), evaluateKeys(), evaluateKeys()]);
+    await evaluateKeys();
+    expect(await keyAlerts()).toEqual([
+      ['2026-12-10', 100],
+      ['2026-12-10', 50],
+    ]);
+
+    const asA = (await asKey('a', 'GET', '/budget/check')).body;
+    expect(asA.allowed).toBe(false);
+    expect(asA.budgets).toEqual([
+      expect.objectContaining({ id: budgetId, scope: { kind: 'api_key', value: keys.a.key_id }, allowed: false, status: 'exceeded' }),
+    ]);
+    const asB = (await asKey('b', 'GET', '/budget/check')).body;
+    expect(asB).toMatchObject({ allowed: true, budgets: [] });
+    expect((await asJwt('GET', '/budget/check')).body).toMatchObject({ allowed: true, budgets: [] });
+    const asked = (await asJwt('GET', `/budget/check?api_key_id=${keys.a.key_id}`)).body;
+    expect(asked.allowed).toBe(false);
+    expect(asked.budgets.map((b: { id: string }) => b.id)).toEqual([budgetId]);
+  });
+
+  it('breakdown by API key equals the hand-computed sums, through a late correction that moves spend between keys', async () => {
+    const a = keys.a.key_id;
+    const b = keys.b.key_id;
+    expect(await byKey()).toEqual({
+      source: 'rollup',
+      total: '6.95',
+      rows: { [b]: ['5', 1], [a]: ['1.25', 4], '': ['0.7', 1] },
+    });
+    expect((await byKey(`&api_key_id=${a}`)).total).toBe('1.25');
+    // with a tag dimension the executions rows answer: the same sums (no execution is tagged)
+    const tagged = (await asJwt('GET', `/spend?${DAY}&group_by=api_key,tag`)).body;
+    expect(tagged.source).toBe('executions');
+    expect(tagged.rows.map((x: any) => [x.api_key, x.tag, x.cost_usd])).toEqual([
+      [b, '', '5'],
+      [a, '', '1.25'],
+      ['', '', '0.7'],
+    ]);
+
+    // k-a2 (0.5, key a) corrected late: it was b's, and cost 0.400000001
+    const [row] = await svc.stores.clickhouse.query<Record<string, unknown>>(
+      'SELECT * FROM executions WHERE project_id = {p:String} AND trace_id = {t:String} AND sign = 1 ORDER BY version DESC LIMIT 1',
+      { p: KP, t: 'k-a2' },
+    );
+    await svc.stores.clickhouse.insert('executions', [
+      { ...row, sign: -1 },
+      { ...row, api_key_id: b, cost_usd: '0.400000001', version: Number(row!.version) + 1, sign: 1 },
+    ]);
+    expect(await byKey()).toEqual({
+      source: 'rollup',
+      total: '6.850000001',
+      rows: { [b]: ['5.400000001', 2], [a]: ['0.75', 3], '': ['0.7', 1] },
+    });
+    await evaluateKeys();
+    expect((await asJwt('GET', `/budgets/${budgetId}`)).body).toMatchObject({ spent_usd: 0.75, status: 'alert', blocked: false });
+    expect((await asKey('a', 'GET', '/budget/check')).body.allowed).toBe(true);
+    expect(await keyAlerts()).toEqual([
+      ['2026-12-10', 100],
+      ['2026-12-10', 50],
+    ]); // fired thresholds stay fired, none again
+  });
+
+  it('a new period fires again', async () => {
+    now = new Date('2026-12-11T12:00:00.000Z');
+    await record('a', 'k-a3', 0.6);
+    await evaluateKeys();
+    await evaluateKeys();
+    expect(await keyAlerts()).toEqual([
+      ['2026-12-11', 50],
+      ['2026-12-10', 100],
+      ['2026-12-10', 50],
+    ]);
+  });
+
+  // The Redis state exists in server mode only (as in budget-state.unit.test.ts: defined only when there is one).
+  if (mode === 'server')
+    it('an evaluation finishing late cannot overwrite the state a newer one published (Redis)', async () => {
+      const older = await evaluateKeys();
+      await record('a', 'k-a4', 0.5); // 1.1 of 1: exceeded, blocked
+      const newer = await evaluateKeys();
+      expect(newer.budgetVersion).toBeGreaterThan(older.budgetVersion);
+      // another node publishes the older evaluation's state last (its wall clock even ahead)
+      const otherNode = createScopedBudgetStateStore(svc.stores.redis, 0, createLogger({ logLevel: 'silent' }));
+      expect(await otherNode.publish(KP, { ...older, readAt: Date.now() + 3_600_000 })).toBe(false);
+      const stored = await otherNode.published(KP);
+      expect(stored!.budgetVersion).toBeGreaterThanOrEqual(newer.budgetVersion); // the newer one (or one after it)
+      expect(stored?.budgets.find((x) => x.id === budgetId)?.spentNanos).toBe('1100000000');
+      await new Promise((r) => setTimeout(r, 60)); // past BUDGET_CHECK_CACHE_MS: this node reads Redis again
+      expect((await asKey('a', 'GET', '/budget/check')).body.allowed).toBe(false);
+      // a newer state still replaces it (an hour ahead: no evaluation running meanwhile is newer)
+      expect(await otherNode.publish(KP, { ...newer, budgetVersion: newer.budgetVersion + 3_600_000, budgets: [] })).toBe(true);
+      await new Promise((r) => setTimeout(r, 60));
+      expect((await asKey('a', 'GET', '/budget/check')).body).toMatchObject({ allowed: true, budgets: [] });
+    });
 });

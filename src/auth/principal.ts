@@ -55,3 +55,8 @@ export function ingestProjectOf(p: Principal, asked: string | undefined): string
   if (!role || !allows(role, 'write')) throw forbidden();
   return projectId;
 }
+
+/** The API key a caller authenticated with, recorded on what it sends; '' for JWT, dev and operator callers. */
+export function apiKeyIdOf(p: Principal | undefined): string {
+  return p?.authMethod === 'api_key' ? (p.keyId ?? '') : '';
+}

@@ -23,6 +23,8 @@ export interface ListQuery {
   status?: 'ok' | 'error';
   user_id?: string[];
   session_id?: string[];
+  /** any of these API keys (key ids; '' never matches: give a key) */
+  api_key_id?: string[];
   /** any of these tags (repeat the parameter; commas are part of a tag) */
   tag?: string[];
   limit: number;
@@ -131,7 +133,7 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
   function where(projectId: string, q: ListQuery): { sql: string; params: Record<string, unknown> } {
     const parts = ['project_id = {project_id:String}'];
     const params: Record<string, unknown> = { project_id: projectId };
-    for (const field of ['provider', 'model', 'agent_id', 'user_id', 'session_id'] as const) {
+    for (const field of ['provider', 'model', 'agent_id', 'user_id', 'session_id', 'api_key_id'] as const) {
       const values = anyOf(q[field]);
       if (values) {
         parts.push(`${field} IN {${field}:Array(String)}`);
@@ -255,9 +257,9 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
 
     /**
      * Sums every stored execution into a spend rollup (schema/clickhouse/006), as its view does:
-     * signed sums per project, hour and dimensions; `key` the array dimension it joins, if any.
+     * signed sums per project, hour and dimensions; `key` the dimension it adds (an array joined, or the API key), if any.
      */
-    async aggregateIntoRollup(table: string, key: 'tag' | 'prompt_id' | undefined): Promise<void> {
+    async aggregateIntoRollup(table: string, key: 'tag' | 'prompt_id' | 'api_key_id' | undefined): Promise<void> {
       const join =
         key === 'tag'
           ? "ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag"
@@ -408,7 +410,7 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
         `SELECT ${LIST_COLUMNS}, ended_at, received_at, error_message, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
            toString(cost_computed_usd) AS cost_computed_text, price_id, usage_warnings, session_id, user_id, tags, metadata,
            \`tu.prompt_id\` AS tu_prompt_id, \`tu.version\` AS tu_version, \`tu.version_ref\` AS tu_version_ref, \`tu.role\` AS tu_role,
-           \`tu.source\` AS tu_source, \`tu.message_index\` AS tu_message_index, template_inputs
+           \`tu.source\` AS tu_source, \`tu.message_index\` AS tu_message_index, template_inputs, api_key_id
            ${includeMessages ? ', conversation_history' : ''}
          FROM executions FINAL
          WHERE project_id = {p:String} AND started_at = toDateTime64({s:String}, 3, 'UTC') AND trace_id = {t:String} AND sign = 1

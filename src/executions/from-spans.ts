@@ -49,6 +49,25 @@ function agentOf(spans: readonly StoredSpan[], root: StoredSpan | undefined): st
   return (root ?? byStart[0])?.service_name ?? '';
 }
 
+/**
+ * The API key the execution is attributed to: the root span's, else that of the earliest span
+ * (then lowest span id) that carries one, so every assembly of the same spans gives the same key
+ * whatever the order they were read in; '' when no span came with a key.
+ */
+function apiKeyOf(spans: readonly StoredSpan[], root: StoredSpan | undefined): string {
+  if (root?.api_key_id) return root.api_key_id;
+  let first: StoredSpan | undefined;
+  for (const s of spans) {
+    if (!s.api_key_id) continue;
+    const earlier =
+      !first ||
+      big(s.start_time_ns) < big(first.start_time_ns) ||
+      (big(s.start_time_ns) === big(first.start_time_ns) && s.span_id < first.span_id);
+    if (earlier) first = s;
+  }
+  return first?.api_key_id ?? '';
+}
+
 export async function summarizeTrace(projectId: string, spans: readonly StoredSpan[], deps: SummarizeDeps) {
   const root = spans.find((s) => !s.parent_span_id);
   const starts = spans.map((s) => big(s.start_time_ns));
@@ -188,6 +207,7 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     tags: attributes.tags,
     metadata: attributes.metadata,
     span_count: spans.length,
+    api_key_id: apiKeyOf(spans, root),
     ...templateUsageColumns(
       usages.map((u, i) => ({ ...u, role: locations[i]?.role ?? '', source: 'otlp', message_index: locations[i]?.messageIndex ?? -1 })),
     ),

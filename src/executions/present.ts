@@ -40,6 +40,7 @@ export interface DetailRow extends ListRow {
   tu_source: string[];
   tu_message_index: number[];
   template_inputs: string;
+  api_key_id: string;
   conversation_history?: string;
 }
 
@@ -81,6 +82,7 @@ export function presentDetail(r: DetailRow) {
     user_id: r.user_id || null,
     tags: r.tags,
     metadata: r.metadata,
+    api_key_id: r.api_key_id || null,
     template_usages: r.tu_prompt_id.map((prompt_id, i) => ({
       prompt_id,
       version_ref: r.tu_version_ref[i]!,

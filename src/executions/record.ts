@@ -58,7 +58,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
   // cannot both see "new" and both write.
   const inFlight = new Map<string, Promise<void>>();
 
-  async function buildRow(projectId: string, input: ExecutionInput, contentHash: string) {
+  async function buildRow(projectId: string, input: ExecutionInput, contentHash: string, apiKeyId: string) {
     const messages = input.conversation_history ?? [];
     const usages = input.template_usages ?? [];
     const resolved = [];
@@ -136,6 +136,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
         tags: input.tags ?? [],
         metadata: input.metadata ?? {},
         span_count: 0,
+        api_key_id: apiKeyId,
         ...templateUsageColumns(
           resolved.map((u) => ({
             ...u,
@@ -177,6 +178,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
   async function recordOnce(
     projectId: string,
     input: ExecutionInput,
+    apiKeyId: string,
   ): Promise<{ created: boolean; traceId: string; execution?: ReturnType<typeof presentDetail> }> {
     const contentHash = hashOf(input);
     const existing = await deps.queries.traceHash(projectId, input.trace_id);
@@ -184,7 +186,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
       if (existing === contentHash) return { created: false, traceId: input.trace_id };
       throw conflict(`trace_id ${input.trace_id} already recorded with different content`);
     }
-    const row = await buildRow(projectId, input, contentHash);
+    const row = await buildRow(projectId, input, contentHash, apiKeyId);
     const bytes = row.conversation_history.length + row.template_inputs.length + 1024;
     await deps.writer.write([row], bytes);
     deps.onSpendMoved?.(projectId);
@@ -192,11 +194,16 @@ export function createExecutionRecorder(deps: RecordDeps) {
   }
 
   return {
-    async record(projectId: string, input: ExecutionInput) {
+    /**
+     * `apiKeyId`: the key of the caller ('' for other credentials), recorded on the execution. It
+     * is not part of the content: the same record sent again by another key is a repeat (200),
+     * and keeps the key that recorded it first.
+     */
+    async record(projectId: string, input: ExecutionInput, apiKeyId = '') {
       const key = `${projectId}\u0000${input.trace_id}`;
       // Wait for the one in flight; its promise settles only after it left the map.
       for (let other = inFlight.get(key); other; other = inFlight.get(key)) await other;
-      const work = recordOnce(projectId, input);
+      const work = recordOnce(projectId, input, apiKeyId);
       inFlight.set(
         key,
         work

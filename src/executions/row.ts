@@ -43,6 +43,8 @@ export interface ExecutionContent extends TemplateUsageColumns {
   tags: string[];
   metadata: Record<string, string>;
   span_count: number;
+  /** The API key that sent it ('' for other credentials); of an OTLP trace, its root span's (docs/spend.md). */
+  api_key_id: string;
   /** JSON array of the conversation's messages */
   conversation_history: string;
 }

@@ -51,6 +51,8 @@ export interface SpanRow {
   events: string;
   links: string;
   messages: string;
+  /** The API key that sent the span ('' when the caller was not an API key): docs/spend.md. */
+  api_key_id: string;
 }
 
 type ReadBackColumns =
@@ -77,7 +79,8 @@ type ReadBackColumns =
   | 'tool_call_id'
   | 'error_message'
   | 'prompt_usages'
-  | 'messages';
+  | 'messages'
+  | 'api_key_id';
 
 /** The `messages` column of a span, parsed. */
 export interface ParsedMessages {
@@ -120,6 +123,7 @@ export const STORED_SPAN_COLUMNS: ReadonlySet<string> = new Set([
   'error_message',
   'prompt_usages',
   'messages',
+  'api_key_id',
 ]);
 
 /** The columns of `spans` that assembly reads (one row per span, duplicates removed): 64-bit counts and decimals come back as text. */
@@ -187,7 +191,14 @@ const ZERO_SPAN_ID = '0000000000000000';
 /** Unsigned 64-bit nanoseconds (a negative or absurd time is clamped to 0 rather than refused). */
 const ns = (v: bigint) => (v < 0n || v >= 1n << 64n ? '0' : v.toString());
 
-export function spanRow(projectId: string, span: DecodedSpan, mapped: MappedSpan, receivedAt: string, resourceJson: string): SpanRow {
+export function spanRow(
+  projectId: string,
+  span: DecodedSpan,
+  mapped: MappedSpan,
+  receivedAt: string,
+  resourceJson: string,
+  apiKeyId = '',
+): SpanRow {
   const u = mapped.usage;
   const service = span.resource['service.name'];
   const notes = [...span.truncated];
@@ -243,5 +254,6 @@ export function spanRow(projectId: string, span: DecodedSpan, mapped: MappedSpan
             tool_result: mapped.toolResult,
           })
         : '',
+    api_key_id: apiKeyId,
   };
 }

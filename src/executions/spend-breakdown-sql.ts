@@ -6,17 +6,20 @@
 // parameters; sums leave the engine as text.
 
 /** Where a breakdown is read: a rollup, or (metadata, tag × prompt) the signed executions rows. */
-export type BreakdownSource = 'spend_hourly' | 'spend_hourly_tags' | 'spend_hourly_prompts' | 'executions';
+export type BreakdownSource = 'spend_hourly' | 'spend_hourly_tags' | 'spend_hourly_prompts' | 'spend_hourly_api_keys' | 'executions';
+
+/** The scalar and array columns a breakdown groups or filters by. */
+export type DimensionColumn = 'provider' | 'model' | 'agent_id' | 'user_id' | 'session_id' | 'api_key_id' | 'tag' | 'prompt_id';
 
 /** A grouping column of the source: a scalar column, `tag`, `prompt_id` or a metadata key. */
 export type GroupColumn =
-  | { kind: 'column'; column: 'provider' | 'model' | 'agent_id' | 'user_id' | 'session_id' | 'tag' | 'prompt_id' }
+  | { kind: 'column'; column: DimensionColumn }
   | { kind: 'metadata'; key: string }
   | { kind: 'time'; bucket: 'hour' | 'day' | 'week' | 'month' };
 
 export interface BreakdownFilter {
   /** column → any of these values */
-  anyOf: Partial<Record<'provider' | 'model' | 'agent_id' | 'user_id' | 'session_id' | 'tag' | 'prompt_id', string[]>>;
+  anyOf: Partial<Record<DimensionColumn, string[]>>;
   /** metadata key → value */
   metadata: Record<string, string>;
 }

@@ -11,7 +11,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Identity } from '../auth/identity.ts';
 import type { Domain } from '../compose.ts';
-import { ingestProjectOf } from '../auth/principal.ts';
+import { apiKeyIdOf, ingestProjectOf } from '../auth/principal.ts';
 import { decodeProtobufLogs } from '../ingest/otlp/decode-logs-protobuf.ts';
 import { countProtobufMetricPoints } from '../ingest/otlp/metric-points.ts';
 import { encodeExportResponse } from '../ingest/otlp/response.ts';
@@ -49,7 +49,7 @@ export async function startOtlpGrpc(deps: { config: Config; identity: Identity; 
 
   /** One Export call: authenticate, choose the project, run `work` on the request bytes, answer its response bytes. */
   const unary =
-    (method: string, work: (projectId: string, body: Buffer) => Promise<Uint8Array>) =>
+    (method: string, work: (projectId: string, body: Buffer, apiKeyId: string) => Promise<Uint8Array>) =>
     (call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>): void => {
       const md = call.metadata;
       const first = (key: string) => {
@@ -59,7 +59,7 @@ export async function startOtlpGrpc(deps: { config: Config; identity: Identity; 
       (async () => {
         const principal = await identity.authenticate({ apiKey: first('x-api-key'), authorization: first('authorization') });
         const projectId = ingestProjectOf(principal, first('x-project-id'));
-        return work(projectId, call.request);
+        return work(projectId, call.request, apiKeyIdOf(principal));
       })().then(
         (response) => {
           domain.metrics.grpcRequests.inc({ method, code: Code[Code.OK] });
@@ -74,15 +74,15 @@ export async function startOtlpGrpc(deps: { config: Config; identity: Identity; 
     };
 
   server.addService(exportService('trace.v1.TraceService'), {
-    Export: unary('TraceService/Export', async (projectId, body) => {
+    Export: unary('TraceService/Export', async (projectId, body, apiKeyId) => {
       domain.traces.ingest.admit();
-      const r = await domain.traces.ingest.ingest(projectId, { format: 'protobuf', body });
+      const r = await domain.traces.ingest.ingest(projectId, { format: 'protobuf', body }, { apiKeyId });
       return encodeExportResponse(r.spans_rejected, r.errors.join('; '));
     }),
   });
   server.addService(exportService('logs.v1.LogsService'), {
-    Export: unary('LogsService/Export', async (projectId, body) => {
-      await domain.logs.ingest.ingest(projectId, decodeProtobufLogs(body));
+    Export: unary('LogsService/Export', async (projectId, body, apiKeyId) => {
+      await domain.logs.ingest.ingest(projectId, decodeProtobufLogs(body), { apiKeyId });
       return encodeExportResponse(0, '');
     }),
   });

@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { badRequest, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { ColumnDef } from '../stores/row-binary.ts';
-import type { EncodedSpans, TraceBody } from './span-encoding.ts';
+import type { EncodedSpans, SpanEncodingOptions, TraceBody } from './span-encoding.ts';
 
 export interface EncodeWorkerData {
   entry: string;
@@ -20,7 +20,7 @@ export interface EncodeRequest {
   projectId: string;
   body: TraceBody;
   receivedAt: string;
-  explain: boolean;
+  opts: SpanEncodingOptions;
 }
 
 export type EncodeReply =
@@ -30,7 +30,7 @@ export interface EncodePool {
   readonly size: number;
   /** The worker threads now running (for diagnostics and tests). */
   workers(): readonly Worker[];
-  encode(projectId: string, body: TraceBody, receivedAt: string, explain: boolean): Promise<EncodedSpans>;
+  encode(projectId: string, body: TraceBody, receivedAt: string, opts?: SpanEncodingOptions): Promise<EncodedSpans>;
   close(): Promise<void>;
 }
 
@@ -82,13 +82,13 @@ export function createEncodePool(opts: { size: number; columns: ColumnDef[]; log
   return {
     size: opts.size,
     workers: () => slots.map((s) => s.worker),
-    encode(projectId, body, receivedAt, explain) {
+    encode(projectId, body, receivedAt, opts = {}) {
       let slot = slots[0]!;
       for (const s of slots) if (s.waiting.size < slot.waiting.size) slot = s;
       const id = ++nextId;
       return new Promise<EncodedSpans>((resolve, reject) => {
         slot.waiting.set(id, { resolve, reject });
-        slot.worker.postMessage({ id, projectId, body, receivedAt, explain } satisfies EncodeRequest);
+        slot.worker.postMessage({ id, projectId, body, receivedAt, opts } satisfies EncodeRequest);
       });
     },
     async close() {

@@ -17,7 +17,7 @@ port.on('message', (req: EncodeRequest) => {
   let reply: EncodeReply;
   const transfer: ArrayBuffer[] = [];
   try {
-    const encoded = encodeSpans(req.projectId, decodeTraceBody(req.body), encoder, req.receivedAt, { explain: req.explain });
+    const encoded = encodeSpans(req.projectId, decodeTraceBody(req.body), encoder, req.receivedAt, req.opts);
     if (encoded.payload.byteLength < TRANSFER_MIN_BYTES) encoded.payload = Uint8Array.prototype.slice.call(encoded.payload);
     else transfer.push(encoded.payload.buffer as ArrayBuffer);
     reply = { id: req.id, encoded };

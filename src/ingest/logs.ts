@@ -44,7 +44,12 @@ export interface LogIngestResult {
 export function createLogIngest(deps: LogIngestDeps) {
   const now = deps.now ?? Date.now;
   return {
-    async ingest(projectId: string, decoded: LogsDecodeResult, opts: { explain?: boolean } = {}): Promise<LogIngestResult> {
+    /** `apiKeyId`: the key of the caller, recorded on every event ('' for other credentials). */
+    async ingest(
+      projectId: string,
+      decoded: LogsDecodeResult,
+      opts: { explain?: boolean; apiKeyId?: string } = {},
+    ): Promise<LogIngestResult> {
       const receivedAt = toClickHouseTime(new Date(now()));
       const rows: Array<Record<string, unknown>> = [];
       const traces = new Map<string, TraceRef>();
@@ -66,6 +71,7 @@ export function createLogIngest(deps: LogIngestDeps) {
             // The same event exported twice (a retry) is one event to every reader.
             record_hash: crypto.createHash('sha256').update(`${m.eventName}\u0000${time}\u0000${attributes}`).digest('hex').slice(0, 32),
             attributes,
+            api_key_id: opts.apiKeyId ?? '',
           });
           bytes += attributes.length + 256;
           traces.set(rec.traceId, { projectId, traceId: rec.traceId });

@@ -51,6 +51,13 @@ export interface EncodedSpans {
 
 const MAX_ERRORS = 20;
 
+export interface SpanEncodingOptions {
+  /** Explain each span's mapping in the answer. */
+  explain?: boolean;
+  /** The API key that sent the spans, recorded on each ('' for other credentials). */
+  apiKeyId?: string;
+}
+
 function explainSpan(span: DecodedSpan, m: MappedSpan): SpanExplanation {
   return {
     trace_id: span.traceId,
@@ -84,7 +91,7 @@ export function encodeSpans(
   decoded: DecodeResult,
   encoder: RowEncoder,
   receivedAt: string,
-  opts: { explain?: boolean } = {},
+  opts: SpanEncodingOptions = {},
 ): EncodedSpans {
   const { spans, rejected } = decoded;
   const errors = rejected.slice(0, MAX_ERRORS).map((r) => `span ${r.index}${r.spanId ? ` (${r.spanId})` : ''}: ${r.reason}`);
@@ -101,7 +108,7 @@ export function encodeSpans(
     const mapped = mapSpan(span);
     let res = resourceJson.get(span.resource);
     if (res === undefined) resourceJson.set(span.resource, (res = JSON.stringify(span.resource)));
-    const row = spanRow(projectId, span, mapped, receivedAt, res);
+    const row = spanRow(projectId, span, mapped, receivedAt, res, opts.apiKeyId);
     try {
       encoder.encode(sink, row as unknown as Record<string, unknown>);
     } catch (err) {

@@ -14,7 +14,14 @@ import { LogFullError, LogWriteError } from '../stores/write-ahead-log.ts';
 import type { IngestLog } from './span-loader.ts';
 import type { Metrics } from '../metrics.ts';
 import type { DecodeResult } from '../executions/span.ts';
-import { decodeTraceBody, encodeSpans, type EncodedSpans, type SpanExplanation, type TraceBody } from './span-encoding.ts';
+import {
+  decodeTraceBody,
+  encodeSpans,
+  type EncodedSpans,
+  type SpanEncodingOptions,
+  type SpanExplanation,
+  type TraceBody,
+} from './span-encoding.ts';
 import type { EncodePool } from './encode-pool.ts';
 
 export type { SpanExplanation, TraceBody } from './span-encoding.ts';
@@ -59,12 +66,15 @@ export function createTraceIngest(deps: TraceIngestDeps) {
       const refused = deps.log.refusal();
       if (refused) throw refusedBy(refused);
     },
-    /** Decodes, maps and encodes an export (on an encoding worker when there are), appends it to the log once durable. */
-    async ingest(projectId: string, body: TraceBody, opts: { explain?: boolean } = {}): Promise<IngestResult> {
+    /**
+     * Decodes, maps and encodes an export (on an encoding worker when there are), appends it to the
+     * log once durable. `apiKeyId`: the key of the caller, recorded on every span ('' for other credentials).
+     */
+    async ingest(projectId: string, body: TraceBody, opts: SpanEncodingOptions = {}): Promise<IngestResult> {
       const receivedAt = toClickHouseTime(new Date());
       const pool = deps.encodePool?.();
       let encoded: EncodedSpans;
-      if (pool) encoded = await pool.encode(projectId, body, receivedAt, opts.explain === true);
+      if (pool) encoded = await pool.encode(projectId, body, receivedAt, opts);
       else {
         encoder ??= await deps.spansEncoder();
         encoded = encodeSpans(projectId, decodeTraceBody(body), encoder, receivedAt, opts);

@@ -1,6 +1,6 @@
 // Spend breakdowns (GET .../spend): cost, executions and tokens grouped by any of time, provider,
-// model, agent, user, session, tag, prompt and metadata.<key>, each also a filter. Read from the
-// hourly rollups (schema/clickhouse/006); metadata, and tag combined with prompt, from the signed
+// model, agent, user, session, API key, tag, prompt and metadata.<key>, each also a filter. Read from the
+// hourly rollups (schema/clickhouse/006, 008); metadata, and tag combined with prompt, from the signed
 // executions rows (docs/spend.md, "Breakdowns"). Money: nano-dollar BigInts, decimal strings out.
 import { badRequest } from '../errors.ts';
 import { fromScaled, NANOS } from '../pricing/decimal.ts';
@@ -24,6 +24,7 @@ export interface BreakdownQuery {
   agent_id?: string[];
   user_id?: string[];
   session_id?: string[];
+  api_key_id?: string[];
   tag?: string[];
   prompt_id?: string[];
   /** `metadata.<key>` filters arrive as such parameters */
@@ -42,11 +43,12 @@ const DIMENSIONS = {
   agent: 'agent_id',
   user: 'user_id',
   session: 'session_id',
+  api_key: 'api_key_id',
   tag: 'tag',
   prompt: 'prompt_id',
 } as const;
 const TIME_DIMENSIONS = ['time', 'hour', 'day', 'week', 'month'] as const;
-const FILTERS = ['provider', 'model', 'agent_id', 'user_id', 'session_id', 'tag', 'prompt_id'] as const;
+const FILTERS = ['provider', 'model', 'agent_id', 'user_id', 'session_id', 'api_key_id', 'tag', 'prompt_id'] as const;
 const KNOWN = [...TIME_DIMENSIONS, ...Object.keys(DIMENSIONS), 'metadata.<key>'];
 
 interface Dimension {
@@ -133,8 +135,9 @@ export function hourWindow(q: Pick<BreakdownQuery, 'window' | 'start' | 'end'>, 
 
 /**
  * Which table answers: an execution counts once per distinct tag (prompt) in the tag (prompt)
- * rollup, so that rollup is exact when the tag is grouped or filtered by one value. Metadata, tag
- * with prompt, or "any of several tags" without grouping by tag, read the executions rows.
+ * rollup, so that rollup is exact when the tag is grouped or filtered by one value. The API key
+ * has its own rollup (keyed like spend_hourly). Metadata, tag with prompt, the API key with a tag
+ * or prompt, or "any of several tags" without grouping by tag, read the executions rows.
  */
 export function sourceOf(groups: GroupColumn[], filter: BreakdownFilter): BreakdownSource {
   const grouped = (c: string) => groups.some((g) => g.kind === 'column' && g.column === c);
@@ -142,6 +145,8 @@ export function sourceOf(groups: GroupColumn[], filter: BreakdownFilter): Breakd
   const exactOn = (c: 'tag' | 'prompt_id') => grouped(c) || (filter.anyOf[c]?.length ?? 0) === 1;
   if (groups.some((g) => g.kind === 'metadata') || Object.keys(filter.metadata).length > 0) return 'executions';
   if (uses('tag') && uses('prompt_id')) return 'executions';
+  if (grouped('api_key_id') || (filter.anyOf.api_key_id?.length ?? 0) > 0)
+    return uses('tag') || uses('prompt_id') ? 'executions' : 'spend_hourly_api_keys';
   if (uses('tag')) return exactOn('tag') ? 'spend_hourly_tags' : 'executions';
   if (uses('prompt_id')) return exactOn('prompt_id') ? 'spend_hourly_prompts' : 'executions';
   return 'spend_hourly';

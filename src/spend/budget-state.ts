@@ -8,14 +8,15 @@
 // whose own evaluation published first). A state therefore carries the version of the budget row
 // it was computed from (its updated_at) and when its reads started, and replaces a published state
 // only when it is not older: a later budget version, or the same version read no earlier. Memory
-// compares in process; Redis compares and sets in one Lua script.
+// compares in process; Redis compares and sets in one Lua script. The scoped budgets' state is
+// published by the same store (scoped-budget-state.ts), with its own version.
 import type { Logger } from '../logger.ts';
 import type { RedisStore } from '../stores/redis.ts';
 import type { EnforcementMode } from './budget-store.ts';
 
 export type BudgetStatus = 'ok' | 'alert' | 'exceeded';
 
-export interface BudgetState {
+export interface BudgetState extends VersionedState {
   /** 'YYYY-MM' the figures belong to; a state of an earlier month reads as a clean new month */
   month: string;
   /** null: the project has no budget */
@@ -34,7 +35,7 @@ export interface BudgetState {
 }
 
 /** Whether `next` may replace `prev`: it was computed from a budget row no older and read no earlier. */
-export function notOlder(next: BudgetState, prev: BudgetState | undefined): boolean {
+export function notOlder(next: VersionedState, prev: VersionedState | undefined): boolean {
   if (!prev) return true;
   const nv = next.budgetVersion ?? 0;
   const pv = prev.budgetVersion ?? 0;
@@ -60,31 +61,47 @@ redis.call('SET', KEYS[1], ARGV[1])
 return 1
 `;
 
-export function createBudgetStateStore(redis: RedisStore | undefined, cacheMs: number, logger: Logger) {
-  const local = new Map<string, { state: BudgetState; at: number }>();
-  const key = (projectId: string) => `${redis?.prefix ?? 'traceloom'}:budget-state:${projectId}`;
+/** What orders published states: the version of the budgets they were computed from, then when their reads started. */
+export interface VersionedState {
+  budgetVersion?: number;
+  readAt?: number;
+}
+
+/**
+ * A store of published states under `<prefix>:<name>:<project>`, each replaced only by a state
+ * not older (`notOlder`): in memory, and in Redis with one compare-and-set. The project budget's
+ * state and the scoped budgets' state are both kept here.
+ */
+export function createPublishedStateStore<S extends VersionedState>(
+  name: string,
+  redis: RedisStore | undefined,
+  cacheMs: number,
+  logger: Logger,
+) {
+  const local = new Map<string, { state: S; at: number }>();
+  const key = (projectId: string) => `${redis?.prefix ?? 'traceloom'}:${name}:${projectId}`;
   return {
     /** The last evaluated state, or undefined when no node has evaluated this project yet. */
-    async get(projectId: string): Promise<BudgetState | undefined> {
+    async get(projectId: string): Promise<S | undefined> {
       const hit = local.get(projectId);
       if (hit && (!redis || performance.now() - hit.at < cacheMs)) return hit.state;
       if (!redis) return undefined;
       try {
         const raw = await redis.client.get(key(projectId));
         if (!raw) return undefined;
-        const state = JSON.parse(raw) as BudgetState;
+        const state = JSON.parse(raw) as S;
         local.set(projectId, { state, at: performance.now() });
         return state;
       } catch (err) {
         logger.warn(
           { project_id: projectId, err: { message: (err as Error).message } },
-          'budget state unavailable in Redis; using the last known state',
+          `${name} unavailable in Redis; using the last known state`,
         );
         return hit?.state;
       }
     },
     /** Publishes the state unless a newer one is already published; whether it was (here, and in Redis when there is one). */
-    async set(projectId: string, state: BudgetState): Promise<boolean> {
+    async set(projectId: string, state: S): Promise<boolean> {
       const hit = local.get(projectId);
       if (!notOlder(state, hit?.state)) return false;
       local.set(projectId, { state, at: performance.now() });
@@ -105,12 +122,16 @@ export function createBudgetStateStore(redis: RedisStore | undefined, cacheMs: n
       } catch (err) {
         logger.warn(
           { project_id: projectId, err: { message: (err as Error).message } },
-          'budget state not written to Redis; other nodes keep the previous one',
+          `${name} not written to Redis; other nodes keep the previous one`,
         );
         return true;
       }
     },
   };
+}
+
+export function createBudgetStateStore(redis: RedisStore | undefined, cacheMs: number, logger: Logger) {
+  return createPublishedStateStore<BudgetState>('budget-state', redis, cacheMs, logger);
 }
 
 export type BudgetStateStore = ReturnType<typeof createBudgetStateStore>;

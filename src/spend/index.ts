@@ -18,6 +18,7 @@ import { createExecutionBreakdowns } from '../executions/execution-repository.ts
 import { createSpendRollupRepository } from './spend-rollup-repository.ts';
 import { createScopedBudgets, SCOPED_EVALUATE_JOB } from './scoped-budgets.ts';
 import { createScopedBudgetStore } from './scoped-budget-store.ts';
+import { getApiKey } from '../auth/api-keys.ts';
 
 export type { Clock };
 
@@ -41,6 +42,7 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
   const rollups = createSpendRollupRepository(stores.clickhouse);
   const scopedBudgets = createScopedBudgets({
     store: createScopedBudgetStore(stores.postgres),
+    apiKeyExists: async (projectId, keyId) => (await getApiKey(stores.postgres, projectId, keyId)) !== undefined,
     rollups,
     redis: stores.redis,
     jobs,

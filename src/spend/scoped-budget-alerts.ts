@@ -7,7 +7,7 @@ import type { ScopedBudgetStore, ScopeKind } from './scoped-budget-store.ts';
 import { deliver, signedEvent, slackMessage } from './webhooks.ts';
 
 const scopeLabel = (b: { scope_kind: ScopeKind; scope_value: string }) =>
-  b.scope_kind === 'project' ? 'the project' : `${b.scope_kind} "${b.scope_value}"`;
+  b.scope_kind === 'project' ? 'the project' : `${b.scope_kind === 'api_key' ? 'API key' : b.scope_kind} "${b.scope_value}"`;
 
 /** One delivery attempt; throws when it failed, so the runner retries with backoff. */
 export async function deliverScopedAlert(store: ScopedBudgetStore, config: Config['spend'], alertId: string): Promise<void> {

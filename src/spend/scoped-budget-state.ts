@@ -1,9 +1,17 @@
 // Where scoped budget checks are answered from: the evaluation publishes each project's state
 // (every scoped budget with its current period's spend) in this node's memory and, with Redis,
-// under a key every node reads (each node keeps its copy BUDGET_CHECK_CACHE_MS). Redis is
-// last-writer-wins here (docs/spend.md, "Scoped budgets"); memory keeps the latest read.
+// under a key every node reads (each node keeps its copy BUDGET_CHECK_CACHE_MS). Published like
+// the project budget's state (budget-state.ts): a state replaces the published one only when it
+// is not older, in memory and in Redis with one compare-and-set, so an evaluation finishing out of
+// order cannot put back figures an evaluation started after it already published.
+//
+// Its version is PostgreSQL's clock read just before the evaluation listed the project's budgets:
+// every change (create, update, delete) committed before that instant is in the state, and the
+// evaluation after a change reads a later instant. One clock for every node: no skew between
+// workers decides which state wins.
 import type { Logger } from '../logger.ts';
 import type { RedisStore } from '../stores/redis.ts';
+import { createPublishedStateStore, type VersionedState } from './budget-state.ts';
 import type { Period, ScopeKind } from './scoped-budget-store.ts';
 
 export interface PublishedBudget {
@@ -19,42 +27,19 @@ export interface PublishedBudget {
   mode: 'alert' | 'block';
 }
 
-export interface PublishedState {
+export interface PublishedState extends VersionedState {
+  /** PostgreSQL's clock (epoch ms) just before the budgets were listed. */
+  budgetVersion: number;
+  /** When the evaluation started (epoch ms, this node's clock): orders states of one version. */
   readAt: number;
   budgets: PublishedBudget[];
 }
 
 export function createScopedBudgetStateStore(redis: RedisStore | undefined, cacheMs: number, logger: Logger) {
-  const local = new Map<string, { state: PublishedState; at: number }>();
-  const key = (projectId: string) => `${redis?.prefix ?? 'traceloom'}:scoped-budget-state:${projectId}`;
-  async function published(projectId: string): Promise<PublishedState | undefined> {
-    const hit = local.get(projectId);
-    if (hit && (!redis || performance.now() - hit.at < cacheMs)) return hit.state;
-    if (!redis) return undefined;
-    try {
-      const raw = await redis.client.get(key(projectId));
-      if (!raw) return hit?.state;
-      const state = JSON.parse(raw) as PublishedState;
-      local.set(projectId, { state, at: performance.now() });
-      return state;
-    } catch (err) {
-      logger.warn(
-        { project_id: projectId, err: { message: (err as Error).message } },
-        'scoped budget state unavailable in Redis; using the last known state',
-      );
-      return hit?.state;
-    }
-  }
-
-  async function publish(projectId: string, state: PublishedState): Promise<void> {
-    const prev = local.get(projectId)?.state;
-    if (!prev || prev.readAt <= state.readAt) local.set(projectId, { state, at: performance.now() });
-    if (!redis) return;
-    try {
-      await redis.client.set(key(projectId), JSON.stringify(state));
-    } catch (err) {
-      logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'scoped budget state not published to Redis');
-    }
-  }
-  return { published, publish };
+  const store = createPublishedStateStore<PublishedState>('scoped-budget-state', redis, cacheMs, logger);
+  return {
+    published: (projectId: string) => store.get(projectId),
+    /** Whether the state was published (false: a newer one is). */
+    publish: (projectId: string, state: PublishedState) => store.set(projectId, state),
+  };
 }

@@ -1,9 +1,9 @@
-// PostgreSQL side of scoped budgets (schema/postgres/009): the budgets, the alerts they raised
+// PostgreSQL side of scoped budgets (schema/postgres/009, 010): the budgets, the alerts they raised
 // (once per budget, period and threshold: the unique key decides) and their delivery outcome.
 import type { Queryable } from '../stores/postgres.ts';
 import type { DeliveryResult } from './webhooks.ts';
 
-export type ScopeKind = 'project' | 'agent' | 'user' | 'tag';
+export type ScopeKind = 'project' | 'agent' | 'user' | 'tag' | 'api_key';
 export type Period = 'day' | 'week' | 'month';
 export type WebhookFormat = 'signed' | 'slack';
 
@@ -66,6 +66,11 @@ export function createScopedBudgetStore(pg: Queryable) {
         [projectId, w.kind, w.value, w.period, w.amountText, w.thresholds, w.mode, w.webhookUrl, w.format, w.secret],
       );
       return rows[0];
+    },
+    /** PostgreSQL's clock (epoch ms): the version of what a list read after it sees (scoped-budget-state.ts). */
+    async clock(): Promise<number> {
+      const [r] = await pg.query<{ ms: string }>('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint::text AS ms');
+      return Number(r!.ms);
     },
     async list(projectId: string): Promise<ScopedBudgetRow[]> {
       return pg.query<ScopedBudgetRow>(`SELECT ${BUDGET} FROM scoped_budgets WHERE project_id = $1 ORDER BY budget_id`, [projectId]);

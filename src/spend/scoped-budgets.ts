@@ -1,10 +1,11 @@
 // Budgets at every level (docs/spend.md, "Scoped budgets"): budgets scoped to the project, an
-// agent, a user or a tag, each with its period (UTC day, ISO week, UTC month), thresholds and
+// agent, a user, a tag or an API key, each with its period (UTC day, ISO week, UTC month), thresholds and
 // alert channel (signed webhook or Slack incoming webhook). Spend comes from the hourly rollups
 // (exact through corrections); each threshold fires once per budget and period (the unique key of
-// scoped_budget_alerts); `/budget/check?agent_id&user_id&tag` answers for every budget that
-// applies, from the state the evaluation publishes (memory, and Redis with several nodes).
-import { badRequest, conflict, notFound } from '../errors.ts';
+// scoped_budget_alerts); `/budget/check?agent_id&user_id&tag&api_key_id` (and the caller's own
+// API key) answers for every budget that applies, from the state the evaluation publishes (memory,
+// and Redis with several nodes, compare-and-set: scoped-budget-state.ts).
+import { badRequest, conflict, notFound, unprocessable } from '../errors.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import type { Logger } from '../logger.ts';
 import type { RedisStore } from '../stores/redis.ts';
@@ -48,10 +49,14 @@ export interface CheckQuery {
   agent_id?: string;
   user_id?: string;
   tag?: string[];
+  /** An API key (key_id) whose budgets apply, besides the caller's own key. */
+  api_key_id?: string;
 }
 
 export interface ScopedBudgetDeps {
   store: ScopedBudgetStore;
+  /** Whether the project has this API key (revoked and expired keys included). */
+  apiKeyExists(projectId: string, keyId: string): Promise<boolean>;
   rollups: Pick<SpendRollupRepository, 'scopeSpends'>;
   redis: RedisStore | undefined;
   jobs: Pick<JobRunner, 'enqueue'>;
@@ -93,7 +98,7 @@ function parseInput(input: ScopedBudgetInput) {
   const kind = input.scope.kind;
   const value = (input.scope.value ?? '').trim();
   if (kind === 'project' && value) throw badRequest('scope.value: a project budget has no value');
-  if (kind !== 'project' && !value) throw badRequest(`scope.value: is required for a${kind === 'agent' ? 'n' : ''} ${kind} budget`);
+  if (kind !== 'project' && !value) throw badRequest(`scope.value: is required for ${SCOPE_NAME[kind]} budget`);
   const thresholds = parseThresholds(input.thresholds_pct ?? [80, 100]);
   const format = input.webhook_format ?? 'signed';
   const webhookUrl = input.webhook_url ? checkWebhookUrl(input.webhook_url) : null;
@@ -109,6 +114,14 @@ function parseInput(input: ScopedBudgetInput) {
     format,
   };
 }
+
+const SCOPE_NAME: Record<ScopeKind, string> = {
+  project: 'a project',
+  agent: 'an agent',
+  user: 'a user',
+  tag: 'a tag',
+  api_key: 'an API key',
+};
 
 function statusOf(spent: bigint, amount: bigint, thresholds: number[]): 'ok' | 'alert' | 'exceeded' {
   if (spent >= amount) return 'exceeded';
@@ -174,6 +187,7 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
   async function evaluate(projectId: string): Promise<PublishedState> {
     const readAt = Date.now();
     const now = deps.now();
+    const budgetVersion = await store.clock();
     const rows = await store.list(projectId);
     const current = await spentIn(rows, () => now);
     // During the first 48 hours of a period the previous one is evaluated too, for its alerts only.
@@ -197,7 +211,7 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
         mode: b.enforcement_mode,
       });
     }
-    const state = { readAt, budgets };
+    const state: PublishedState = { budgetVersion, readAt, budgets };
     await publish(projectId, state);
     return state;
   }
@@ -252,6 +266,9 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
 
     async create(projectId: string, input: ScopedBudgetInput) {
       const w = parseInput(input);
+      // A key budget names a key of this project: a typo would otherwise be a budget nothing ever spends.
+      if (w.kind === 'api_key' && !(await deps.apiKeyExists(projectId, w.value)))
+        throw unprocessable(`scope.value: API key ${w.value} does not exist in this project`);
       const secret = newWebhookSecret();
       const row = await store.create(projectId, { ...w, secret });
       if (!row)
@@ -296,18 +313,23 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
       await evaluate(projectId);
     },
 
-    /** Every scoped budget that applies to a call for this agent, user and tags: the project's, and the matching ones. */
-    async check(projectId: string, q: CheckQuery) {
+    /**
+     * Every scoped budget that applies to a call for this agent, user, tags and API keys (the one
+     * asked for and the caller's own, `callerKeyId`): the project's, and the matching ones.
+     */
+    async check(projectId: string, q: CheckQuery, callerKeyId = '') {
       const state = (await published(projectId)) ?? (await evaluate(projectId));
       const now = deps.now();
       const tags = new Set(q.tag ?? []);
+      const keys = new Set([q.api_key_id, callerKeyId].filter((k): k is string => !!k));
       return state.budgets
         .filter(
           (b) =>
             b.kind === 'project' ||
             (b.kind === 'agent' && b.value === q.agent_id) ||
             (b.kind === 'user' && b.value === q.user_id) ||
-            (b.kind === 'tag' && tags.has(b.value)),
+            (b.kind === 'tag' && tags.has(b.value)) ||
+            (b.kind === 'api_key' && keys.has(b.value)),
         )
         .map((b) => {
           const p = periodBounds(b.period, now);

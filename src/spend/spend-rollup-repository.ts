@@ -1,8 +1,9 @@
 // The SQL of the spend rollups (schema/clickhouse/006: spend_hourly, spend_hourly_tags,
-// spend_hourly_prompts). The breakdowns they cannot serve are read from executions by the
+// spend_hourly_prompts; 008: spend_hourly_api_keys). The breakdowns they cannot serve are read from executions by the
 // execution repository, in the same shape (src/executions/spend-breakdown-sql.ts). Every read
 // carries the project predicate and bound parameters; sums leave the engine as text.
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
+import type { ScopeKind } from './scoped-budget-store.ts';
 import { breakdownSql, type BreakdownRead, type BreakdownRow, type BreakdownSourceSql } from '../executions/spend-breakdown-sql.ts';
 
 /** The rollups' part of a breakdown (sums already signed); the executions' part is in execution-repository.ts. */
@@ -18,10 +19,14 @@ const ROLLUPS = [
   { table: 'spend_hourly', key: undefined },
   { table: 'spend_hourly_tags', key: 'tag' },
   { table: 'spend_hourly_prompts', key: 'prompt_id' },
+  { table: 'spend_hourly_api_keys', key: 'api_key_id' },
 ] as const;
 
+/** The key column a rollup adds to spend_hourly's, if any (an array joined, or the API key). */
+export type RollupKey = (typeof ROLLUPS)[number]['key'];
+
 /** Fills one rollup from every stored execution (src/executions/execution-repository.ts, aggregateIntoRollup). */
-export type RollupFiller = (table: string, key: 'tag' | 'prompt_id' | undefined) => Promise<void>;
+export type RollupFiller = (table: string, key: RollupKey) => Promise<void>;
 
 export function createSpendRollupRepository(ch: ClickHouseStore) {
   return {
@@ -55,19 +60,14 @@ export function createSpendRollupRepository(ch: ClickHouseStore) {
      * Spend (exact text) over [from, to) ('YYYY-MM-DD hh:mm:ss', UTC) of each of these values of a
      * budget scope kind, in one read (values without spend are absent); `project`: the key ''.
      */
-    async scopeSpends(
-      projectId: string,
-      kind: 'project' | 'agent' | 'user' | 'tag',
-      values: string[],
-      from: string,
-      to: string,
-    ): Promise<Map<string, string>> {
+    async scopeSpends(projectId: string, kind: ScopeKind, values: string[], from: string, to: string): Promise<Map<string, string>> {
       const [table, column] = (
         {
           project: ['spend_hourly', undefined],
           agent: ['spend_hourly', 'agent_id'],
           user: ['spend_hourly', 'user_id'],
           tag: ['spend_hourly_tags', 'tag'],
+          api_key: ['spend_hourly_api_keys', 'api_key_id'],
         } as const
       )[kind];
       const rows = await ch.query<{ v: string; cost_t: string }>(

@@ -2,6 +2,7 @@ import type { Domain } from '../../compose.ts';
 import type { ExecutionInput } from '../../executions/record.ts';
 import type { ListQuery } from '../../executions/execution-repository.ts';
 import { notFound } from '../errors.ts';
+import { apiKeyIdOf } from '../../auth/principal.ts';
 import { toLines } from '../../executions/export.ts';
 import { Readable } from 'node:stream';
 import type { RouteDef } from './types.ts';
@@ -30,7 +31,7 @@ export function executionRoutes(domain: Domain): RouteDef[] {
         503: { description: 'Write queue full or ClickHouse unavailable: nothing was written; retry after Retry-After', schema: 'Error' },
       },
       async handler(ctx) {
-        const r = await recorder.record(ctx.state.projectId!, ctx.state.body as ExecutionInput);
+        const r = await recorder.record(ctx.state.projectId!, ctx.state.body as ExecutionInput, apiKeyIdOf(ctx.state.principal));
         ctx.status = r.created ? 201 : 200;
         ctx.body = r.execution;
       },

@@ -9,6 +9,7 @@ import type { Metrics } from '../../metrics.ts';
 import { decodeProtobufLogs } from '../../ingest/otlp/decode-logs-protobuf.ts';
 import { decodeJsonLogs } from '../../ingest/otlp/decode-logs-json.ts';
 import { countJsonMetricPoints, countProtobufMetricPoints } from '../../ingest/otlp/metric-points.ts';
+import { apiKeyIdOf } from '../../auth/principal.ts';
 import { answerOtlp, ingestProject, readOtlpBody } from './otlp-request.ts';
 import type { ResponseDef, RouteDef } from './types.ts';
 
@@ -55,7 +56,7 @@ export function otlpSignalRoutes(config: Config, logs: LogIngest, metrics: Pick<
         const req = await readOtlpBody(ctx, config);
         const decoded = req.isProtobuf ? decodeProtobufLogs(req.body) : decodeJsonLogs(req.json());
         const explain = (ctx.state.query as { explain: boolean }).explain;
-        answerOtlp(ctx, req, explain, await logs.ingest(projectId, decoded, { explain }));
+        answerOtlp(ctx, req, explain, await logs.ingest(projectId, decoded, { explain, apiKeyId: apiKeyIdOf(ctx.state.principal) }));
       },
     },
     {

@@ -1,4 +1,4 @@
-// Scoped budget routes (budgets per project, agent, user or tag; docs/spend.md "Scoped budgets").
+// Scoped budget routes (budgets per project, agent, user, tag or API key; docs/spend.md "Scoped budgets").
 // Thin: the route table validates; src/spend/scoped-budgets.ts does the work.
 import type { Domain } from '../../compose.ts';
 import type { ScopedBudgetInput, ScopedBudgetUpdate } from '../../spend/scoped-budgets.ts';
@@ -21,10 +21,11 @@ export function scopedBudgetRoutes(domain: Domain): RouteDef[] {
       need: 'admin',
       body: 'ScopedBudgetCreate',
       summary:
-        'Add a budget scoped to the project, an agent, a user or a tag (admin); a signed-format answer carries the webhook secret once',
+        'Add a budget scoped to the project, an agent, a user, a tag or an API key (admin); a signed-format answer carries the webhook secret once',
       responses: {
         201: { description: 'The budget', schema: 'ScopedBudget' },
         409: { description: 'The scope already has a budget for this period', schema: 'Error' },
+        422: { description: 'An API key scope names a key that does not exist in the project', schema: 'Error' },
       },
       async handler(ctx) {
         ctx.status = 201;

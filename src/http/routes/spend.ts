@@ -7,6 +7,7 @@ import type { WindowQuery } from '../../spend/stats.ts';
 import type { BreakdownQuery } from '../../spend/breakdowns.ts';
 import type { RepriceInput } from '../../spend/reprice.ts';
 import type { CheckQuery } from '../../spend/scoped-budgets.ts';
+import { apiKeyIdOf } from '../../auth/principal.ts';
 import type { RouteDef } from './types.ts';
 
 const P = '/api/projects/:project_id';
@@ -97,12 +98,13 @@ export function spendRoutes(domain: Domain): RouteDef[] {
       ingest: true,
       query: 'BudgetCheckQuery',
       summary:
-        'Pre-flight check before an LLM call, for the project budget and every scoped budget that applies (agent_id, user_id, tag): answered from memory or Redis (ingest keys allowed)',
+        'Pre-flight check before an LLM call, for the project budget and every scoped budget that applies (agent_id, user_id, tag, api_key_id, and the calling API key): answered from memory or Redis (ingest keys allowed)',
       responses: { 200: { description: 'Whether calls are allowed', schema: 'BudgetCheck' } },
       async handler(ctx) {
         const [project, scoped] = await Promise.all([
           budgets.check(ctx.state.projectId!),
-          domain.spend.scopedBudgets.check(ctx.state.projectId!, ctx.state.query as CheckQuery),
+          // A caller with an API key gets its key's budgets without asking.
+          domain.spend.scopedBudgets.check(ctx.state.projectId!, ctx.state.query as CheckQuery, apiKeyIdOf(ctx.state.principal)),
         ]);
         ctx.body = { ...project, allowed: project.allowed && scoped.every((b) => b.allowed), budgets: scoped };
       },

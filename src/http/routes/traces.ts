@@ -6,6 +6,7 @@
 // answers 503 before anything is written (behind: before the body is even read).
 import type { Config } from '../../config.ts';
 import type { TraceIngest } from '../../ingest/traces.ts';
+import { apiKeyIdOf } from '../../auth/principal.ts';
 import { answerOtlp, ingestProject, readOtlpBody } from './otlp-request.ts';
 import type { RouteDef } from './types.ts';
 
@@ -50,7 +51,14 @@ export function traceRoutes(config: Config, ingest: TraceIngest): RouteDef[] {
         ingest.admit();
         const req = await readOtlpBody(ctx, config);
         const explain = (ctx.state.query as { explain: boolean }).explain;
-        const result = await ingest.ingest(projectId, { format: req.isProtobuf ? 'protobuf' : 'json', body: req.body }, { explain });
+        const result = await ingest.ingest(
+          projectId,
+          { format: req.isProtobuf ? 'protobuf' : 'json', body: req.body },
+          {
+            explain,
+            apiKeyId: apiKeyIdOf(ctx.state.principal),
+          },
+        );
         answerOtlp(ctx, req, explain, result, result.spans_rejected, result.errors.join('; '));
       },
     },
