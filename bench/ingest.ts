@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { startService } from '../src/service.ts';
@@ -126,11 +127,16 @@ export async function benchIngest(): Promise<Figure[]> {
           await new Promise((r) => setTimeout(r, 250));
         }
       })();
+      // How late the API thread's timers ran during the load: what a request waits per turn of its event loop.
+      const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+      loopDelay.enable();
       const phasesBefore = { ...svc.domain.traces.loader.stats.phaseMs };
       const profiling = process.env.BENCH_CPU_PROFILE ? await startProfile() : undefined;
       const r = await runLoad(`${svc.url}/api/v1/traces`, spans, gzip, clients, seconds);
       if (profiling) await profiling(path.join(process.env.BENCH_CPU_PROFILE!, `ingest-${spans}${gzip ? 'gz' : ''}.cpuprofile`));
       sampling = false;
+      loopDelay.disable();
+      const loopMs = (p: number) => (loopDelay.percentile(p) / 1e6).toFixed(1);
       await sampler;
       // Catch-up: until every trace sent is one execution and nothing waits in the log.
       const stopped = performance.now();
@@ -159,7 +165,7 @@ export async function benchIngest(): Promise<Figure[]> {
         .join(', ');
       figures.push({
         what: `${spans} span${spans > 1 ? 's' : ''}/request, gzip ${gzip ? 'on' : 'off'}, ${clients} clients, ${seconds} s`,
-        value: `${fmt(r.spansPerS)} spans/s; p50 ${r.p50.toFixed(0)} ms, p99 ${r.p99.toFixed(0)} ms; peak RSS ${mib(peakRss)} MiB; assembly lag ≤ ${(maxLag / 1000).toFixed(1)} s during the load, caught up ${catchUpS.toFixed(1)} s after; loader busy: ${phases}; ${fmt(r.requests)} requests of ${Math.round(r.bytesPerRequest / 1024)} KiB${refused ? `; refused ${refused}` : ''}`,
+        value: `${fmt(r.spansPerS)} spans/s; p50 ${r.p50.toFixed(0)} ms, p99 ${r.p99.toFixed(0)} ms; peak RSS ${mib(peakRss)} MiB; assembly lag ≤ ${(maxLag / 1000).toFixed(1)} s during the load, caught up ${catchUpS.toFixed(1)} s after; loader busy: ${phases}; event-loop delay p50 ${loopMs(50)} / p99 ${loopMs(99)} ms; ${fmt(r.requests)} requests of ${Math.round(r.bytesPerRequest / 1024)} KiB${refused ? `; refused ${refused}` : ''}`,
       });
       console.error(`  ${figures.at(-1)!.what}: ${figures.at(-1)!.value}`);
     }

@@ -8,6 +8,7 @@
 // changes nothing that counts: spans are deduplicated by every reader, and an execution that
 // exists is only ever corrected by the read-back path, never written again.
 import type { Logger } from '../logger.ts';
+import { nextTurn } from '../event-loop.ts';
 import type { LogRecord, WriteAheadLog } from '../stores/write-ahead-log.ts';
 import type { Lease, PendingTraces, TraceRef } from './assembly/pending.ts';
 import type { StoredSpan } from '../executions/span-rows.ts';
@@ -103,7 +104,13 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
 
   async function group(records: LogRecord<IngestRecordHeader>[]): Promise<Map<string, Map<string, TraceInBatch>>> {
     const byProject = new Map<string, Map<string, TraceInBatch>>();
+    let decoded = 0;
     for (const r of records) {
+      if (decoded >= 1024) {
+        decoded = 0;
+        await nextTurn(); // a batch holds thousands of spans: requests get their turn
+      }
+      decoded += r.header.n;
       let traces = byProject.get(r.header.p);
       if (!traces) byProject.set(r.header.p, (traces = new Map()));
       const spans = await spansOf(r);

@@ -8,6 +8,7 @@ import { createClient, ClickHouseLogLevel, type ClickHouseClient, type ClickHous
 import { createChdbConnection } from 'chdb/connection';
 import type { Config } from '../config.ts';
 import { asStoreError } from './errors.ts';
+import { nextTurn } from '../event-loop.ts';
 import { ByteSink, rowEncoder, type ColumnDef, type RowEncoder } from './row-binary.ts';
 import { rowDecoder, type RowDecoder } from './row-binary-decoder.ts';
 
@@ -228,7 +229,10 @@ export function createClickHouse(config: Config): ClickHouseStore {
       }
       const sink = new ByteSink(rows.length * 512);
       try {
-        for (const r of rows) encoder.encode(sink, r as Record<string, unknown>);
+        for (let i = 0; i < rows.length; i++) {
+          encoder.encode(sink, rows[i] as Record<string, unknown>);
+          if ((i & 511) === 511) await nextTurn(); // thousands of rows: requests get their turn
+        }
       } catch (err) {
         throw new RowEncodeError(`a ${table} row cannot be stored: ${(err as Error).message}`);
       }

@@ -5,6 +5,7 @@
 // row (sign −1, same version) and the new row (sign +1, version + 1), written in one insert, so
 // every sum over executions (daily spend included) stays exact without FINAL. The same content
 // writes nothing: retried batches and repeated runs change nothing.
+import { nextTurn } from '../../event-loop.ts';
 import type { Metrics } from '../../metrics.ts';
 import { isRefusedData } from '../../stores/batch-writer.ts';
 import type { BatchWriter } from '../../stores/batch-writer.ts';
@@ -171,7 +172,7 @@ export function createAssembler(deps: AssemblerDeps) {
     let n = 0;
     for (const [traceId, spans] of traces) {
       // A batch holds thousands of traces: requests waiting on the same thread get their turn.
-      if (++n % 64 === 0) await new Promise((r) => setImmediate(r));
+      if (++n % 16 === 0) await nextTurn();
       try {
         const summary = await summarizeTrace(projectId, asReadBack(spans), summarizeDeps);
         rows.push(executionRow(summary.row, { version: 1, sign: 1, received_at: receivedAt, content_hash: summary.contentHash }));
