@@ -1,0 +1,79 @@
+// The loader's pipeline keeps its stages in order: while batch N is settled, batch N+1 is stored,
+// but N+1's check for traces stored before runs after N's spans are stored, and N+1 is settled
+// (its fresh traces leased) after N's settling marked its traces for read-back. A trace whose tool
+// span comes in one batch and whose root and chat span come in the next is therefore read back
+// whole: its execution is written once (version 1, every span), never first from the second batch
+// alone and then corrected. (With both orderings broken the test sees version 1 with two spans,
+// cancelled by version 2: checked.)
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropTestDatabases, mode } from './helpers/env.ts';
+import { startTestService, type TestService } from './helpers/service.ts';
+import { until } from './helpers/wait.ts';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService({
+    AUTH_REQUIRED: 'false',
+    // One ~40 KiB record per batch, both records waiting when the loader takes the first.
+    INGEST_LOAD_BATCH_BYTES: String(64 * 1024),
+    INGEST_LOAD_INTERVAL_MS: '400',
+    TRACE_DEBOUNCE_MS: '1500',
+  });
+});
+afterAll(async () => {
+  await svc?.close();
+  await dropTestDatabases();
+});
+
+const TRACE = 'c0ffee00000000000000000000000001';
+const pad = 'x'.repeat(40_000); // makes each request's record fill a batch
+const span = (spanId: string, over: Record<string, unknown>) => ({
+  trace_id: TRACE,
+  span_id: spanId,
+  span_kind: 'INTERNAL',
+  start_time_ns: '1763800000000000000',
+  end_time_ns: '1763800001000000000',
+  status_code: 'OK',
+  ...over,
+});
+const post = (spans: object[]) =>
+  fetch(`${svc.url}/api/v1/traces`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ spans }) });
+
+describe(`the loader's pipeline (${mode} mode)`, () => {
+  it('a trace split over two consecutive batches is read back whole, written once', async () => {
+    const tool = span('0000000000000003', {
+      parent_span_id: '0000000000000001',
+      span_name: 'execute_tool get_weather',
+      attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', pad },
+    });
+    const root = span('0000000000000001', {
+      span_name: 'invoke_agent weather',
+      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'weather', pad },
+    });
+    const chat = span('0000000000000002', {
+      parent_span_id: '0000000000000001',
+      span_kind: 'CLIENT',
+      span_name: 'chat gpt-4o-mini',
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'gpt-4o-mini',
+        'gen_ai.usage.input_tokens': 100,
+        'gen_ai.usage.output_tokens': 10,
+      },
+    });
+    expect((await post([tool])).status).toBe(200);
+    expect((await post([root, chat])).status).toBe(200);
+    await svc.domain.flush();
+    expect(svc.domain.traces.loader.stats.batches).toBeGreaterThanOrEqual(2);
+
+    const ch = svc.stores.clickhouse;
+    const rows = () =>
+      ch.query<{ version: string; sign: number; span_count: number }>(
+        'SELECT version, sign, span_count FROM executions WHERE project_id = {p:String} AND trace_id = {t:String} ORDER BY version, sign',
+        { p: 'default', t: TRACE },
+      );
+    await until(async () => (await rows()).length > 0, 20_000);
+    await new Promise((r) => setTimeout(r, 2_500)); // a wrong early write would be corrected by now
+    expect(await rows()).toEqual([{ version: '1', sign: 1, span_count: 3 }]);
+  });
+});
