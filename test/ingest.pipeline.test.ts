@@ -72,7 +72,7 @@ describe(`the loader's pipeline (${mode} mode)`, () => {
         'SELECT version, sign, span_count FROM executions WHERE project_id = {p:String} AND trace_id = {t:String} ORDER BY version, sign',
         { p: 'default', t: TRACE },
       );
-    await until(async () => (await rows()).length > 0, 20_000);
+    await until(async () => (await rows()).length > 0, 'the execution of the split trace');
     await new Promise((r) => setTimeout(r, 2_500)); // a wrong early write would be corrected by now
     expect(await rows()).toEqual([{ version: '1', sign: 1, span_count: 3 }]);
   });
