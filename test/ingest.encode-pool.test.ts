@@ -99,6 +99,16 @@ describe(`encoding workers (${mode} mode)`, () => {
     for (const a of after) expect(a.rows).toBe(8);
   });
 
+  it('a closed pool answers 503 at once, never a request left waiting', async () => {
+    const closed = createEncodePool({
+      size: 1,
+      columns: await svc.stores.clickhouse.columnsOf('spans'),
+      logger: createLogger({ logLevel: 'silent' }),
+    });
+    await closed.close();
+    await expect(closed.encode('p1', protobuf(4), receivedAt)).rejects.toBeInstanceOf(Unavailable);
+  });
+
   it('without workers (INGEST_WORKERS=0) an export over HTTP is stored and becomes its execution', async () => {
     const body = protobuf(8);
     const res = await fetch(`${svc.url}/api/v1/traces`, {

@@ -83,6 +83,8 @@ export function createEncodePool(opts: { size: number; columns: ColumnDef[]; log
     size: opts.size,
     workers: () => slots.map((s) => s.worker),
     encode(projectId, body, receivedAt, opts = {}) {
+      // A worker that was terminated would never answer: after close, nothing is sent to one.
+      if (closing) return Promise.reject(unavailable('The service is shutting down; retry', 1));
       let slot = slots[0]!;
       for (const s of slots) if (s.waiting.size < slot.waiting.size) slot = s;
       const id = ++nextId;
