@@ -11,7 +11,11 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { startService } from '../src/service.ts';
-import { ByteSink } from '../src/stores/row-binary.ts';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { decodeTraceBody, encodeSpans } from '../src/ingest/span-encoding.ts';
+import { ByteSink, type RowEncoder } from '../src/stores/row-binary.ts';
+import { buildSpans } from './otlp-decode.ts';
+import { countThreadCpu } from './thread-cpu.ts';
 
 export interface Figure {
   what: string;
@@ -64,6 +68,21 @@ async function startProfile(): Promise<(file: string) => Promise<void>> {
     fs.writeFileSync(file, JSON.stringify(profile));
     session.disconnect();
   };
+}
+
+/** CPU time (µs) to decode, map and encode one span of the 512-span export, measured over 3 s after a warm-up. */
+function encodingCostUs(encoder: RowEncoder): number {
+  const body = Buffer.from(ProtobufTraceSerializer.serializeRequest(buildSpans(512, 2, 1))!);
+  const once = () => encodeSpans('default', decodeTraceBody({ format: 'protobuf', body }), encoder, '2026-01-01 00:00:00.000');
+  for (let i = 0; i < 50; i++) once();
+  let n = 0;
+  const cpuOf = countThreadCpu();
+  const started = performance.now();
+  while (performance.now() - started < 3_000) {
+    once();
+    n++;
+  }
+  return (cpuOf().api * 1e6) / (n * 512); // the API thread's own CPU: the engine's merges are not counted
 }
 
 const mib = (b: number) => Math.round(b / 2 ** 20);
@@ -132,8 +151,10 @@ export async function benchIngest(): Promise<Figure[]> {
       loopDelay.enable();
       const phasesBefore = { ...svc.domain.traces.loader.stats.phaseMs };
       const profiling = process.env.BENCH_CPU_PROFILE ? await startProfile() : undefined;
+      const cpuOf = countThreadCpu();
       const r = await runLoad(`${svc.url}/api/v1/traces`, spans, gzip, clients, seconds);
       if (profiling) await profiling(path.join(process.env.BENCH_CPU_PROFILE!, `ingest-${spans}${gzip ? 'gz' : ''}.cpuprofile`));
+      const cpu = cpuOf();
       sampling = false;
       loopDelay.disable();
       const loopMs = (p: number) => (loopDelay.percentile(p) / 1e6).toFixed(1);
@@ -163,9 +184,13 @@ export async function benchIngest(): Promise<Figure[]> {
         .filter(([st]) => st !== '200')
         .map(([st, n]) => `${n}×${st}`)
         .join(', ');
+      // CPU per acknowledged span, by thread: what the two cores pay for each span.
+      const us = (s: number) => ((s / r.spans) * 1e6).toFixed(0);
+      const cpuTotal = cpu.api + cpu.worker + cpu.engine + cpu.other;
+      const cpuFigure = `CPU per span ${us(cpuTotal)} µs (API thread ${us(cpu.api)}, encoding worker ${us(cpu.worker)}, engine ${us(cpu.engine)}, GC and other helpers ${us(cpu.other)}), ${(cpuTotal / cpu.elapsed).toFixed(2)} cores busy`;
       figures.push({
         what: `${spans} span${spans > 1 ? 's' : ''}/request, gzip ${gzip ? 'on' : 'off'}, ${clients} clients, ${seconds} s`,
-        value: `${fmt(r.spansPerS)} spans/s; p50 ${r.p50.toFixed(0)} ms, p99 ${r.p99.toFixed(0)} ms; peak RSS ${mib(peakRss)} MiB; assembly lag ≤ ${(maxLag / 1000).toFixed(1)} s during the load, caught up ${catchUpS.toFixed(1)} s after; loader busy: ${phases}; event-loop delay p50 ${loopMs(50)} / p99 ${loopMs(99)} ms; ${fmt(r.requests)} requests of ${Math.round(r.bytesPerRequest / 1024)} KiB${refused ? `; refused ${refused}` : ''}`,
+        value: `${fmt(r.spansPerS)} spans/s; p50 ${r.p50.toFixed(0)} ms, p99 ${r.p99.toFixed(0)} ms; peak RSS ${mib(peakRss)} MiB; assembly lag ≤ ${(maxLag / 1000).toFixed(1)} s during the load, caught up ${catchUpS.toFixed(1)} s after; loader busy: ${phases}; event-loop delay p50 ${loopMs(50)} / p99 ${loopMs(99)} ms; ${cpuFigure}; ${fmt(r.requests)} requests of ${Math.round(r.bytesPerRequest / 1024)} KiB${refused ? `; refused ${refused}` : ''}`,
       });
       console.error(`  ${figures.at(-1)!.what}: ${figures.at(-1)!.value}`);
     }
@@ -183,12 +208,20 @@ export async function benchIngest(): Promise<Figure[]> {
       batches.push(Buffer.from(sink.view()));
     }
     const t0 = performance.now();
+    const rawCpuOf = countThreadCpu();
     for (const [i, b] of batches.entries()) await ch.insertRowBinary('spans_raw_bench', [b], { insert_deduplication_token: `raw-${i}` });
     const rawRate = sample.length / ((performance.now() - t0) / 1000);
+    const rawCpu = rawCpuOf();
     await ch.command('DROP TABLE spans_raw_bench');
     figures.push({
       what: `raw RowBinary insert of ${fmt(sample.length)} of the same rows (encoded beforehand, batches of 20,000, no HTTP, no mapping)`,
-      value: `${fmt(rawRate)} rows/s`,
+      value: `${fmt(rawRate)} rows/s; CPU per row ${(((rawCpu.api + rawCpu.worker + rawCpu.engine + rawCpu.other) / sample.length) * 1e6).toFixed(0)} µs`,
+    });
+    // What the encoding worker does per span, alone on an idle core: decode, map, RowBinary rows.
+    const encodeUs = encodingCostUs(encoder);
+    figures.push({
+      what: 'encoding alone (protobuf decode, mapping, RowBinary rows) of the 512-span export, one idle core',
+      value: `${encodeUs.toFixed(1)} µs per span: at most ${fmt((2 * 1e6) / encodeUs)} spans/s if both cores did nothing else`,
     });
     figures.push({
       what: 'ratio of each case to the raw RowBinary insert',
