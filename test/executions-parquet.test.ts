@@ -13,6 +13,8 @@ import { getJson, startTestService, type TestService } from './helpers/service.t
 import { signV4 } from '../src/executions/s3-put.ts';
 
 let svc: TestService;
+/** The API key that sent y2 (the others come from the dev user: no key). */
+let keyId: string;
 const exportDir = tempDir('traceloom-exports-');
 const scratch = tempDir('traceloom-parquet-read-');
 const P = '/api/projects/default';
@@ -23,14 +25,18 @@ const json = (method: string, path: string, body?: unknown) =>
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 
-async function exec(body: Record<string, unknown>) {
-  const r = await json('POST', '/executions', body);
+async function exec(body: Record<string, unknown>, apiKey?: string) {
+  const r = await getJson(`${svc.url}${P}/executions`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(apiKey ? { 'X-API-Key': apiKey } : {}) },
+    body: JSON.stringify(body),
+  });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
 }
 
 interface ReadBack {
   item: Record<string, unknown>;
-  attribution: { user_id: string; session_id: string; tags: string[]; metadata: Record<string, string> };
+  attribution: { user_id: string; session_id: string; tags: string[]; metadata: Record<string, string>; api_key_id: string };
 }
 
 /** A Parquet file read by the engine, in the JSON Lines item shape (and the attribution columns apart). */
@@ -38,7 +44,7 @@ async function readParquet(file: string): Promise<ReadBack[]> {
   const rows = await svc.stores.clickhouse.query<Record<string, any>>(
     `SELECT trace_id, agent_id, provider, model, toString(tokens_in) AS tokens_in, toString(tokens_out) AS tokens_out, toString(latency_ms) AS latency_ms,
        toString(cost_usd) AS cost_t, toTypeName(cost_usd) AS cost_type, cost_source, status, toString(started_at) AS started_t, toTypeName(started_at) AS started_type,
-       has_templates, template_count, span_count, source, user_id, session_id, tags, metadata
+       has_templates, template_count, span_count, source, user_id, session_id, tags, metadata, api_key_id
      FROM file({f:String}, 'Parquet')`,
     { f: file },
   );
@@ -63,7 +69,7 @@ async function readParquet(file: string): Promise<ReadBack[]> {
         span_count: Number(r.span_count),
         source: r.source,
       },
-      attribution: { user_id: r.user_id, session_id: r.session_id, tags: r.tags, metadata: r.metadata },
+      attribution: { user_id: r.user_id, session_id: r.session_id, tags: r.tags, metadata: r.metadata, api_key_id: r.api_key_id },
     };
   });
 }
@@ -93,6 +99,9 @@ beforeAll(async () => {
   // The export job also runs by itself (at boot, then hourly) on the real clock: it writes the real
   // recent days; the days of this test are in 2025, far from them, and runs below name their time.
   expect((await json('POST', '/prompts', { prompt_id: 'support', type: 'text', template: 'x' })).status).toBe(201);
+  const key = await json('POST', '/api-keys', { name: 'exporter' });
+  expect(key.status, JSON.stringify(key.body)).toBe(201);
+  keyId = key.body.key_id;
   await exec({
     trace_id: 'y1',
     provider: 'openai',
@@ -109,16 +118,19 @@ beforeAll(async () => {
     started_at: '2025-06-14T00:00:00.000Z',
     template_usages: [{ prompt_id: 'support' }],
   });
-  await exec({
-    trace_id: 'y2',
-    provider: 'anthropic',
-    model: 'claude-y',
-    user_id: 'u2',
-    cost_usd: 1.5,
-    status: 'error',
-    error_message: 'boom',
-    started_at: '2025-06-14T23:59:59.999Z',
-  });
+  await exec(
+    {
+      trace_id: 'y2',
+      provider: 'anthropic',
+      model: 'claude-y',
+      user_id: 'u2',
+      cost_usd: 1.5,
+      status: 'error',
+      error_message: 'boom',
+      started_at: '2025-06-14T23:59:59.999Z',
+    },
+    key.body.key,
+  );
   await exec({ trace_id: 'y3', provider: 'acme', model: 'unknown-zz', tokens_in: 7, started_at: '2025-06-14T12:00:00.000Z' });
   await exec({ trace_id: 'd10', cost_usd: 0.2, started_at: '2025-06-10T08:00:00.000Z' });
   await exec({ trace_id: 'today', cost_usd: 0.3, started_at: '2025-06-15T08:00:00.000Z' });
@@ -147,8 +159,10 @@ describe(`Parquet exports (${mode} mode)`, () => {
     expect(all.map((r) => r.item).sort(byTrace)).toEqual([...lines].sort(byTrace));
     expect(all.find((r) => r.item.trace_id === 'y1')).toMatchObject({
       item: { cost_usd: 0.000654321 },
-      attribution: { user_id: 'u1', session_id: 's1', tags: ['prod', 'eu'], metadata: { plan: 'pro' } },
+      attribution: { user_id: 'u1', session_id: 's1', tags: ['prod', 'eu'], metadata: { plan: 'pro' }, api_key_id: '' },
     });
+    // The key that sent an execution, for finance's spend per key outside the service.
+    expect(all.find((r) => r.item.trace_id === 'y2')?.attribution.api_key_id).toBe(keyId);
     const filtered = await parquet('&provider=openai,anthropic&start=2025-06-14T00:00:00Z');
     expect(filtered.map((r) => r.item).sort(byTrace)).toEqual(
       (await jsonl('&provider=openai,anthropic&start=2025-06-14T00:00:00Z')).sort(byTrace),

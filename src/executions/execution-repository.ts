@@ -237,12 +237,13 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
 
     /**
      * The SELECT of a Parquet export (parquet-export.ts runs it with FORMAT Parquet): the live rows
-     * matching a filter, newest first, in the JSON Lines columns typed, then user, session, tags, metadata.
+     * matching a filter, newest first, in the JSON Lines columns typed, then user, session, tags,
+     * metadata and the API key that sent it ('' for other credentials).
      */
     parquetSelect: (filter: { sql: string }) =>
       `SELECT trace_id, agent_id, provider, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_source, status, started_at,
          CAST(notEmpty(\`tu.prompt_id\`) AS Bool) AS has_templates, toUInt32(length(\`tu.prompt_id\`)) AS template_count, span_count, source,
-         user_id, session_id, tags, metadata
+         user_id, session_id, tags, metadata, api_key_id
        FROM executions FINAL WHERE ${filter.sql} AND sign = 1 ORDER BY started_at DESC, trace_id DESC`,
 
     /** Whether any execution row is stored (every project). */

@@ -63,7 +63,7 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       responses: {
         200: {
           description:
-            'application/x-ndjson (format=jsonl), text/csv (format=csv) or application/vnd.apache.parquet (format=parquet: written by the engine, typed columns, plus user_id, session_id, tags, metadata)',
+            'application/x-ndjson (format=jsonl), text/csv (format=csv) or application/vnd.apache.parquet (format=parquet: written by the engine, typed columns, plus user_id, session_id, tags, metadata, api_key_id)',
         },
       },
       async handler(ctx) {
