@@ -105,6 +105,29 @@ describe(`budgets (${mode} mode)`, () => {
     });
   });
 
+  it('without a budget the evaluation job reads no spend (it runs after every write that moves spend)', async () => {
+    const ch = svc.stores.clickhouse;
+    const query = ch.query;
+    const spendReads: string[] = [];
+    ch.query = ((sql: string, ...rest: unknown[]) => {
+      if (sql.includes('daily_spend')) spendReads.push(sql);
+      return (query as (...a: unknown[]) => unknown).call(ch, sql, ...rest);
+    }) as typeof ch.query;
+    try {
+      const r = await svc.domain.spend.budgets.evaluate(PROJECT);
+      expect(r.budget).toBeUndefined();
+      expect(r.state.status).toBe('ok');
+      expect(spendReads).toEqual([]);
+      // What shows the spend still reads it: GET /budget, from the stores.
+      expect((await budget()).spent_usd).toBe(1.5);
+      expect(spendReads).toHaveLength(1);
+    } finally {
+      ch.query = query;
+    }
+    const c = await call('GET', '/budget/check', ingest());
+    expect(c.body).toMatchObject({ allowed: true, status: 'ok', remaining_usd: null });
+  });
+
   it('only admins set it; the body is validated', async () => {
     const ok = { budget_monthly_usd: 10, alert_threshold_pct: 80, enforcement_mode: 'alert' };
     expect((await call('PUT', '/budget', { Authorization: `Bearer ${memberJwt}` }, ok)).status).toBe(403);

@@ -151,12 +151,22 @@ export function createBudgets(d: Deps) {
     }
   }
 
-  /** What the stores say now: the budget row and this month's state. Reads only. */
-  async function assess(projectId: string): Promise<{ state: BudgetState; budget: BudgetRow | undefined; spent: bigint; now: Date }> {
+  /**
+   * What the stores say now: the budget row and this month's state. Reads only. `budgetedOnly`:
+   * the month's spend is read only when there is a budget (the evaluation job, which runs after
+   * every write that moves spend: a project without a budget has nothing to evaluate, and its
+   * published state, which says only "allowed", does not need the spend scan).
+   */
+  async function assess(
+    projectId: string,
+    opts: { budgetedOnly?: boolean } = {},
+  ): Promise<{ state: BudgetState; budget: BudgetRow | undefined; spent: bigint; now: Date }> {
     const readAt = Date.now(); // wall clock: orders evaluations (the injectable clock says which month)
     const now = clock.now();
     const month = monthOf(now);
-    const [budget, spent] = await Promise.all([store.get(projectId), monthSpend(projectId, now)]);
+    const [budget, spent] = opts.budgetedOnly
+      ? await store.get(projectId).then(async (b) => [b, b ? await monthSpend(projectId, now) : 0n] as const)
+      : await Promise.all([store.get(projectId), monthSpend(projectId, now)]);
     const budgetNanos = budget ? nanos(budget.budget_monthly_usd) : null;
     const status = statusOf(budgetNanos, spent, budget?.alert_threshold_pct ?? null);
     const state: BudgetState = {
@@ -173,7 +183,7 @@ export function createBudgets(d: Deps) {
   }
 
   async function evaluateOnce(projectId: string): Promise<{ state: BudgetState; budget: BudgetRow | undefined }> {
-    const { state: s, budget, spent, now } = await assess(projectId);
+    const { state: s, budget, spent, now } = await assess(projectId, { budgetedOnly: true });
     const month = s.month;
     const status = s.status;
     const budgetNanos = s.budgetNanos === null ? null : BigInt(s.budgetNanos);
