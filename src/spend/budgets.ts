@@ -164,9 +164,9 @@ export function createBudgets(d: Deps) {
     const readAt = Date.now(); // wall clock: orders evaluations (the injectable clock says which month)
     const now = clock.now();
     const month = monthOf(now);
-    const [budget, spent] = opts.budgetedOnly
-      ? await store.get(projectId).then(async (b) => [b, b ? await monthSpend(projectId, now) : 0n] as const)
-      : await Promise.all([store.get(projectId), monthSpend(projectId, now)]);
+    const budgetRead = store.get(projectId);
+    const spentRead = opts.budgetedOnly ? budgetRead.then((b) => (b ? monthSpend(projectId, now) : 0n)) : monthSpend(projectId, now);
+    const [budget, spent] = await Promise.all([budgetRead, spentRead]);
     const budgetNanos = budget ? nanos(budget.budget_monthly_usd) : null;
     const status = statusOf(budgetNanos, spent, budget?.alert_threshold_pct ?? null);
     const state: BudgetState = {
