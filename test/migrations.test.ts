@@ -82,6 +82,19 @@ describe(`migrations (${mode} mode)`, () => {
     expect(await migrate(s, logger)).toEqual({ postgres: [], clickhouse: [] });
   });
 
+  it('the wide tables merge column by column (what bounds the engine memory of a merge)', async () => {
+    const { stores: s } = await stores();
+    await clearClickHouseRecord(s);
+    await migrate(s, logger);
+    for (const table of ['spans', 'executions']) {
+      const [row] = await s.clickhouse.query<{ ddl: string }>(
+        'SELECT create_table_query AS ddl FROM system.tables WHERE database = currentDatabase() AND name = {t:String}',
+        { t: table },
+      );
+      expect(row?.ddl, table).toMatch(/vertical_merge_algorithm_min_rows_to_activate = 1\b/);
+    }
+  });
+
   it('refuse a migration edited after it was applied', async () => {
     const { stores: s } = await stores();
     await clearClickHouseRecord(s);
