@@ -8,6 +8,7 @@ RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY tsconfig.json ./
 COPY src ./src
 COPY schema ./schema
+COPY bin ./bin
 USER node
 EXPOSE 8080 4317
 CMD ["npm", "start"]
