@@ -1,26 +1,20 @@
 // `npm run bench`: benchmark scripts that print figures (BENCHMARKS.md records them).
 // Each later area (prompts, executions, ingest, spend) adds its module here.
 import os from 'node:os';
-import { benchBoot } from './boot.ts';
-import { benchAuth } from './auth.ts';
-import { benchPrompts } from './prompts.ts';
-import { benchExecutions } from './executions.ts';
-import { benchIngest } from './ingest.ts';
-import { benchSpend } from './spend.ts';
-import { benchOtlpDecode } from './otlp-decode.ts';
-import { benchConsole } from './console.ts';
+// Each bench is imported when it runs: the ingest bench's process holds the API it measures (its peak RSS
+// is the figure), not the console bench's browser driver or the other benches' modules.
 
 const only = process.argv[2];
 const benches: Record<string, () => Promise<unknown>> = {
   boot: async () => {
-    const rows = await benchBoot();
+    const rows = await (await import('./boot.ts')).benchBoot();
     console.log('\n## boot and idle memory');
     console.log('| mode | boot to healthy (ms) | idle RSS (MiB) | GET /api/health p50 (ms) |');
     console.log('|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.mode} | ${r.bootMs} | ${r.idleRssMiB} | ${r.healthP50Ms} |`);
   },
   auth: async () => {
-    const rows = await benchAuth();
+    const rows = await (await import('./auth.ts')).benchAuth();
     console.log('\n## authentication cost per request');
     console.log('| what | n | p50 (µs) | p99 (µs) |');
     console.log('|---|---|---|---|');
@@ -43,7 +37,7 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('|---|---|---|---|---|---|');
     for (const [name, env] of modes) {
       try {
-        for (const r of await benchPrompts(env))
+        for (const r of await (await import('./prompts.ts')).benchPrompts(env))
           console.log(`| ${name} | ${r.what} | ${r.n} | ${r.p50Us || ''} | ${r.p99Us || ''} | ${r.perSecond ?? ''} |`);
       } catch (err) {
         console.log(`| ${name} | not measured: ${(err as Error).message} | | | | |`);
@@ -55,27 +49,27 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log(`\n## executions (${rows.toLocaleString('en-US')} rows, embedded chDB)`);
     console.log('| what | figure |');
     console.log('|---|---|');
-    for (const f of await benchExecutions(rows)) console.log(`| ${f.what} | ${f.value} |`);
+    for (const f of await (await import('./executions.ts')).benchExecutions(rows)) console.log(`| ${f.what} | ${f.value} |`);
   },
   spend: async () => {
-    await benchSpend();
+    await (await import('./spend.ts')).benchSpend();
   },
   decode: async () => {
     console.log('\n## OTLP decoding (one core, no HTTP, no storage)');
-    await benchOtlpDecode();
+    await (await import('./otlp-decode.ts')).benchOtlpDecode();
   },
   console: async () => {
     console.log('\n## web console (bundle; executions page in headless Chromium, 10,000 executions in the project, embedded stores)');
     console.log('| what | figure |');
     console.log('|---|---|');
-    for (const f of await benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10) }))
+    for (const f of await (await import('./console.ts')).benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10) }))
       console.log(`| ${f.what} | ${f.value} |`);
   },
   ingest: async () => {
     console.log('\n## OTLP ingest over HTTP (embedded chDB; load from a separate process)');
     console.log('| what | figure |');
     console.log('|---|---|');
-    for (const f of await benchIngest()) console.log(`| ${f.what} | ${f.value} |`);
+    for (const f of await (await import('./ingest.ts')).benchIngest()) console.log(`| ${f.what} | ${f.value} |`);
   },
 };
 
