@@ -7,20 +7,23 @@ import os from 'node:os';
 const only = process.argv[2];
 const benches: Record<string, () => Promise<unknown>> = {
   boot: async () => {
-    const rows = await (await import('./boot.ts')).benchBoot();
+    const { benchBoot } = await import('./boot.ts');
+    const rows = await benchBoot();
     console.log('\n## boot and idle memory');
     console.log('| mode | boot to healthy (ms) | idle RSS (MiB) | GET /api/health p50 (ms) |');
     console.log('|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.mode} | ${r.bootMs} | ${r.idleRssMiB} | ${r.healthP50Ms} |`);
   },
   auth: async () => {
-    const rows = await (await import('./auth.ts')).benchAuth();
+    const { benchAuth } = await import('./auth.ts');
+    const rows = await benchAuth();
     console.log('\n## authentication cost per request');
     console.log('| what | n | p50 (µs) | p99 (µs) |');
     console.log('|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.what} | ${r.n} | ${r.p50Us} | ${r.p99Us} |`);
   },
   prompts: async () => {
+    const { benchPrompts } = await import('./prompts.ts');
     const modes: Array<[string, Record<string, string>]> = [
       ['embedded', { DATABASE_URL: '', REDIS_URL: '' }],
       [
@@ -37,7 +40,7 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('|---|---|---|---|---|---|');
     for (const [name, env] of modes) {
       try {
-        for (const r of await (await import('./prompts.ts')).benchPrompts(env))
+        for (const r of await benchPrompts(env))
           console.log(`| ${name} | ${r.what} | ${r.n} | ${r.p50Us || ''} | ${r.p99Us || ''} | ${r.perSecond ?? ''} |`);
       } catch (err) {
         console.log(`| ${name} | not measured: ${(err as Error).message} | | | | |`);
@@ -45,31 +48,36 @@ const benches: Record<string, () => Promise<unknown>> = {
     }
   },
   executions: async () => {
+    const { benchExecutions } = await import('./executions.ts');
     const rows = Number(process.env.BENCH_EXECUTIONS ?? 10_000_000);
     console.log(`\n## executions (${rows.toLocaleString('en-US')} rows, embedded chDB)`);
     console.log('| what | figure |');
     console.log('|---|---|');
-    for (const f of await (await import('./executions.ts')).benchExecutions(rows)) console.log(`| ${f.what} | ${f.value} |`);
+    for (const f of await benchExecutions(rows)) console.log(`| ${f.what} | ${f.value} |`);
   },
   spend: async () => {
-    await (await import('./spend.ts')).benchSpend();
+    const { benchSpend } = await import('./spend.ts');
+    await benchSpend();
   },
   decode: async () => {
+    const { benchOtlpDecode } = await import('./otlp-decode.ts');
     console.log('\n## OTLP decoding (one core, no HTTP, no storage)');
-    await (await import('./otlp-decode.ts')).benchOtlpDecode();
+    await benchOtlpDecode();
   },
   console: async () => {
+    const { benchConsole } = await import('./console.ts');
     console.log('\n## web console (bundle; executions page in headless Chromium, 10,000 executions in the project, embedded stores)');
     console.log('| what | figure |');
     console.log('|---|---|');
-    for (const f of await (await import('./console.ts')).benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10) }))
+    for (const f of await benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10) }))
       console.log(`| ${f.what} | ${f.value} |`);
   },
   ingest: async () => {
+    const { benchIngest } = await import('./ingest.ts');
     console.log('\n## OTLP ingest over HTTP (embedded chDB; load from a separate process)');
     console.log('| what | figure |');
     console.log('|---|---|');
-    for (const f of await (await import('./ingest.ts')).benchIngest()) console.log(`| ${f.what} | ${f.value} |`);
+    for (const f of await benchIngest()) console.log(`| ${f.what} | ${f.value} |`);
   },
 };
 
