@@ -335,7 +335,7 @@ export function loadConfig(env: Env = process.env): Config {
       logMaxLagMs: int(env, 'INGEST_LOG_MAX_LAG_MS', 3_000, 0, 24 * 3600_000),
       loadBatchBytes: int(env, 'INGEST_LOAD_BATCH_BYTES', 8 * MIB, 64 * 1024, 1024 * MIB),
       loadBatchRows: int(env, 'INGEST_LOAD_BATCH_ROWS', 20_000, 1, 10_000_000),
-      loadIntervalMs: int(env, 'INGEST_LOAD_INTERVAL_MS', 200, 1, 60_000),
+      loadIntervalMs: int(env, 'INGEST_LOAD_INTERVAL_MS', 1_000, 1, 60_000),
       workers: int(env, 'INGEST_WORKERS', 1, 0, 64),
     },
     traces: {

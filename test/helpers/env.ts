@@ -77,6 +77,9 @@ export async function testEnv(overrides: Record<string, string | undefined> = {}
     NODE_ENV: 'test',
     REDIS_PREFIX: `tltest_${crypto.randomBytes(4).toString('hex')}`,
     STORE_CONNECT_TIMEOUT_MS: '5000',
+    // Tests send a few spans and read them back at once: the loader takes them after 200 ms, not
+    // after the 1 s that makes batches large under load (a test that needs longer sets its own).
+    INGEST_LOAD_INTERVAL_MS: '200',
   };
   const db = await freshDatabaseUrl();
   if (db) env.DATABASE_URL = db;
