@@ -15,6 +15,10 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { decodeTraceBody, encodeSpans } from '../src/ingest/span-encoding.ts';
 import { ByteSink, type RowEncoder } from '../src/stores/row-binary.ts';
 import { buildSpans } from './otlp-decode.ts';
+import { summarizeTrace, type SummarizeDeps } from '../src/executions/from-spans.ts';
+import { STORED_SPAN_COLUMNS, type StoredSpan } from '../src/executions/span-rows.ts';
+import type { PriceResolver } from '../src/pricing/prices.ts';
+import type { RowDecoder } from '../src/stores/row-binary-decoder.ts';
 import { countThreadCpu } from './thread-cpu.ts';
 
 export interface Figure {
@@ -83,6 +87,37 @@ function encodingCostUs(encoder: RowEncoder): number {
     n++;
   }
   return (cpuOf().api * 1e6) / (n * 512); // the API thread's own CPU: the engine's merges are not counted
+}
+
+/**
+ * What assembling a fresh trace costs the API thread per span, alone on an idle core: the same
+ * export's rows decoded as the loader decodes them (RowBinary, the columns assembly reads),
+ * grouped by trace, and each trace summarised into its execution (prices, conversation, content hash).
+ */
+async function assemblyCostUs(encoder: RowEncoder, decoder: RowDecoder, prices: PriceResolver): Promise<number> {
+  const body = Buffer.from(ProtobufTraceSerializer.serializeRequest(buildSpans(512, 2, 1))!);
+  const payload = Buffer.from(
+    encodeSpans('default', decodeTraceBody({ format: 'protobuf', body }), encoder, '2026-01-01 00:00:00.000').payload,
+  );
+  const deps: SummarizeDeps = { prices, resolvePrompt: async () => 1 };
+  const once = async () => {
+    const byTrace = new Map<string, StoredSpan[]>();
+    for (const s of decoder.decode(payload) as unknown as StoredSpan[]) {
+      const spans = byTrace.get(s.trace_id);
+      if (spans) spans.push(s);
+      else byTrace.set(s.trace_id, [s]);
+    }
+    for (const spans of byTrace.values()) await summarizeTrace('default', spans, deps);
+  };
+  for (let i = 0; i < 50; i++) await once();
+  let n = 0;
+  const cpuOf = countThreadCpu();
+  const started = performance.now();
+  while (performance.now() - started < 3_000) {
+    await once();
+    n++;
+  }
+  return (cpuOf().api * 1e6) / (n * 512);
 }
 
 const mib = (b: number) => Math.round(b / 2 ** 20);
@@ -222,6 +257,12 @@ export async function benchIngest(): Promise<Figure[]> {
     figures.push({
       what: 'encoding alone (protobuf decode, mapping, RowBinary rows) of the 512-span export, one idle core',
       value: `${encodeUs.toFixed(1)} µs per span: at most ${fmt((2 * 1e6) / encodeUs)} spans/s if both cores did nothing else`,
+    });
+    // What settling a batch costs the API thread per span, beside the engine's executions insert.
+    const assemblyUs = await assemblyCostUs(encoder, await ch.decoderOf('spans', STORED_SPAN_COLUMNS), svc.domain.prices.resolver);
+    figures.push({
+      what: 'assembly alone (RowBinary rows decoded, grouped by trace, summarised into executions) of the 512-span export, one idle core',
+      value: `${assemblyUs.toFixed(1)} µs per span`,
     });
     figures.push({
       what: 'ratio of each case to the raw RowBinary insert',

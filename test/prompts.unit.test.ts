@@ -55,6 +55,24 @@ describe('template variables', () => {
     expect(contentHash('t', { a: 1 })).not.toBe(contentHash('t', { a: 2 }));
     expect(contentHash('t', {})).not.toBe(contentHash('t ', {}));
   });
+
+  it('canonical JSON is the text stored hashes were made of: sorted keys, escapes, empty and missing values', () => {
+    // Content hashes stored with prompt versions and executions compare with hashes made now: the text must not drift.
+    const value = {
+      z: 'say "hi"\n',
+      a: [1, null, undefined, 'x', [], {}],
+      é: { y: undefined, x: null, '': false },
+      m: 0,
+      n: -1.5e-7,
+    };
+    expect(canonicalJson(value)).toBe(
+      String.raw`{"a":[1,null,,"x",[],{}],"m":0,"n":-1.5e-7,"z":"say \"hi\"\n","é":{"":false,"x":null,"y":undefined}}`,
+    );
+    expect(contentHash('t', value)).toBe('b846b04fffa5c7f383e0aacabfdec2ca0a79937c972cb7a7837a7fc4434e11e0');
+    expect(canonicalJson([])).toBe('[]');
+    expect(canonicalJson('')).toBe('""');
+    expect(canonicalJson(null)).toBe('null');
+  });
 });
 
 describe('line diff', () => {

@@ -8,7 +8,7 @@ import type { StoredSpan } from './span-rows.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
 import { fromScaled, NANOS } from '../pricing/decimal.ts';
 import { toClickHouseTime } from '../time.ts';
-import { mergeConversation, plainConversation } from './conversation.ts';
+import { storedConversation } from './conversation.ts';
 import type { Template } from '../prompts/template.ts';
 import { executionAttributes } from './execution-attributes.ts';
 import { locateTemplate } from './template-location.ts';
@@ -32,6 +32,16 @@ export interface SummarizeDeps {
 }
 
 const big = (s: string) => BigInt(s || '0');
+/**
+ * Nanosecond timestamps as stored (decimal text of a UInt64, '' for 0) compared without BigInt:
+ * a shorter number is smaller, and numbers of one length compare as text.
+ */
+const digits = (s: string) => s || '0';
+function nsBefore(a: string, b: string): boolean {
+  const x = digits(a);
+  const y = digits(b);
+  return x.length !== y.length ? x.length < y.length : x < y;
+}
 const MAX_COST_NANOS = 10n ** 18n - 1n;
 const nsToDate = (ns: bigint) => new Date(Number(ns / 1_000_000n));
 
@@ -41,7 +51,7 @@ const nsToDate = (ns: bigint) => new Date(Number(ns / 1_000_000n));
  */
 function agentOf(spans: readonly StoredSpan[], root: StoredSpan | undefined): string {
   if (root?.agent_id) return root.agent_id;
-  const byStart = [...spans].sort((a, b) => (big(a.start_time_ns) < big(b.start_time_ns) ? -1 : 1));
+  const byStart = [...spans].sort((a, b) => (nsBefore(a.start_time_ns, b.start_time_ns) ? -1 : 1));
   const agentSpan = byStart.find((s) => s.span_class === 'agent' && s.agent_id);
   if (agentSpan) return agentSpan.agent_id;
   const named = byStart.find((s) => s.agent_id);
@@ -61,8 +71,8 @@ function apiKeyOf(spans: readonly StoredSpan[], root: StoredSpan | undefined): s
     if (!s.api_key_id) continue;
     const earlier =
       !first ||
-      big(s.start_time_ns) < big(first.start_time_ns) ||
-      (big(s.start_time_ns) === big(first.start_time_ns) && s.span_id < first.span_id);
+      nsBefore(s.start_time_ns, first.start_time_ns) ||
+      (digits(s.start_time_ns) === digits(first.start_time_ns) && s.span_id < first.span_id);
     if (earlier) first = s;
   }
   return first?.api_key_id ?? '';
@@ -70,10 +80,14 @@ function apiKeyOf(spans: readonly StoredSpan[], root: StoredSpan | undefined): s
 
 export async function summarizeTrace(projectId: string, spans: readonly StoredSpan[], deps: SummarizeDeps) {
   const root = spans.find((s) => !s.parent_span_id);
-  const starts = spans.map((s) => big(s.start_time_ns));
-  const ends = spans.map((s) => big(s.end_time_ns));
-  const startNs = root ? big(root.start_time_ns) : starts.reduce((a, b) => (b < a ? b : a));
-  const endNs = [root ? big(root.end_time_ns) : 0n, ...ends].reduce((a, b) => (b > a ? b : a));
+  let first = spans[0]!.start_time_ns;
+  let last = root ? root.end_time_ns : '';
+  for (const s of spans) {
+    if (nsBefore(s.start_time_ns, first)) first = s.start_time_ns;
+    if (nsBefore(last, s.end_time_ns)) last = s.end_time_ns;
+  }
+  const startNs = big(root ? root.start_time_ns : first);
+  const endNs = big(last);
   const startedAt = nsToDate(startNs);
   const endedAt = nsToDate(endNs < startNs ? startNs : endNs);
 
@@ -147,8 +161,10 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
   // Template usages named on any span, resolved like direct records'; unknown ones are reported.
   const usages: ResolvedUsage[] = [];
   const seenUsage = new Set<string>();
+  const seenLists = new Set<string>(); // spans of a trace mostly repeat the same list
   for (const s of spans) {
-    if (!s.prompt_usages) continue;
+    if (!s.prompt_usages || seenLists.has(s.prompt_usages)) continue;
+    seenLists.add(s.prompt_usages);
     let list: SpanPromptUsage[] = [];
     try {
       list = JSON.parse(s.prompt_usages) as SpanPromptUsage[];
@@ -170,7 +186,7 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
   }
 
   const { calls, tools } = callsAndTools(spans);
-  const conversation = plainConversation(mergeConversation(calls, tools));
+  const conversation = storedConversation(calls, tools);
   const locations = await Promise.all(
     usages.map(async (u) => {
       const template = await deps.promptTemplate?.(projectId, u.prompt_id, u.version);
