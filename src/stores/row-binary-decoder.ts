@@ -91,11 +91,18 @@ export function decoderFor(type: string): Decode {
       return fixed(4, (b, at) => b.readUInt32LE(at));
     case 'DateTime64': {
       if (Number(args[0]) !== 3) return fixed(8, (b, at) => b.readBigInt64LE(at), true);
+      // The rows of a batch mostly share their arrival time: the last text is kept for the next row.
+      let lastMs = NaN;
+      let lastText = '';
       return (src) => {
         src.need(8);
         const ms = Number(src.buf.readBigInt64LE(src.pos));
         src.pos += 8;
-        return toClickHouseTime(new Date(ms));
+        if (ms !== lastMs) {
+          lastMs = ms;
+          lastText = toClickHouseTime(new Date(ms));
+        }
+        return lastText;
       };
     }
     case 'Decimal': {
