@@ -75,41 +75,17 @@ async function startProfile(): Promise<(file: string) => Promise<void>> {
   };
 }
 
-/** CPU time (µs) to decode, map and encode one span of the 512-span export, measured over 3 s after a warm-up. */
-function encodingCostUs(encoder: RowEncoder): number {
-  const body = Buffer.from(ProtobufTraceSerializer.serializeRequest(buildSpans(512, 2, 1))!);
-  const once = () => encodeSpans('default', decodeTraceBody({ format: 'protobuf', body }), encoder, '2026-01-01 00:00:00.000');
-  for (let i = 0; i < 50; i++) once();
-  let n = 0;
-  const cpuOf = countThreadCpu();
-  const started = performance.now();
-  while (performance.now() - started < 3_000) {
-    once();
-    n++;
-  }
-  return (cpuOf().api * 1e6) / (n * 512); // the API thread's own CPU: the engine's merges are not counted
-}
+/** The 512-span export both "alone" figures measure, as a request body. */
+const SPANS_ALONE = 512;
+const exportBody = () => Buffer.from(ProtobufTraceSerializer.serializeRequest(buildSpans(SPANS_ALONE, 2, 1))!);
+const encodeExport = (body: Buffer, encoder: RowEncoder) =>
+  encodeSpans('default', decodeTraceBody({ format: 'protobuf', body }), encoder, '2026-01-01 00:00:00.000');
 
 /**
- * What assembling a fresh trace costs the API thread per span, alone on an idle core: the same
- * export's rows decoded as the loader decodes them (RowBinary, the columns assembly reads),
- * grouped by trace, and each trace summarised into its execution (prices, conversation, content hash).
+ * The API thread's CPU time (µs) per span of the export for `once`, over 3 s after a warm-up
+ * (the API thread's own: the engine's merges are not counted).
  */
-async function assemblyCostUs(encoder: RowEncoder, decoder: RowDecoder, prices: PriceResolver): Promise<number> {
-  const body = Buffer.from(ProtobufTraceSerializer.serializeRequest(buildSpans(512, 2, 1))!);
-  const payload = Buffer.from(
-    encodeSpans('default', decodeTraceBody({ format: 'protobuf', body }), encoder, '2026-01-01 00:00:00.000').payload,
-  );
-  const deps: SummarizeDeps = { prices, resolvePrompt: async () => 1 };
-  const once = async () => {
-    const byTrace = new Map<string, StoredSpan[]>();
-    for (const s of decoder.decode(payload) as unknown as StoredSpan[]) {
-      const spans = byTrace.get(s.trace_id);
-      if (spans) spans.push(s);
-      else byTrace.set(s.trace_id, [s]);
-    }
-    for (const spans of byTrace.values()) await summarizeTrace('default', spans, deps);
-  };
+async function cpuPerSpanUs(once: () => unknown): Promise<number> {
   for (let i = 0; i < 50; i++) await once();
   let n = 0;
   const cpuOf = countThreadCpu();
@@ -118,7 +94,32 @@ async function assemblyCostUs(encoder: RowEncoder, decoder: RowDecoder, prices: 
     await once();
     n++;
   }
-  return (cpuOf().api * 1e6) / (n * 512);
+  return (cpuOf().api * 1e6) / (n * SPANS_ALONE);
+}
+
+/** What the encoding worker does per span: decode, map and encode the export. */
+function encodingCostUs(encoder: RowEncoder): Promise<number> {
+  const body = exportBody();
+  return cpuPerSpanUs(() => encodeExport(body, encoder));
+}
+
+/**
+ * What assembling a fresh trace costs the API thread per span: the export's rows decoded as the
+ * loader decodes them (RowBinary, the columns assembly reads), grouped by trace, and each trace
+ * summarised into its execution (prices, conversation, content hash).
+ */
+function assemblyCostUs(encoder: RowEncoder, decoder: RowDecoder, prices: PriceResolver): Promise<number> {
+  const payload = Buffer.from(encodeExport(exportBody(), encoder).payload);
+  const deps: SummarizeDeps = { prices, resolvePrompt: async () => 1 };
+  return cpuPerSpanUs(async () => {
+    const byTrace = new Map<string, StoredSpan[]>();
+    for (const s of decoder.decode(payload) as unknown as StoredSpan[]) {
+      const spans = byTrace.get(s.trace_id);
+      if (spans) spans.push(s);
+      else byTrace.set(s.trace_id, [s]);
+    }
+    for (const spans of byTrace.values()) await summarizeTrace('default', spans, deps);
+  });
 }
 
 const mib = (b: number) => Math.round(b / 2 ** 20);
@@ -254,7 +255,7 @@ export async function benchIngest(): Promise<Figure[]> {
       value: `${fmt(rawRate)} rows/s; CPU per row ${(((rawCpu.api + rawCpu.worker + rawCpu.engine + rawCpu.other) / sample.length) * 1e6).toFixed(0)} µs`,
     });
     // What the encoding worker does per span, alone on an idle core: decode, map, RowBinary rows.
-    const encodeUs = encodingCostUs(encoder);
+    const encodeUs = await encodingCostUs(encoder);
     figures.push({
       what: 'encoding alone (protobuf decode, mapping, RowBinary rows) of the 512-span export, one idle core',
       value: `${encodeUs.toFixed(1)} µs per span: at most ${fmt((2 * 1e6) / encodeUs)} spans/s if both cores did nothing else`,

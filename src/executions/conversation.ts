@@ -122,11 +122,8 @@ function merge(calls: readonly LlmCall[], tools: readonly ToolSpan[]): Merged[] 
 
 /** The merged conversation of LLM calls (ordered by start), with tool results from tool spans. */
 export function mergeConversation(calls: readonly LlmCall[], tools: readonly ToolSpan[]): TracedMessage[] {
-  const iso = new Map<bigint, string>();
   return merge(calls, tools).map((e) => {
-    let timestamp = iso.get(e.atNs);
-    if (timestamp === undefined) iso.set(e.atNs, (timestamp = nsToIso(e.atNs)));
-    const m: TracedMessage = { ...e.message, span_id: e.spanId, timestamp };
+    const m: TracedMessage = { ...e.message, span_id: e.spanId, timestamp: nsToIso(e.atNs) };
     if (e.durationMs !== undefined) m.duration_ms = e.durationMs;
     if (e.isError) m.is_error = true;
     return m;
