@@ -57,13 +57,19 @@ function runLoad(url: string, spans: number, gzip: boolean, clients: number, sec
   });
 }
 
-/** BENCH_CPU_PROFILE=dir: a CPU profile of the API's thread during each case (open it in Chrome's DevTools). */
-async function startProfile(): Promise<(file: string) => Promise<void>> {
+/** An inspector session on this thread, its `post` as a promise. */
+async function inspectorSession() {
   const inspector = await import('node:inspector');
   const session = new inspector.Session();
   session.connect();
   const post = (method: string, params?: object) =>
     new Promise<unknown>((resolve, reject) => session.post(method, params ?? {}, (err, res) => (err ? reject(err) : resolve(res))));
+  return { post, disconnect: () => session.disconnect() };
+}
+
+/** BENCH_CPU_PROFILE=dir: a CPU profile of the API's thread during each case (open it in Chrome's DevTools). */
+async function startProfile(): Promise<(file: string) => Promise<void>> {
+  const { post, disconnect } = await inspectorSession();
   await post('Profiler.enable');
   await post('Profiler.setSamplingInterval', { interval: 500 });
   await post('Profiler.start');
@@ -71,7 +77,27 @@ async function startProfile(): Promise<(file: string) => Promise<void>> {
     const { profile } = (await post('Profiler.stop')) as { profile: object };
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, JSON.stringify(profile));
-    session.disconnect();
+    disconnect();
+  };
+}
+
+/**
+ * BENCH_HEAP_PROFILE=dir: what the API's thread allocated during each case, by function (a sample
+ * every 16 KiB, objects the collector freed included; open it in DevTools' Memory tab).
+ */
+async function startHeapProfile(): Promise<(file: string) => Promise<void>> {
+  const { post, disconnect } = await inspectorSession();
+  await post('HeapProfiler.enable');
+  await post('HeapProfiler.startSampling', {
+    samplingInterval: 16_384,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return async (file) => {
+    const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: object };
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify(profile));
+    disconnect();
   };
 }
 
@@ -188,9 +214,12 @@ export async function benchIngest(): Promise<Figure[]> {
       loopDelay.enable();
       const phasesBefore = { ...svc.domain.traces.loader.stats.phaseMs };
       const profiling = process.env.BENCH_CPU_PROFILE ? await startProfile() : undefined;
+      const heapProfiling = process.env.BENCH_HEAP_PROFILE ? await startHeapProfile() : undefined;
       const cpuOf = countThreadCpu();
       const r = await runLoad(`${svc.url}/api/v1/traces`, spans, gzip, clients, seconds);
-      if (profiling) await profiling(path.join(process.env.BENCH_CPU_PROFILE!, `ingest-${spans}${gzip ? 'gz' : ''}.cpuprofile`));
+      const name = `ingest-${spans}${gzip ? 'gz' : ''}`;
+      if (heapProfiling) await heapProfiling(path.join(process.env.BENCH_HEAP_PROFILE!, `${name}.heapprofile`));
+      if (profiling) await profiling(path.join(process.env.BENCH_CPU_PROFILE!, `${name}.cpuprofile`));
       const cpu = cpuOf();
       sampling = false;
       loopDelay.disable();
