@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from './helpers/env.ts';
 import { startTestService, type TestService } from './helpers/service.ts';
 import { until } from './helpers/wait.ts';
+import { decodeTraceBody, encodeSpans } from '../src/ingest/span-encoding.ts';
+import { traceFlags } from '../src/ingest/span-loader.ts';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -75,5 +77,75 @@ describe(`the loader's pipeline (${mode} mode)`, () => {
     await until(async () => (await rows()).length > 0, 'the execution of the split trace');
     await new Promise((r) => setTimeout(r, 2_500)); // a wrong early write would be corrected by now
     expect(await rows()).toEqual([{ version: '1', sign: 1, span_count: 3 }]);
+  });
+
+  const executionsOf = (trace: string) =>
+    svc.stores.clickhouse.query<{ version: string; sign: number; span_count: number; tokens_in: string }>(
+      'SELECT version, sign, span_count, tokens_in FROM executions WHERE project_id = {p:String} AND trace_id = {t:String} ORDER BY version, sign',
+      { p: 'default', t: trace },
+    );
+  const agentTrace = (trace: string, tokens: number) => [
+    span('00000000000000b1', { trace_id: trace, span_name: 'invoke_agent a', attributes: { 'gen_ai.operation.name': 'invoke_agent' } }),
+    span('00000000000000b2', {
+      trace_id: trace,
+      parent_span_id: '00000000000000b1',
+      span_kind: 'CLIENT',
+      span_name: 'chat gpt-4o-mini',
+      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.usage.input_tokens': tokens },
+    }),
+    span('00000000000000b3', {
+      trace_id: trace,
+      parent_span_id: '00000000000000b1',
+      span_name: 'execute_tool t',
+      attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 't' },
+    }),
+  ];
+
+  /** A request's record of the ingest log, as the ingest path writes it (`legacy`: without what it holds of each trace). */
+  const append = async (spans: object[], legacy = false) => {
+    const encoded = encodeSpans(
+      'default',
+      decodeTraceBody({ format: 'json', body: Buffer.from(JSON.stringify({ spans })) }),
+      await svc.stores.clickhouse.encoderOf('spans'),
+      '2026-11-24 07:00:00.000',
+    );
+    const header = { p: 'default', n: encoded.rows, t: encoded.traceIds, c: encoded.columns };
+    await svc.domain.traces.log.append(legacy ? header : { ...header, f: traceFlags(encoded) }, Buffer.from(encoded.payload));
+  };
+
+  it("a trace whose spans come in three requests of one batch, among other traces' requests, is assembled from the batch whole, once", async () => {
+    // The loader decodes a batch's records one at a time and summarises a trace once the last
+    // record holding spans of it is decoded: every span counts, whatever the order of records.
+    const split = 'c0ffee00000000000000000000000002';
+    const whole = ['c0ffee00000000000000000000000003', 'c0ffee00000000000000000000000004'];
+    const [root, chat, tool] = agentTrace(split, 40);
+    const stats = svc.domain.traces.loader.stats;
+    const before = { fresh: stats.assembledFresh, readBack: stats.markedForReadBack, batches: stats.batches };
+    // Appended together (the log's group commit): the loader takes them as one batch.
+    await Promise.all([
+      append([tool!]),
+      append(agentTrace(whole[0]!, 7)),
+      append([chat!]),
+      append(agentTrace(whole[1]!, 9)),
+      append([root!]),
+    ]);
+    await svc.domain.flush();
+    expect(stats.batches - before.batches).toBe(1);
+    expect(stats.assembledFresh - before.fresh).toBe(3);
+    expect(stats.markedForReadBack - before.readBack).toBe(0);
+    expect(await executionsOf(split)).toEqual([{ version: '1', sign: 1, span_count: 3, tokens_in: '40' }]);
+    expect(await executionsOf(whole[0]!)).toEqual([{ version: '1', sign: 1, span_count: 3, tokens_in: '7' }]);
+    expect(await executionsOf(whole[1]!)).toEqual([{ version: '1', sign: 1, span_count: 3, tokens_in: '9' }]);
+  });
+
+  it('a record written before headers said what it holds (an ingest log replayed after an upgrade) is still assembled from the log', async () => {
+    const trace = 'c0ffee00000000000000000000000005';
+    const stats = svc.domain.traces.loader.stats;
+    const before = { fresh: stats.assembledFresh, readBack: stats.markedForReadBack };
+    await append(agentTrace(trace, 11), true);
+    await svc.domain.flush();
+    expect(stats.assembledFresh - before.fresh).toBe(1);
+    expect(stats.markedForReadBack - before.readBack).toBe(0);
+    expect(await executionsOf(trace)).toEqual([{ version: '1', sign: 1, span_count: 3, tokens_in: '11' }]);
   });
 });

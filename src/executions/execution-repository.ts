@@ -103,6 +103,18 @@ export interface CurrentRows {
   located: Set<string>;
 }
 
+/** How executions are inserted: deduplicated by the token, down to the materialized views. */
+function insertSettings(dedupToken: string): ClickHouseSettings {
+  return {
+    insert_deduplication_token: dedupToken,
+    deduplicate_blocks_in_dependent_materialized_views: 1,
+    max_partitions_per_insert_block: '1000',
+    // No collapsing within the inserted block: readers use FINAL or sum(sign), and the views
+    // sum with sign, so it changes no answer; it saves a sort-and-merge pass per insert.
+    optimize_on_insert: 0,
+  };
+}
+
 export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRead?: number } = {}) {
   const maxRawRead = opts.maxRawRead ?? MAX_RAW_READ;
   const pendingLookups = new Map<string, Map<string, Waiter[]>>();
@@ -330,17 +342,20 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
       );
     },
 
-    /** Writes executions in one insert (deduplicated by the token, down to the materialized views). */
-    async insert(rows: readonly object[], dedupToken: string): Promise<void> {
-      const settings: ClickHouseSettings = {
-        insert_deduplication_token: dedupToken,
-        deduplicate_blocks_in_dependent_materialized_views: 1,
-        max_partitions_per_insert_block: '1000',
-        // No collapsing within the inserted block: readers use FINAL or sum(sign), and the views
-        // sum with sign, so it changes no answer; it saves a sort-and-merge pass per insert.
-        optimize_on_insert: 0,
+    /**
+     * Executions encoded as they are added (only their bytes kept), then written in one insert
+     * (deduplicated by the token, down to the materialized views). `add` throws RowEncodeError for
+     * a row no column takes, and adds nothing.
+     */
+    async batch(): Promise<{ add(row: object): void; readonly rows: number; insert(dedupToken: string): Promise<void> }> {
+      const sink = await ch.rowSink('executions');
+      return {
+        add: (row) => sink.add(row),
+        get rows() {
+          return sink.rows;
+        },
+        insert: (dedupToken) => sink.send(insertSettings(dedupToken)),
       };
-      await ch.insert('executions', rows as object[], settings);
     },
 
     /**

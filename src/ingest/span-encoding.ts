@@ -40,9 +40,10 @@ export interface EncodedSpans {
   rows: number;
   /** The columns the rows were encoded with. */
   columns: number;
-  /** The request's trace ids, and whether each holds a generative-AI (inference) span. */
+  /** The request's trace ids, whether each holds a generative-AI (inference) span, and whether its root span. */
   traceIds: string[];
   genAi: boolean[];
+  roots: boolean[];
   rejected: DecodeResult['rejected'];
   /** The first rejections, as the answer shows them. */
   errors: string[];
@@ -101,7 +102,7 @@ export function encodeSpans(
   }
   const resourceJson = new Map<object, string>();
   const explained: SpanExplanation[] = [];
-  const traces = new Map<string, boolean>(); // trace id → holds a generative-AI span in this request
+  const traces = new Map<string, { genAi: boolean; root: boolean }>(); // what each trace holds in this request
   const sink = new ByteSink(spans.length * 2048);
   for (let i = 0; i < spans.length; i++) {
     const span = spans[i]!;
@@ -114,7 +115,10 @@ export function encodeSpans(
     } catch (err) {
       throw badRequest(`span ${i} (${span.spanId}) cannot be stored: ${(err as Error).message}`);
     }
-    traces.set(span.traceId, (traces.get(span.traceId) ?? false) || mapped.spanClass === 'inference');
+    let trace = traces.get(span.traceId);
+    if (!trace) traces.set(span.traceId, (trace = { genAi: false, root: false }));
+    if (mapped.spanClass === 'inference') trace.genAi = true;
+    if (!row.parent_span_id) trace.root = true;
     if (opts.explain) explained.push(explainSpan(span, mapped));
   }
   return {
@@ -122,7 +126,8 @@ export function encodeSpans(
     rows: spans.length,
     columns: encoder.columns.length,
     traceIds: [...traces.keys()],
-    genAi: [...traces.values()],
+    genAi: [...traces.values()].map((t) => t.genAi),
+    roots: [...traces.values()].map((t) => t.root),
     rejected,
     errors,
     ...(opts.explain ? { explain: explained } : {}),

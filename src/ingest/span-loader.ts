@@ -2,7 +2,9 @@
 // whatever the size of the requests behind it, then gets the batch's traces assembled. A trace
 // whose root and generative-AI spans all came in this batch, and of which nothing was stored
 // before, is assembled from the batch's own spans, decoded from the records' RowBinary payloads
-// (no read-back, and nothing kept in memory beside the payloads while records wait); every other
+// record by record while it is settled (no read-back, nothing kept in memory beside the payloads
+// while records wait, and a batch's spans never all alive at once); records' headers say which
+// traces qualify, so grouping a batch decodes nothing. Every other
 // trace is marked for the assembly job, which reads its spans back. Only then is the batch marked loaded in the log;
 // a failure leaves it there to be tried again (and after a crash, replayed), and loading twice
 // changes nothing that counts: spans are deduplicated by every reader, and an execution that
@@ -23,11 +25,24 @@ export interface IngestRecordHeader {
   n: number;
   /** Trace ids of the record's spans. */
   t: string[];
+  /**
+   * For each trace of `t`, what the record holds of it: bit 1 a generative-AI span, bit 2 its root
+   * span (absent in records written before it was kept: their spans are read for it).
+   */
+  f?: number[];
   /** Columns of `spans` the payload was encoded with (absent in records written before it was kept). */
   c?: number;
 }
 
 export type IngestLog = WriteAheadLog<IngestRecordHeader>;
+type IngestRecord = LogRecord<IngestRecordHeader>;
+
+const GEN_AI = 1;
+const ROOT = 2;
+/** A record's `f`: what it holds of each of its traces. */
+export function traceFlags(e: { genAi: readonly boolean[]; roots: readonly boolean[] }): number[] {
+  return e.genAi.map((g, i) => (g ? GEN_AI : 0) | (e.roots[i] ? ROOT : 0));
+}
 
 export interface SpanLoaderDeps {
   log: IngestLog;
@@ -40,8 +55,11 @@ export interface SpanLoaderDeps {
   /** The decoder of payloads encoded with `columns` columns of `spans`, reading the StoredSpan columns. */
   spanDecoder(columns: number): Promise<RowDecoder>;
   knownTraces(projectId: string, traceIds: string[]): Promise<Set<string>>;
-  /** Writes the executions of traces whose every span is at hand; returns the traces it did not write (to be read back). */
-  assembleFresh(projectId: string, traces: Map<string, StoredSpan[]>, dedupToken: string): Promise<string[]>;
+  /**
+   * Writes the executions of traces whose every span is at hand, as `traces` yields them; returns
+   * the traces it did not write (to be read back).
+   */
+  assembleFresh(projectId: string, traces: AsyncIterable<[string, StoredSpan[]]>, dedupToken: string): Promise<string[]>;
   pending: Pick<PendingTraces, 'mark' | 'lockFresh' | 'finish'>;
   wake(dueAt: number): Promise<void>;
   debounceMs: number;
@@ -62,16 +80,21 @@ export interface LoaderStats {
   failures: number;
   assembledFresh: number;
   markedForReadBack: number;
-  /** Time spent in each step of loading (ms): decoding payloads, the fresh-trace check, the spans insert, settling (assembly, executions insert, marks). */
+  /**
+   * Time spent in each step of loading (ms): grouping the batch's traces (`decode`: payloads are
+   * decoded there only for records whose headers do not say what they hold), the fresh-trace
+   * check, the spans insert, settling (decoding the fresh traces' spans, assembly, executions insert, marks).
+   */
   phaseMs: { decode: number; known: number; spans: number; assemble: number };
 }
 
 interface TraceInBatch {
-  spans: StoredSpan[];
   /** Every record of the batch holding this trace could be decoded. */
   complete: boolean;
   root: boolean;
   genAi: boolean;
+  /** The last record of the batch holding spans of it (its index). */
+  last: number;
 }
 
 export function createSpanLoader(deps: SpanLoaderDeps) {
@@ -90,8 +113,8 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
   const idle: Array<() => void> = [];
 
   const decoders = new Map<number, Promise<RowDecoder>>();
-  /** A record's spans, decoded from its payload; undefined for a record encoded before a column assembly reads was added. */
-  async function spansOf(r: LogRecord<IngestRecordHeader>): Promise<StoredSpan[] | undefined> {
+  /** The decoder of a record's payload; undefined for a record encoded before a column assembly reads was added. */
+  async function decoderOf(r: IngestRecord): Promise<RowDecoder | undefined> {
     if (r.header.c === undefined) return undefined;
     let d = decoders.get(r.header.c);
     if (!d) {
@@ -99,43 +122,90 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
       d.catch(() => decoders.delete(r.header.c!));
     }
     const decoder = await d;
-    return decoder.missing.length > 0 ? undefined : (decoder.decode(r.payload!) as unknown as StoredSpan[]);
+    return decoder.missing.length > 0 ? undefined : decoder;
   }
 
-  async function group(records: LogRecord<IngestRecordHeader>[]): Promise<Map<string, Map<string, TraceInBatch>>> {
+  /**
+   * The batch's traces, by project, from the records' headers: what each holds (root,
+   * generative-AI span) and its last record. Spans are decoded only for a record written before
+   * headers said what it holds.
+   */
+  async function group(records: IngestRecord[]): Promise<Map<string, Map<string, TraceInBatch>>> {
     const byProject = new Map<string, Map<string, TraceInBatch>>();
     let decoded = 0;
-    for (const r of records) {
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      let traces = byProject.get(r.header.p);
+      if (!traces) byProject.set(r.header.p, (traces = new Map()));
+      const decoder = await decoderOf(r);
+      let flags = r.header.f;
+      if (decoder && !flags) {
+        if (decoded >= 1024) {
+          decoded = 0;
+          await nextTurn(); // thousands of spans: requests get their turn
+        }
+        decoded += r.header.n;
+        const of = new Map<string, number>();
+        for (const s of decoder.decode(r.payload!) as unknown as StoredSpan[])
+          of.set(s.trace_id, (of.get(s.trace_id) ?? 0) | (s.span_class === 'inference' ? GEN_AI : 0) | (s.parent_span_id ? 0 : ROOT));
+        flags = r.header.t.map((id) => of.get(id) ?? 0);
+      }
+      r.header.t.forEach((id, j) => {
+        let t = traces.get(id);
+        if (!t) traces.set(id, (t = { complete: true, root: false, genAi: false, last: i }));
+        t.last = i;
+        if (!decoder) t.complete = false;
+        else {
+          if (flags![j]! & ROOT) t.root = true;
+          if (flags![j]! & GEN_AI) t.genAi = true;
+        }
+      });
+    }
+    return byProject;
+  }
+
+  /**
+   * The spans of a project's traces `ids`, trace by trace, each as soon as the last record holding
+   * spans of it is decoded: a batch's spans are not all kept at once, so they die young (the
+   * collector promotes none of them). `yielded` receives each trace given.
+   */
+  async function* freshSpans(
+    records: IngestRecord[],
+    projectId: string,
+    traces: Map<string, TraceInBatch>,
+    ids: ReadonlySet<string>,
+    yielded: Set<string>,
+  ): AsyncGenerator<[string, StoredSpan[]]> {
+    const open = new Map<string, StoredSpan[]>();
+    let decoded = 0;
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      if (r.header.p !== projectId || !r.header.t.some((id) => ids.has(id))) continue;
       if (decoded >= 1024) {
         decoded = 0;
         await nextTurn(); // a batch holds thousands of spans: requests get their turn
       }
       decoded += r.header.n;
-      let traces = byProject.get(r.header.p);
-      if (!traces) byProject.set(r.header.p, (traces = new Map()));
-      const spans = await spansOf(r);
-      if (!spans) {
-        for (const id of r.header.t) {
-          const t = traces.get(id);
-          if (t) t.complete = false;
-          else traces.set(id, { spans: [], complete: false, root: false, genAi: false });
-        }
-        continue;
+      const decoder = (await decoderOf(r))!; // a fresh trace's records are all readable
+      for (const s of decoder.decode(r.payload!) as unknown as StoredSpan[]) {
+        if (!ids.has(s.trace_id)) continue;
+        const spans = open.get(s.trace_id);
+        if (spans) spans.push(s);
+        else open.set(s.trace_id, [s]);
       }
-      for (const s of spans) {
-        let t = traces.get(s.trace_id);
-        if (!t) traces.set(s.trace_id, (t = { spans: [], complete: true, root: false, genAi: false }));
-        t.spans.push(s);
-        if (!s.parent_span_id) t.root = true;
-        if (s.span_class === 'inference') t.genAi = true;
+      for (const id of r.header.t) {
+        const spans = open.get(id);
+        if (!spans || traces.get(id)!.last !== i) continue;
+        open.delete(id);
+        yielded.add(id);
+        yield [id, spans];
       }
     }
-    return byProject;
   }
 
   /** A batch whose spans are stored: what settling it needs. */
   interface StoredBatch {
-    records: LogRecord<IngestRecordHeader>[];
+    records: IngestRecord[];
     token: string;
     byProject: Map<string, Map<string, TraceInBatch>>;
     /** Per project, the traces of the batch of which nothing was stored before it. */
@@ -150,10 +220,10 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
   }
 
   /**
-   * A batch's first stage: its spans decoded and grouped by trace, its fresh traces found, its
-   * spans stored. Throws (to be retried) on a store failure.
+   * A batch's first stage: its traces grouped (from the records' headers), its fresh traces
+   * found, its spans stored. Throws (to be retried) on a store failure.
    */
-  async function store(records: LogRecord<IngestRecordHeader>[]): Promise<StoredBatch> {
+  async function store(records: IngestRecord[]): Promise<StoredBatch> {
     let t = performance.now();
     const first = records[0]!.seq;
     const last = records[records.length - 1]!.seq;
@@ -210,10 +280,13 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
           ids.map((traceId) => ({ projectId, traceId })),
           now(),
         );
-        const mine = new Map(lease.traces.map((t) => [t.traceId, traces.get(t.traceId)!.spans]));
+        const mine = new Set(lease.traces.map((t) => t.traceId));
         if (mine.size > 0) {
-          const notWritten = new Set(await deps.assembleFresh(projectId, mine, `${token}-${projectId}`));
-          written = new Set([...mine.keys()].filter((id) => !notWritten.has(id)));
+          const given = new Set<string>();
+          const notWritten = new Set(
+            await deps.assembleFresh(projectId, freshSpans(records, projectId, traces, mine, given), `${token}-${projectId}`),
+          );
+          written = new Set([...given].filter((id) => !notWritten.has(id)));
         }
         const done = lease.traces.filter((t) => written.has(t.traceId));
         const later = lease.traces.filter((t) => !written.has(t.traceId)).map((trace) => ({ trace, dueAt: now() }));
@@ -244,7 +317,7 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
   }
 
   /** Runs `step` until it succeeds, with backoff while a store is down; throws when stopping. */
-  async function retrying<T>(records: LogRecord<IngestRecordHeader>[], step: () => Promise<T>): Promise<T> {
+  async function retrying<T>(records: IngestRecord[], step: () => Promise<T>): Promise<T> {
     let backoffMs = 100;
     for (;;) {
       try {

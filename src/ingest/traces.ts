@@ -11,7 +11,7 @@ import type { PendingTraces } from './assembly/pending.ts';
 import { toClickHouseTime } from '../time.ts';
 import type { RowEncoder } from '../stores/row-binary.ts';
 import { LogFullError, LogWriteError } from '../stores/write-ahead-log.ts';
-import type { IngestLog } from './span-loader.ts';
+import { traceFlags, type IngestLog } from './span-loader.ts';
 import type { Metrics } from '../metrics.ts';
 import type { DecodeResult } from '../executions/span.ts';
 import {
@@ -90,7 +90,7 @@ export function createTraceIngest(deps: TraceIngestDeps) {
       }
       try {
         await deps.log.append(
-          { p: projectId, n: rows, t: encoded.traceIds, c: encoded.columns },
+          { p: projectId, n: rows, t: encoded.traceIds, f: traceFlags(encoded), c: encoded.columns },
           Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength),
         );
       } catch (err) {

@@ -19,6 +19,15 @@ export class RowEncodeError extends Error {
 
 export type QueryParams = Record<string, unknown>;
 
+export interface RowSink {
+  /** Encodes a row; one that no column takes throws RowEncodeError and adds nothing. */
+  add(row: object): void;
+  /** Rows added. */
+  readonly rows: number;
+  /** Sends the rows added as one insert. */
+  send(settings?: ClickHouseSettings): Promise<void>;
+}
+
 export interface ClickHouseStore {
   readonly mode: 'embedded' | 'server';
   /** Set when the DDL must run ON CLUSTER with replicated engines. */
@@ -31,6 +40,8 @@ export interface ClickHouseStore {
   command(sql: string, params?: QueryParams, settings?: ClickHouseSettings): Promise<void>;
   /** Rows as objects keyed by column name, sent as RowBinary encoded from the table's own column list. */
   insert(table: string, rows: readonly object[], settings?: ClickHouseSettings): Promise<void>;
+  /** Rows of `table` encoded as they come, only their bytes kept, and sent together (as `insert` sends them). */
+  rowSink(table: string, expectedRows?: number): Promise<RowSink>;
   /** The encoder of a table's insertable columns (read once from system.columns). */
   encoderOf(table: string): Promise<RowEncoder>;
   /** A table's insertable columns, in order (what `encoderOf` encodes; for an encoder built elsewhere, e.g. on a worker thread). */
@@ -167,6 +178,39 @@ export function createClickHouse(config: Config): ClickHouseStore {
     });
   }
 
+  async function rowSink(table: string, expectedRows = 64): Promise<RowSink> {
+    let encoder: RowEncoder;
+    try {
+      encoder = (await tableColumns(table)).encoder;
+    } catch (err) {
+      throw asStoreError('clickhouse', err);
+    }
+    const bytes = new ByteSink(expectedRows * 512);
+    let rows = 0;
+    return {
+      add(row) {
+        const at = bytes.pos;
+        try {
+          encoder.encode(bytes, row as Record<string, unknown>);
+        } catch (err) {
+          bytes.pos = at;
+          throw new RowEncodeError(`a ${table} row cannot be stored: ${(err as Error).message}`);
+        }
+        rows++;
+      },
+      get rows() {
+        return rows;
+      },
+      async send(settings) {
+        try {
+          await sendRowBinary(table, [bytes.view()], settings);
+        } catch (err) {
+          throw asStoreError('clickhouse', err);
+        }
+      },
+    };
+  }
+
   return {
     mode,
     cluster: ch.cluster,
@@ -221,27 +265,14 @@ export function createClickHouse(config: Config): ClickHouseStore {
       }
     },
     async insert(table: string, rows: readonly object[], settings?: ClickHouseSettings): Promise<void> {
-      let encoder: RowEncoder;
-      try {
-        encoder = (await tableColumns(table)).encoder;
-      } catch (err) {
-        throw asStoreError('clickhouse', err);
+      const sink = await rowSink(table, rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        sink.add(rows[i]!);
+        if ((i & 511) === 511) await nextTurn(); // thousands of rows: requests get their turn
       }
-      const sink = new ByteSink(rows.length * 512);
-      try {
-        for (let i = 0; i < rows.length; i++) {
-          encoder.encode(sink, rows[i] as Record<string, unknown>);
-          if ((i & 511) === 511) await nextTurn(); // thousands of rows: requests get their turn
-        }
-      } catch (err) {
-        throw new RowEncodeError(`a ${table} row cannot be stored: ${(err as Error).message}`);
-      }
-      try {
-        await sendRowBinary(table, [sink.view()], settings);
-      } catch (err) {
-        throw asStoreError('clickhouse', err);
-      }
+      await sink.send(settings);
     },
+    rowSink,
     async ping(): Promise<boolean> {
       try {
         const res = await client.ping();

@@ -47,7 +47,7 @@ const MAX_BATCHES_PER_RUN = 10;
 
 export interface AssemblerDeps extends SummarizeDeps {
   spans: Pick<SpanRepository, 'forAssembly' | 'logEvents' | 'tracesWithSpans' | 'genAiTracesSince'>;
-  executions: Pick<ExecutionRepository, 'current' | 'indexedTraces' | 'assembledSince' | 'insert'>;
+  executions: Pick<ExecutionRepository, 'current' | 'indexedTraces' | 'assembledSince' | 'batch'>;
   executionsWriter: BatchWriter;
   pending: PendingTraces;
   jobs: Pick<JobRunner, 'enqueue'>;
@@ -161,21 +161,25 @@ export function createAssembler(deps: AssemblerDeps) {
 
   /**
    * Executions of traces whose spans are all at hand and of which nothing was stored before
-   * (the loader checked): summarised from those spans, written in one insert. Returns the traces
-   * not written (the store refused the batch): they are read back like any other.
+   * (the loader checked), trace by trace as `traces` yields them: each summarised and encoded at
+   * once (nothing but its bytes kept until the batch is written, so what a batch decodes dies
+   * young), then written in one insert. Returns the traces not written (one that cannot be
+   * summarised or stored, or all when the store refused the batch): they are read back like any other.
    */
-  async function assembleFresh(projectId: string, traces: Map<string, StoredSpan[]>, dedupToken: string): Promise<string[]> {
+  async function assembleFresh(projectId: string, traces: AsyncIterable<[string, StoredSpan[]]>, dedupToken: string): Promise<string[]> {
     const summarizeDeps = batchSummarizeDeps();
-    const rows: object[] = [];
+    const batch = await deps.executions.batch();
+    const written: string[] = [];
     const notWritten: string[] = [];
     const receivedAt = toClickHouseTime(new Date(now()));
     let n = 0;
-    for (const [traceId, spans] of traces) {
+    for await (const [traceId, spans] of traces) {
       // A batch holds thousands of traces: requests waiting on the same thread get their turn.
       if (++n % 16 === 0) await nextTurn();
       try {
         const summary = await summarizeTrace(projectId, asReadBack(spans), summarizeDeps);
-        rows.push(executionRow(summary.row, { version: 1, sign: 1, received_at: receivedAt, content_hash: summary.contentHash }));
+        batch.add(executionRow(summary.row, { version: 1, sign: 1, received_at: receivedAt, content_hash: summary.contentHash }));
+        written.push(traceId);
       } catch (err) {
         deps.logger.warn(
           { project_id: projectId, trace_id: traceId, err: { message: (err as Error).message } },
@@ -184,19 +188,19 @@ export function createAssembler(deps: AssemblerDeps) {
         notWritten.push(traceId);
       }
     }
-    if (rows.length === 0) return notWritten;
+    if (batch.rows === 0) return notWritten;
     try {
-      await deps.executions.insert(rows, dedupToken);
+      await batch.insert(dedupToken);
     } catch (err) {
       if (!isRefusedData(err)) throw err; // a store that is down: the loader tries the batch again
       deps.logger.warn(
-        { project_id: projectId, traces: rows.length, err: { message: (err as Error).message } },
+        { project_id: projectId, traces: batch.rows, err: { message: (err as Error).message } },
         'executions refused as a batch; reading their traces back one by one',
       );
-      return [...traces.keys()];
+      return [...written, ...notWritten];
     }
     deps.onSpendMoved?.(projectId);
-    deps.metrics.rowsWritten.inc({ table: 'executions' }, rows.length);
+    deps.metrics.rowsWritten.inc({ table: 'executions' }, batch.rows);
     return notWritten;
   }
 
