@@ -101,34 +101,34 @@ describe(`the loader's pipeline (${mode} mode)`, () => {
     }),
   ];
 
-  /** A request's record of the ingest log, as the ingest path writes it (`legacy`: without what it holds of each trace). */
-  const append = async (spans: object[], legacy = false) => {
-    const encoded = encodeSpans(
-      'default',
-      decodeTraceBody({ format: 'json', body: Buffer.from(JSON.stringify({ spans })) }),
-      await svc.stores.clickhouse.encoderOf('spans'),
-      '2026-11-24 07:00:00.000',
+  /**
+   * Records of the ingest log as the ingest path writes them, appended in the order given (the
+   * log's group commit: the loader takes them as one batch). `legacy`: without what each record
+   * holds of its traces, as the version before this one wrote them.
+   */
+  const appendAll = async (requests: object[][], legacy = false) => {
+    const encoder = await svc.stores.clickhouse.encoderOf('spans');
+    const seqs = await Promise.all(
+      requests.map((spans) => {
+        const body = Buffer.from(JSON.stringify({ spans }));
+        const encoded = encodeSpans('default', decodeTraceBody({ format: 'json', body }), encoder, '2026-11-24 07:00:00.000');
+        const header = { p: 'default', n: encoded.rows, t: encoded.traceIds, c: encoded.columns };
+        return svc.domain.traces.log.append(legacy ? header : { ...header, f: traceFlags(encoded) }, Buffer.from(encoded.payload));
+      }),
     );
-    const header = { p: 'default', n: encoded.rows, t: encoded.traceIds, c: encoded.columns };
-    await svc.domain.traces.log.append(legacy ? header : { ...header, f: traceFlags(encoded) }, Buffer.from(encoded.payload));
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b)); // in the order given
   };
 
   it("a trace whose spans come in three requests of one batch, among other traces' requests, is assembled from the batch whole, once", async () => {
     // The loader decodes a batch's records one at a time and summarises a trace once the last
-    // record holding spans of it is decoded: every span counts, whatever the order of records.
+    // record holding spans of it is decoded: its root's record comes first here, so a trace
+    // summarised any earlier would miss its other spans.
     const split = 'c0ffee00000000000000000000000002';
     const whole = ['c0ffee00000000000000000000000003', 'c0ffee00000000000000000000000004'];
     const [root, chat, tool] = agentTrace(split, 40);
     const stats = svc.domain.traces.loader.stats;
     const before = { fresh: stats.assembledFresh, readBack: stats.markedForReadBack, batches: stats.batches };
-    // Appended together (the log's group commit): the loader takes them as one batch.
-    await Promise.all([
-      append([tool!]),
-      append(agentTrace(whole[0]!, 7)),
-      append([chat!]),
-      append(agentTrace(whole[1]!, 9)),
-      append([root!]),
-    ]);
+    await appendAll([[root!], agentTrace(whole[0]!, 7), [chat!], agentTrace(whole[1]!, 9), [tool!]]);
     await svc.domain.flush();
     expect(stats.batches - before.batches).toBe(1);
     expect(stats.assembledFresh - before.fresh).toBe(3);
@@ -138,14 +138,18 @@ describe(`the loader's pipeline (${mode} mode)`, () => {
     expect(await executionsOf(whole[1]!)).toEqual([{ version: '1', sign: 1, span_count: 3, tokens_in: '9' }]);
   });
 
-  it('a record written before headers said what it holds (an ingest log replayed after an upgrade) is still assembled from the log', async () => {
+  it('records written before headers said what they hold (an ingest log replayed after an upgrade) are read for it', async () => {
+    // A whole trace is assembled from the log; a trace of which the batch holds only a child (its
+    // root comes later) is not, but marked for read-back.
     const trace = 'c0ffee00000000000000000000000005';
+    const rootless = 'c0ffee00000000000000000000000006';
     const stats = svc.domain.traces.loader.stats;
-    const before = { fresh: stats.assembledFresh, readBack: stats.markedForReadBack };
-    await append(agentTrace(trace, 11), true);
+    const before = { fresh: stats.assembledFresh, readBack: stats.markedForReadBack, batches: stats.batches };
+    await appendAll([agentTrace(trace, 11), [agentTrace(rootless, 5)[1]!]], true);
     await svc.domain.flush();
+    expect(stats.batches - before.batches).toBe(1);
     expect(stats.assembledFresh - before.fresh).toBe(1);
-    expect(stats.markedForReadBack - before.readBack).toBe(0);
+    expect(stats.markedForReadBack - before.readBack).toBe(1);
     expect(await executionsOf(trace)).toEqual([{ version: '1', sign: 1, span_count: 3, tokens_in: '11' }]);
   });
 });

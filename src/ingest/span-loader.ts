@@ -81,11 +81,11 @@ export interface LoaderStats {
   assembledFresh: number;
   markedForReadBack: number;
   /**
-   * Time spent in each step of loading (ms): grouping the batch's traces (`decode`: payloads are
-   * decoded there only for records whose headers do not say what they hold), the fresh-trace
-   * check, the spans insert, settling (decoding the fresh traces' spans, assembly, executions insert, marks).
+   * Time spent in each step of loading (ms): grouping the batch's traces from the records'
+   * headers, the fresh-trace check, the spans insert, settling (decoding the fresh traces' spans,
+   * assembly, executions insert, marks).
    */
-  phaseMs: { decode: number; known: number; spans: number; assemble: number };
+  phaseMs: { group: number; known: number; spans: number; assemble: number };
 }
 
 interface TraceInBatch {
@@ -106,7 +106,7 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
     failures: 0,
     assembledFresh: 0,
     markedForReadBack: 0,
-    phaseMs: { decode: 0, known: 0, spans: 0, assemble: 0 },
+    phaseMs: { group: 0, known: 0, spans: 0, assemble: 0 },
   };
   let running: Promise<void> | undefined;
   let stopping = false;
@@ -229,7 +229,7 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
     const last = records[records.length - 1]!.seq;
     const token = `${deps.log.id}-${first}-${last}`;
     const byProject = await group(records);
-    t = timed('decode', t);
+    t = timed('group', t);
 
     // Which fresh-looking traces had spans (or an execution) stored before: asked before this
     // batch's spans are stored, so the answer is about earlier requests only (and after the
