@@ -2,8 +2,9 @@
 // separate process (bench/ingest-load.ts: keep-alive clients sending protobuf exports of 512, 100,
 // 10 and 1 spans, gzip on and off for 512). Prints sustained spans/s, request latency, the API
 // process's peak RSS, the assembly lag during the load and the catch-up after it, and the ratio
-// to the engine's own RowBinary insert of the same rows, measured in the same run; then what
-// encoding and assembly alone cost per span on an idle core.
+// to the engine's own RowBinary insert of the same rows, measured in the same run; the write
+// path's two halves measured apart (bench/ingest-halves.ts); then what encoding and assembly alone
+// cost per span on an idle core.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,6 +22,7 @@ import { STORED_SPAN_COLUMNS, type StoredSpan } from '../src/executions/span-row
 import type { PriceResolver } from '../src/pricing/prices.ts';
 import type { RowDecoder } from '../src/stores/row-binary-decoder.ts';
 import { countThreadCpu } from './thread-cpu.ts';
+import { measureHalves } from './ingest-halves.ts';
 
 export interface Figure {
   what: string;
@@ -151,7 +153,10 @@ function assemblyCostUs(encoder: RowEncoder, decoder: RowDecoder, prices: PriceR
 const mib = (b: number) => Math.round(b / 2 ** 20);
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
-/** The cases of the issue: spans per request, gzip, clients. BENCH_INGEST_CASES=512,512gz,100,10,1 picks some. */
+/**
+ * The cases of the issue: spans per request, gzip, clients. BENCH_INGEST_CASES=512,512gz,100,10,1,halves
+ * picks some (`halves`: the write path's two halves measured apart, bench/ingest-halves.ts).
+ */
 const CASES: Array<[number, boolean, number]> = [
   [512, false, 8],
   [512, true, 8],
@@ -187,12 +192,11 @@ export async function benchIngest(): Promise<Figure[]> {
     const next = await svc.domain.traces.pending.nextDue();
     return log.oldestUnloadedMs() + (next === undefined ? 0 : Math.max(0, Date.now() - next) + config.traces.debounceMs);
   };
+  const wanted = (name: string) => !process.env.BENCH_INGEST_CASES || process.env.BENCH_INGEST_CASES.split(',').includes(name);
   try {
     let totalSpans = 0;
     const rates: number[] = [];
-    const cases = CASES.filter(
-      ([n, gz]) => !process.env.BENCH_INGEST_CASES || process.env.BENCH_INGEST_CASES.split(',').includes(`${n}${gz ? 'gz' : ''}`),
-    );
+    const cases = CASES.filter(([n, gz]) => wanted(`${n}${gz ? 'gz' : ''}`));
     for (const [spans, gzip, clients] of cases) {
       let peakRss = 0;
       let peakAt: NodeJS.MemoryUsage | undefined;
@@ -261,6 +265,20 @@ export async function benchIngest(): Promise<Figure[]> {
       console.error(`  ${figures.at(-1)!.what}: ${figures.at(-1)!.value}`);
     }
 
+    if (wanted('halves')) {
+      const halves = await measureHalves(
+        {
+          log,
+          load: (s) => runLoad(`${svc.url}/api/v1/traces`, 512, false, 8, s),
+          traces,
+          executions,
+        },
+        Number(process.env.BENCH_INGEST_HALVES_SECONDS ?? 20),
+      );
+      for (const f of halves) console.error(`  ${f.what}: ${f.value}`);
+      figures.push(...halves);
+    }
+
     // The engine's own rate for the same rows, measured in this run: stored spans read back,
     // encoded as RowBinary beforehand, inserted in batches of 20,000 into a table like `spans`.
     const sample = await ch.query<Record<string, unknown>>('SELECT * FROM spans LIMIT 200000');
@@ -273,6 +291,10 @@ export async function benchIngest(): Promise<Figure[]> {
       for (const row of sample.slice(i, i + 20_000)) encoder.encode(sink, row);
       batches.push(Buffer.from(sink.view()));
     }
+    // On a quiet engine: the merges the cases left behind finish first (a minute at most).
+    const quietBy = performance.now() + 60_000;
+    while (performance.now() < quietBy && (await count('SELECT count() AS n FROM system.merges')) > 0)
+      await new Promise((r) => setTimeout(r, 250));
     const t0 = performance.now();
     const rawCpuOf = countThreadCpu();
     for (const [i, b] of batches.entries()) await ch.insertRowBinary('spans_raw_bench', [b], { insert_deduplication_token: `raw-${i}` });
