@@ -192,6 +192,15 @@ export async function benchIngest(): Promise<Figure[]> {
     const next = await svc.domain.traces.pending.nextDue();
     return log.oldestUnloadedMs() + (next === undefined ? 0 : Math.max(0, Date.now() - next) + config.traces.debounceMs);
   };
+  /** Until the engine runs no merge, or `ms` passed; false if it still does. */
+  const quietEngine = async (ms: number) => {
+    const by = performance.now() + ms;
+    while ((await count('SELECT count() AS n FROM system.merges')) > 0) {
+      if (performance.now() >= by) return false;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    return true;
+  };
   const wanted = (name: string) => !process.env.BENCH_INGEST_CASES || process.env.BENCH_INGEST_CASES.split(',').includes(name);
   try {
     let totalSpans = 0;
@@ -272,6 +281,8 @@ export async function benchIngest(): Promise<Figure[]> {
           load: (s) => runLoad(`${svc.url}/api/v1/traces`, 512, false, 8, s),
           traces,
           executions,
+          readBackWaiting: async () => (await svc.domain.traces.pending.nextDue()) !== undefined,
+          quietEngine,
         },
         Number(process.env.BENCH_INGEST_HALVES_SECONDS ?? 20),
       );
@@ -292,9 +303,7 @@ export async function benchIngest(): Promise<Figure[]> {
       batches.push(Buffer.from(sink.view()));
     }
     // On a quiet engine: the merges the cases left behind finish first (a minute at most).
-    const quietBy = performance.now() + 60_000;
-    while (performance.now() < quietBy && (await count('SELECT count() AS n FROM system.merges')) > 0)
-      await new Promise((r) => setTimeout(r, 250));
+    await quietEngine(60_000);
     const t0 = performance.now();
     const rawCpuOf = countThreadCpu();
     for (const [i, b] of batches.entries()) await ch.insertRowBinary('spans_raw_bench', [b], { insert_deduplication_token: `raw-${i}` });

@@ -39,15 +39,26 @@ export interface CpuShares {
   other: number;
   /** Seconds the count ran. */
   elapsed: number;
+  /** The whole process's CPU time (s), threads that ended meanwhile included (the roles miss those). */
+  process: number;
 }
 
 /** Starts counting; the returned function gives each role's CPU time (s) since. */
 export function countThreadCpu(): () => CpuShares {
   const before = snapshot();
   const started = performance.now();
+  const processBefore = process.cpuUsage();
   return () => {
     const after = snapshot();
-    const shares: CpuShares = { api: 0, worker: 0, engine: 0, other: 0, elapsed: (performance.now() - started) / 1000 };
+    const used = process.cpuUsage(processBefore);
+    const shares: CpuShares = {
+      api: 0,
+      worker: 0,
+      engine: 0,
+      other: 0,
+      elapsed: (performance.now() - started) / 1000,
+      process: (used.user + used.system) / 1e6,
+    };
     let busiestJs = 0;
     const js: number[] = [];
     for (const [tid, t] of after) {
