@@ -9,14 +9,8 @@
 // already asked for, at most 8 MiB, is loaded during the front half.)
 import type { IngestLog } from '../src/ingest/span-loader.ts';
 import { countThreadCpu, type CpuShares } from './thread-cpu.ts';
-import type { Figure } from './ingest.ts';
-
-interface Load {
-  spans: number;
-  spansPerS: number;
-  p99: number;
-  statuses: Record<string, number>;
-}
+import type { Figure, LoadResult as Load } from './ingest.ts';
+import { formatCount as fmt, waitUntil } from './timing.ts';
 
 export interface HalvesDeps {
   log: IngestLog;
@@ -31,15 +25,13 @@ export interface HalvesDeps {
   quietEngine(ms: number): Promise<boolean>;
 }
 
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** How long the back half may take before the step gives up and says so. */
 const DRAIN_LIMIT_MS = 300_000;
 
 export async function measureHalves(deps: HalvesDeps, seconds: number): Promise<Figure[]> {
   const { log } = deps;
   // Measured from a caught-up loader and a quiet engine: nothing of the cases is charged to the halves.
-  for (const by = performance.now() + 60_000; performance.now() < by && !(await deps.caughtUp());) await sleep(100);
+  await waitUntil(deps.caughtUp, 60_000);
   await deps.quietEngine(60_000);
   const tracesBefore = await deps.traces();
   const executionsBefore = await deps.executions();
@@ -70,10 +62,10 @@ export async function measureHalves(deps: HalvesDeps, seconds: number): Promise<
   // those inserts started are done (their CPU is part of the half; their time is not).
   const backCpu = countThreadCpu();
   const started = performance.now();
-  const deadline = started + DRAIN_LIMIT_MS;
-  while (performance.now() < deadline && log.pendingRows > 0) await sleep(50);
-  while (performance.now() < deadline && !(await deps.caughtUp())) await sleep(50);
-  const drained = await deps.caughtUp();
+  // Traces are counted (a scan of `spans`) only once the log is loaded, not while it drains.
+  const drained =
+    (await waitUntil(() => log.pendingRows === 0, DRAIN_LIMIT_MS, 50)) &&
+    (await waitUntil(deps.caughtUp, DRAIN_LIMIT_MS - (performance.now() - started), 50));
   const backS = (performance.now() - started) / 1000;
   const whileDraining = backCpu();
   const merged = drained && (await deps.quietEngine(60_000));

@@ -22,6 +22,7 @@ import { STORED_SPAN_COLUMNS, type StoredSpan } from '../src/executions/span-row
 import type { PriceResolver } from '../src/pricing/prices.ts';
 import type { RowDecoder } from '../src/stores/row-binary-decoder.ts';
 import { countThreadCpu } from './thread-cpu.ts';
+import { formatCount as fmt, waitUntil } from './timing.ts';
 import { measureHalves } from './ingest-halves.ts';
 
 export interface Figure {
@@ -29,7 +30,7 @@ export interface Figure {
   value: string;
 }
 
-interface LoadResult {
+export interface LoadResult {
   spans: number;
   requests: number;
   wallS: number;
@@ -151,7 +152,6 @@ function assemblyCostUs(encoder: RowEncoder, decoder: RowDecoder, prices: PriceR
 }
 
 const mib = (b: number) => Math.round(b / 2 ** 20);
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /**
  * The cases of the issue: spans per request, gzip, clients. BENCH_INGEST_CASES=512,512gz,100,10,1,halves
@@ -198,14 +198,7 @@ export async function benchIngest(): Promise<Figure[]> {
    */
   const caughtUp = async () => log.pendingRows === 0 && (await executions()) >= (await traces());
   /** Until the engine runs no merge, or `ms` passed; false if it still does. */
-  const quietEngine = async (ms: number) => {
-    const by = performance.now() + ms;
-    while ((await count('SELECT count() AS n FROM system.merges')) > 0) {
-      if (performance.now() >= by) return false;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    return true;
-  };
+  const quietEngine = (ms: number) => waitUntil(async () => (await count('SELECT count() AS n FROM system.merges')) === 0, ms, 250);
   const wanted = (name: string) => !process.env.BENCH_INGEST_CASES || process.env.BENCH_INGEST_CASES.split(',').includes(name);
   try {
     let totalSpans = 0;
@@ -245,10 +238,7 @@ export async function benchIngest(): Promise<Figure[]> {
       await sampler;
       // Catch-up: until every trace sent is one execution and nothing waits in the log.
       const stopped = performance.now();
-      while (performance.now() - stopped < 300_000) {
-        if (await caughtUp()) break;
-        await new Promise((res) => setTimeout(res, 100));
-      }
+      await waitUntil(caughtUp, 300_000);
       const catchUpS = (performance.now() - stopped) / 1000;
       const phases = Object.entries(svc.domain.traces.loader.stats.phaseMs)
         .map(([k, v]) => `${k} ${((v - phasesBefore[k as keyof typeof phasesBefore]) / 1000).toFixed(1)} s`)

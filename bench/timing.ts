@@ -17,3 +17,16 @@ export function quantile(samples: readonly number[], q: number): number {
   const s = [...samples].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
 }
+
+/** Checks `done` every `everyMs` until it holds (true) or `ms` have passed (false). */
+export async function waitUntil(done: () => boolean | Promise<boolean>, ms: number, everyMs = 100): Promise<boolean> {
+  const by = performance.now() + ms;
+  for (;;) {
+    if (await done()) return true;
+    if (performance.now() >= by) return false;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** A count as the figures print it: rounded, with thousands separators. */
+export const formatCount = (n: number): string => Math.round(n).toLocaleString('en-US');
