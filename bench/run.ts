@@ -72,6 +72,13 @@ const benches: Record<string, () => Promise<unknown>> = {
     for (const f of await benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10) }))
       console.log(`| ${f.what} | ${f.value} |`);
   },
+  poison: async () => {
+    const { benchPoison } = await import('./poison.ts');
+    console.log('\n## ingest resuming after a poison record (embedded stores)');
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchPoison()) console.log(`| ${f.what} | ${f.value} |`);
+  },
   ingest: async () => {
     const { benchIngest } = await import('./ingest.ts');
     console.log('\n## OTLP ingest over HTTP (embedded chDB; load from a separate process)');

@@ -8,7 +8,10 @@ import type { Broadcast } from './stores/broadcast.ts';
 import { BatchWriter } from './stores/batch-writer.ts';
 import { WriteAheadLog } from './stores/write-ahead-log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
-import { createSpanLoader, type IngestLog, type SpanLoader } from './ingest/span-loader.ts';
+import { createSpanLoader, type IngestDeadLetters, type IngestLog, type SpanLoader } from './ingest/span-loader.ts';
+import { DeadLetters } from './stores/dead-letters.ts';
+import { startWindow } from './time.ts';
+import { createDeadLetterService, type DeadLetterService } from './ingest/dead-letter-service.ts';
 import { createPromptCache } from './prompts/cache.ts';
 import { createPromptService, type PromptService } from './prompts/service.ts';
 import { createExecutionRepository, type ExecutionRepository } from './executions/execution-repository.ts';
@@ -56,7 +59,15 @@ export interface Domain {
   /** Price resolution (project prices, then the catalogue) and the project price table. */
   prices: { resolver: PriceResolver; models: ModelPriceService };
   /** OTLP spans: ingest, assembly into executions, reads for hierarchy and timeline. */
-  traces: { ingest: TraceIngest; assembler: Assembler; spans: SpanRepository; log: IngestLog; loader: SpanLoader; pending: PendingTraces };
+  traces: {
+    ingest: TraceIngest;
+    assembler: Assembler;
+    spans: SpanRepository;
+    log: IngestLog;
+    loader: SpanLoader;
+    pending: PendingTraces;
+    deadLetters: DeadLetterService;
+  };
   /** OTLP logs: GenAI events joined to their spans (stored in span_log_events, merged where spans are read). */
   logs: { ingest: LogIngest; writer: BatchWriter };
   /** Stats, template analytics, budgets (alerts, checks) and retention: src/spend, docs/spend.md. */
@@ -130,6 +141,7 @@ export function createDomain(
   });
   const recorder = createExecutionRecorder({
     writer,
+    startWindow: (nowMs) => startWindow(nowMs, config.ingest.spanMaxAgeDays, config.ingest.spanMaxFutureDays),
     prompts,
     prices: resolver,
     queries,
@@ -187,8 +199,14 @@ export function createDomain(
     },
     (h) => h.n,
   );
+  const deadLetters: IngestDeadLetters = new DeadLetters(path.join(config.ingest.logDir, 'dead-letters'));
   const loader = createSpanLoader({
     log,
+    deadLetters,
+    async storesAnswer() {
+      const h = await stores.health();
+      return h.clickhouse === 'ok' && h.postgres === 'ok' && h.redis !== 'down';
+    },
     insertSpans: async (payloads, token, columns) =>
       stores.clickhouse.insertRowBinary(
         'spans',
@@ -224,6 +242,8 @@ export function createDomain(
     pending,
     maxQueueRows: config.ingest.logMaxRows,
     maxQueueBytes: config.ingest.logMaxBytes,
+    spanMaxAgeDays: config.ingest.spanMaxAgeDays,
+    spanMaxFutureDays: config.ingest.spanMaxFutureDays,
     metrics,
     logger,
   });
@@ -244,6 +264,7 @@ export function createDomain(
       segments: log.segments,
       oldestWaitingMs: log.oldestUnloadedMs(),
     }),
+    deadLetters: () => ({ records: deadLetters.count, bytes: deadLetters.bytes }),
     assemblyNextDue: () => pending.nextDue(),
     storeHealth: async () => {
       const h = await stores.health();
@@ -255,7 +276,7 @@ export function createDomain(
     prompts,
     executions: { queries, recorder, writer, views, parquet, scheduledExport },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
-    traces: { ingest, assembler, spans, log, loader, pending },
+    traces: { ingest, assembler, spans, log, loader, pending, deadLetters: createDeadLetterService({ log, deadLetters }) },
     logs: { ingest: logs, writer: logsWriter },
     spend,
     reprice,
@@ -279,6 +300,8 @@ export function createDomain(
       ingestStarted = true;
       // Only a process that serves ingest owns a log (a worker has none): opened before it listens.
       const replayed = log.open();
+      const dead = deadLetters.open();
+      if (dead > 0) logger.warn({ records: dead }, 'ingest log: dead letters are kept (GET /api/projects/{id}/ingest/dead-letters)');
       if (replayed > 0) logger.info({ records: replayed }, 'ingest log: records not loaded before the last stop are loaded now');
       loader.start();
     },

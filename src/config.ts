@@ -81,6 +81,12 @@ export interface Config {
     /** A load starts once this many rows wait, or the oldest has waited `loadIntervalMs` */
     readonly loadBatchRows: number;
     readonly loadIntervalMs: number;
+    /**
+     * Accepted start times of spans and direct records: from this many days before now to this many
+     * days after (a span outside is rejected, an OTLP partial success; a direct record is a 400)
+     */
+    readonly spanMaxAgeDays: number;
+    readonly spanMaxFutureDays: number;
     /** Worker threads that decode, map and encode OTLP trace exports (0: on the thread that received them) */
     readonly workers: number;
   };
@@ -337,6 +343,10 @@ export function loadConfig(env: Env = process.env): Config {
       loadBatchRows: int(env, 'INGEST_LOAD_BATCH_ROWS', 20_000, 1, 10_000_000),
       loadIntervalMs: int(env, 'INGEST_LOAD_INTERVAL_MS', 1_000, 1, 60_000),
       workers: int(env, 'INGEST_WORKERS', 1, 0, 64),
+      // At most ~11 years wide: every span a batch holds then falls in at most ~135 months, far
+      // under the partitions one insert may create (1,000): valid data cannot hit that limit.
+      spanMaxAgeDays: int(env, 'INGEST_SPAN_MAX_AGE_DAYS', 3_650, 1, 3_650),
+      spanMaxFutureDays: int(env, 'INGEST_SPAN_MAX_FUTURE_DAYS', 1, 0, 366),
     },
     traces: {
       debounceMs: int(env, 'TRACE_DEBOUNCE_MS', 1_000, 0, 600_000),

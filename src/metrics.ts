@@ -6,6 +6,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export interface GaugeSources {
   /** Ingest log: rows and bytes appended and not yet loaded, records waiting, segment files. */
   ingestQueue(): { rows: number; bytes: number; records: number; segments: number; oldestWaitingMs: number };
+  /** Ingest log records set aside as dead letters and still kept (not replayed, not purged). */
+  deadLetters(): { records: number; bytes: number };
   /** The earliest due time among traces waiting for assembly (ms), or undefined. */
   assemblyNextDue(): Promise<number | undefined>;
   /** Each store: up or down. */
@@ -61,6 +63,11 @@ export function createMetrics() {
   const loadFailures = new Counter({
     name: 'traceloom_ingest_load_failures_total',
     help: 'Ingest log batches that failed to load (retried)',
+    registers: [registry],
+  });
+  const deadLettered = new Counter({
+    name: 'traceloom_ingest_dead_lettered_total',
+    help: 'Ingest log records set aside as dead letters (they failed alone while the stores answered)',
     registers: [registry],
   });
   const logRecords = new Counter({
@@ -133,6 +140,22 @@ export function createMetrics() {
     },
   });
   new Gauge({
+    name: 'traceloom_ingest_dead_letters',
+    help: 'Dead letters kept beside the ingest log, waiting to be replayed or purged',
+    registers: [registry],
+    collect() {
+      if (sources) this.set(sources.deadLetters().records);
+    },
+  });
+  new Gauge({
+    name: 'traceloom_ingest_dead_letter_bytes',
+    help: 'Bytes of the dead letters kept beside the ingest log',
+    registers: [registry],
+    collect() {
+      if (sources) this.set(sources.deadLetters().bytes);
+    },
+  });
+  new Gauge({
     name: 'traceloom_assembly_lag_seconds',
     help: 'How far past its due time the most overdue trace waiting for assembly is (0 when none is overdue)',
     registers: [registry],
@@ -165,6 +188,7 @@ export function createMetrics() {
     rowsWritten,
     executionsAssembled,
     loadFailures,
+    deadLettered,
     logRecords,
     metricPointsIgnored,
     grpcRequests,

@@ -32,3 +32,27 @@ export function toClickHouseTime(d: Date): string {
 export function fromClickHouseTime(s: string): string {
   return `${s.replace(' ', 'T')}${s.includes('.') ? '' : '.000'}Z`;
 }
+
+/**
+ * The start times ingest accepts (epoch ms): from INGEST_SPAN_MAX_AGE_DAYS before now to
+ * INGEST_SPAN_MAX_FUTURE_DAYS after. A broken clock (a span of 1970, of 2090) is refused where it
+ * arrives, and a batch of accepted rows spans so few months that it never holds more partitions
+ * than one insert may create (docs/traces.md, "Start times").
+ */
+export interface StartWindow {
+  minMs: number;
+  maxMs: number;
+}
+
+const DAY_MS = 86_400_000;
+
+export function startWindow(nowMs: number, maxAgeDays: number, maxFutureDays: number): StartWindow {
+  return { minMs: nowMs - maxAgeDays * DAY_MS, maxMs: nowMs + maxFutureDays * DAY_MS };
+}
+
+/** Why a start time (epoch ms) is refused, or undefined when the window holds it. */
+export function outsideStartWindow(ms: number, w: StartWindow): string | undefined {
+  if (ms >= w.minMs && ms <= w.maxMs) return undefined;
+  const iso = (t: number) => (Number.isFinite(t) && Math.abs(t) < 8.64e15 ? new Date(t).toISOString() : String(t));
+  return `start time ${iso(ms)} is outside the accepted window, ${iso(w.minMs)} to ${iso(w.maxMs)}`;
+}

@@ -69,10 +69,13 @@ describe('the series after real traffic', () => {
     run.endRoot();
     await ex.flush();
     await ex.shutdown();
+    const now = String(BigInt(Date.now()) * 1_000_000n);
     const spans = Array.from({ length: 101 }, (_, i) => ({
       trace_id: 'c'.repeat(32),
       span_id: (i + 1).toString(16).padStart(16, '0'),
       span_name: 's',
+      start_time_ns: now,
+      end_time_ns: now,
     }));
     const tooLarge = await getJson(`${svc.url}/api/v1/traces`, {
       method: 'POST',

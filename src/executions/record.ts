@@ -2,12 +2,12 @@
 // with template versions resolved. Idempotent on (project, trace_id): the first write is 201, a
 // repeat with the same content 200 with the stored execution, other content 409. The check
 // reads the trace index in ClickHouse, so it holds across restarts.
-import { conflict, NotFound, unprocessable } from '../errors.ts';
+import { badRequest, conflict, NotFound, unprocessable } from '../errors.ts';
 import type { BatchWriter } from '../stores/batch-writer.ts';
 import type { PromptService } from '../prompts/service.ts';
 import { parseVersionRef } from '../prompts/service.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
-import { parseTime, toClickHouseTime } from '../time.ts';
+import { outsideStartWindow, parseTime, toClickHouseTime, type StartWindow } from '../time.ts';
 import { priceCall } from './pricing.ts';
 import { contentHash as hashOf, executionRow, templateUsageColumns, type ExecutionRow } from './row.ts';
 import type { ExecutionRepository } from './execution-repository.ts';
@@ -49,6 +49,8 @@ export interface RecordDeps {
   prompts: PromptService;
   prices: PriceResolver;
   queries: ExecutionRepository;
+  /** The start times accepted at `nowMs` (time.ts startWindow): a record outside is a 400. */
+  startWindow(nowMs: number): StartWindow;
   /** Called after a write that moved the project's spend (budget evaluation: domain.spend.spendMoved). */
   onSpendMoved?: (projectId: string) => void;
 }
@@ -90,6 +92,8 @@ export function createExecutionRecorder(deps: RecordDeps) {
     const startedAt = input.started_at !== undefined ? parseTime(input.started_at, 'started_at') : new Date(receivedAt.getTime() - latency);
     const endedAt = input.ended_at !== undefined ? parseTime(input.ended_at, 'ended_at') : new Date(startedAt.getTime() + latency);
     if (endedAt < startedAt) throw unprocessable('ended_at: is before started_at');
+    const outside = outsideStartWindow(startedAt.getTime(), deps.startWindow(receivedAt.getTime()));
+    if (outside) throw badRequest(`started_at: ${outside}`);
 
     const usage = {
       tokensIn: input.tokens_in ?? 0,

@@ -4,6 +4,7 @@
 // Pure: no store, no clock but the one it is given; it runs on the request's thread or in an
 // encoding worker (encode-pool.ts) alike.
 import { badRequest } from '../errors.ts';
+import { outsideStartWindow, type StartWindow } from '../time.ts';
 import type { DecodeResult, DecodedSpan, MappedSpan } from '../executions/span.ts';
 import { mapSpan } from './mapping/index.ts';
 import { spanRow } from '../executions/span-rows.ts';
@@ -57,6 +58,8 @@ export interface SpanEncodingOptions {
   explain?: boolean;
   /** The API key that sent the spans, recorded on each ('' for other credentials). */
   apiKeyId?: string;
+  /** Spans starting outside it are rejected (a partial success); none when absent. */
+  startWindow?: StartWindow;
 }
 
 function explainSpan(span: DecodedSpan, m: MappedSpan): SpanExplanation {
@@ -94,7 +97,7 @@ export function encodeSpans(
   receivedAt: string,
   opts: SpanEncodingOptions = {},
 ): EncodedSpans {
-  const { spans, rejected } = decoded;
+  const { spans, rejected } = opts.startWindow ? withinStartWindow(decoded, opts.startWindow) : decoded;
   const errors = rejected.slice(0, MAX_ERRORS).map((r) => `span ${r.index}${r.spanId ? ` (${r.spanId})` : ''}: ${r.reason}`);
   if (rejected.length > MAX_ERRORS) errors.push(`... and ${rejected.length - MAX_ERRORS} more rejected spans`);
   if (spans.length === 0 && rejected.length > 0) {
@@ -132,6 +135,32 @@ export function encodeSpans(
     errors,
     ...(opts.explain ? { explain: explained } : {}),
   };
+}
+
+/** The decoded spans that start within `window`; the others join the rejected, named with their start time. */
+function withinStartWindow(decoded: DecodeResult, window: StartWindow): DecodeResult {
+  const minNs = BigInt(window.minMs) * 1_000_000n;
+  const maxNs = BigInt(window.maxMs) * 1_000_000n;
+  if (decoded.spans.every((s) => s.startTimeNs >= minNs && s.startTimeNs <= maxNs)) return decoded;
+  const spans: DecodedSpan[] = [];
+  const rejected = [...decoded.rejected];
+  // A span's index counts every span of the request, the ones the decoder rejected included.
+  const decoderRejected = new Set(decoded.rejected.map((r) => r.index));
+  let index = -1;
+  for (const s of decoded.spans) {
+    do index++;
+    while (decoderRejected.has(index));
+    if (s.startTimeNs >= minNs && s.startTimeNs <= maxNs) spans.push(s);
+    else
+      rejected.push({
+        index,
+        traceId: s.traceId,
+        spanId: s.spanId,
+        reason: outsideStartWindow(Number(s.startTimeNs / 1_000_000n), window)!,
+      });
+  }
+  rejected.sort((a, b) => a.index - b.index);
+  return { spans, rejected };
 }
 
 /** An OTLP trace export as received (inflated): protobuf, or JSON (OTLP/JSON or the flat form). */

@@ -8,10 +8,15 @@
 // trace is marked for the assembly job, which reads its spans back. Only then is the batch marked loaded in the log;
 // a failure leaves it there to be tried again (and after a crash, replayed), and loading twice
 // changes nothing that counts: spans are deduplicated by every reader, and an execution that
-// exists is only ever corrected by the read-back path, never written again.
+// exists is only ever corrected by the read-back path, never written again. A failure that is not
+// the store's (it answers, and the error is not one of a store in trouble) is isolated: the batch
+// is split until the records that fail alone are found, the others are loaded, and each of those
+// is set aside as a dead letter after DEAD_LETTER_ATTEMPTS tries (docs/traces.md, "Dead letters").
 import type { Logger } from '../logger.ts';
 import { nextTurn } from '../event-loop.ts';
 import type { LogRecord, WriteAheadLog } from '../stores/write-ahead-log.ts';
+import type { DeadLetters } from '../stores/dead-letters.ts';
+import { isTransientStoreError } from '../stores/errors.ts';
 import type { Lease, PendingTraces, TraceRef } from './assembly/pending.ts';
 import type { StoredSpan } from '../executions/span-rows.ts';
 import type { Metrics } from '../metrics.ts';
@@ -35,7 +40,11 @@ export interface IngestRecordHeader {
 }
 
 export type IngestLog = WriteAheadLog<IngestRecordHeader>;
+export type IngestDeadLetters = DeadLetters<IngestRecordHeader>;
 type IngestRecord = LogRecord<IngestRecordHeader>;
+
+/** Tries of a record alone, failing while the stores answer, before it is set aside. */
+export const DEAD_LETTER_ATTEMPTS = 3;
 
 const GEN_AI = 1;
 const ROOT = 2;
@@ -61,6 +70,10 @@ export interface SpanLoaderDeps {
    */
   assembleFresh(projectId: string, traces: AsyncIterable<[string, StoredSpan[]]>, dedupToken: string): Promise<string[]>;
   pending: Pick<PendingTraces, 'mark' | 'lockFresh' | 'finish'>;
+  /** Where records that fail alone are set aside. */
+  deadLetters: IngestDeadLetters;
+  /** Whether the stores a load writes to answer now (a failure while they do is the records'). */
+  storesAnswer(): Promise<boolean>;
   wake(dueAt: number): Promise<void>;
   debounceMs: number;
   /** Bytes of log records loaded in one batch at most. */
@@ -68,7 +81,7 @@ export interface SpanLoaderDeps {
   /** A batch starts once this many rows wait, or the oldest has waited `flushMs`. */
   batchRows: number;
   flushMs: number;
-  metrics: Pick<Metrics, 'rowsWritten' | 'executionsAssembled' | 'loadFailures'>;
+  metrics: Pick<Metrics, 'rowsWritten' | 'executionsAssembled' | 'loadFailures' | 'deadLettered'>;
   logger: Logger;
   now?: () => number;
 }
@@ -78,6 +91,8 @@ export interface LoaderStats {
   loadedRows: number;
   batches: number;
   failures: number;
+  /** Records set aside as dead letters. */
+  deadLettered: number;
   assembledFresh: number;
   markedForReadBack: number;
   /**
@@ -104,6 +119,7 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
     loadedRows: 0,
     batches: 0,
     failures: 0,
+    deadLettered: 0,
     assembledFresh: 0,
     markedForReadBack: 0,
     phaseMs: { group: 0, known: 0, spans: 0, assemble: 0 },
@@ -316,24 +332,62 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
     timed('assemble', t);
   }
 
-  /** Runs `step` until it succeeds, with backoff while a store is down; throws when stopping. */
-  async function retrying<T>(records: IngestRecord[], step: () => Promise<T>): Promise<T> {
+  /** Stores and settles `records` in one go (a batch being isolated: nothing else loads meanwhile). */
+  async function loadAlone(records: IngestRecord[]): Promise<void> {
+    try {
+      await settle(await store(records));
+    } catch (err) {
+      await recover(records, err);
+    }
+  }
+
+  /**
+   * After `records` failed with `err`: while a store is in trouble (it does not answer, or says it
+   * is out of space, read-only, overloaded), the same records are tried again with backoff, as long
+   * as it takes. While the stores answer, the failure is the records': a batch is split and each
+   * half loaded on its own, in order; a record that fails alone DEAD_LETTER_ATTEMPTS times is set
+   * aside. Throws when stopping (what is not loaded stays in the log for the next start).
+   */
+  async function recover(records: IngestRecord[], err: unknown): Promise<void> {
     let backoffMs = 100;
+    let alone = 1;
     for (;;) {
+      stats.failures++;
+      deps.metrics.loadFailures.inc();
+      for (const f of idle.splice(0)) f(); // a flush waits for what can be loaded now, not for the store to come back
+      if (stopping) throw err;
+      const theRecords = !isTransientStoreError(err) && (await deps.storesAnswer().catch(() => false));
+      if (theRecords && records.length > 1) {
+        const half = records.length >> 1;
+        await loadAlone(records.slice(0, half));
+        await loadAlone(records.slice(half));
+        return;
+      }
+      if (theRecords && alone >= DEAD_LETTER_ATTEMPTS) return setAside(records[0]!, err, alone);
+      if (theRecords) alone++;
+      deps.logger.warn({ records: records.length, err: { message: (err as Error).message } }, 'ingest batch not loaded; retrying');
+      await new Promise((r) => setTimeout(r, backoffMs));
+      backoffMs = Math.min(backoffMs * 2, 5_000);
       try {
-        return await step();
-      } catch (err) {
-        // A store that is down: the batch stays (it is in the log), tried again with backoff.
-        stats.failures++;
-        deps.metrics.loadFailures.inc();
-        for (const f of idle.splice(0)) f(); // a flush waits for what can be loaded now, not for the store to come back
-        // Stopping: the batch stays in the log and is loaded at the next start.
-        if (stopping) throw err;
-        deps.logger.warn({ records: records.length, err: { message: (err as Error).message } }, 'ingest batch not loaded; retrying');
-        await new Promise((r) => setTimeout(r, backoffMs));
-        backoffMs = Math.min(backoffMs * 2, 5_000);
+        await settle(await store(records));
+        return;
+      } catch (e) {
+        err = e;
       }
     }
+  }
+
+  /** A record that fails alone while the stores answer: kept as a dead letter (durably), then passed. */
+  function setAside(record: IngestRecord, err: unknown, attempts: number): void {
+    const error = (err as Error)?.message ?? String(err);
+    deps.deadLetters.add({ seq: record.seq, header: record.header, error, attempts, failedAt: now() }, record.payload!);
+    deps.log.markLoaded(record.seq);
+    stats.deadLettered++;
+    deps.metrics.deadLettered.inc();
+    deps.logger.error(
+      { seq: record.seq, project: record.header.p, spans: record.header.n, err: { message: error } },
+      'ingest record set aside as a dead letter: it fails alone while the stores answer',
+    );
   }
 
   /** Nothing queued, nothing in flight: a flush may return. */
@@ -346,23 +400,34 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
    * Batches go through two stages, pipelined: while batch N is settled (assembly in JavaScript,
    * then the executions insert), batch N+1 is decoded and its spans stored by the engine. Stages
    * stay in order: N+1's fresh-trace check runs after N's spans are stored, and N+1 is settled
-   * (marked loaded) only after N. A batch whose settling fails is stored and settled again
-   * (its spans insert is then a no-op by its token, and its traces, now known, are read back).
+   * (marked loaded) only after N. A batch whose settling fails is recovered (tried again, or split)
+   * before the next is settled; one whose spans could not be stored is recovered before the next
+   * is taken, so the next one's fresh-trace check still comes after its spans are stored.
    */
   async function run(): Promise<void> {
     let settling: Promise<void> = Promise.resolve();
+    const done = () => {
+      inFlight--;
+      settledAll();
+    };
     while (true) {
       const records = await deps.log.take(deps.maxBatchBytes, deps.batchRows, deps.flushMs);
       if (records.length === 0) break; // closed and drained
       inFlight++;
-      const stored = await retrying(records, () => store(records));
+      let stored: StoredBatch;
+      try {
+        stored = await store(records);
+      } catch (err) {
+        await settling;
+        settling = recover(records, err).finally(done);
+        await settling;
+        continue;
+      }
       // At most one batch settles while the next is stored.
       await settling;
-      let attempt = 0;
-      settling = retrying(records, async () => settle(attempt++ === 0 ? stored : await store(records))).finally(() => {
-        inFlight--;
-        settledAll();
-      });
+      settling = settle(stored)
+        .catch((err: unknown) => recover(records, err))
+        .finally(done);
       settling.catch(() => undefined); // awaited above on the next batch, or at the end
     }
     await settling;

@@ -8,7 +8,7 @@
 import { PayloadTooLarge, unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { PendingTraces } from './assembly/pending.ts';
-import { toClickHouseTime } from '../time.ts';
+import { startWindow, toClickHouseTime } from '../time.ts';
 import type { RowEncoder } from '../stores/row-binary.ts';
 import { LogFullError, LogWriteError } from '../stores/write-ahead-log.ts';
 import { traceFlags, type IngestLog } from './span-loader.ts';
@@ -36,6 +36,9 @@ export interface TraceIngestDeps {
   /** The ingest queue's bound: a request beyond it could never be accepted (413). */
   maxQueueRows: number;
   maxQueueBytes: number;
+  /** Accepted start times, in days before and after now (a span outside is rejected). */
+  spanMaxAgeDays: number;
+  spanMaxFutureDays: number;
   metrics: Pick<Metrics, 'spansAccepted' | 'spansRejected' | 'ingestRefused'>;
   logger: Logger;
 }
@@ -71,7 +74,9 @@ export function createTraceIngest(deps: TraceIngestDeps) {
      * log once durable. `apiKeyId`: the key of the caller, recorded on every span ('' for other credentials).
      */
     async ingest(projectId: string, body: TraceBody, opts: SpanEncodingOptions = {}): Promise<IngestResult> {
-      const receivedAt = toClickHouseTime(new Date());
+      const nowMs = Date.now();
+      const receivedAt = toClickHouseTime(new Date(nowMs));
+      opts = { ...opts, startWindow: startWindow(nowMs, deps.spanMaxAgeDays, deps.spanMaxFutureDays) };
       const pool = deps.encodePool?.();
       let encoded: EncodedSpans;
       if (pool) encoded = await pool.encode(projectId, body, receivedAt, opts);

@@ -80,6 +80,9 @@ export async function testEnv(overrides: Record<string, string | undefined> = {}
     // Tests send a few spans and read them back at once: the loader takes them after 200 ms, not
     // after the 1 s that makes batches large under load (a test that needs longer sets its own).
     INGEST_LOAD_INTERVAL_MS: '200',
+    // Fixtures pin dates of the coming weeks (budget periods): spans and records may start up to a
+    // year ahead here, one day in production.
+    INGEST_SPAN_MAX_FUTURE_DAYS: '366',
   };
   const db = await freshDatabaseUrl();
   if (db) env.DATABASE_URL = db;

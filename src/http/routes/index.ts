@@ -10,6 +10,7 @@ import { executionRoutes } from './executions.ts';
 import { spendRoutes } from './spend.ts';
 import { scopedBudgetRoutes } from './scoped-budgets.ts';
 import { traceRoutes } from './traces.ts';
+import { deadLetterRoutes } from './dead-letters.ts';
 import { otlpSignalRoutes } from './otlp-signals.ts';
 import type { Config } from '../../config.ts';
 import { modelPriceRoutes } from './model-prices.ts';
@@ -39,6 +40,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...spendRoutes(deps.domain),
     ...scopedBudgetRoutes(deps.domain),
     ...traceRoutes(deps.config, deps.domain.traces.ingest),
+    ...deadLetterRoutes(deps.domain.traces.deadLetters),
     ...otlpSignalRoutes(deps.config, deps.domain.logs.ingest, deps.domain.metrics),
     ...modelPriceRoutes(deps.domain.prices.models),
     ...metricsRoutes(deps.config, deps.domain.metrics),
