@@ -11,6 +11,9 @@ import { createMetrics, type Metrics } from './metrics.ts';
 import { createSpanLoader, type IngestDeadLetters, type IngestLog, type SpanLoader } from './ingest/span-loader.ts';
 import { DeadLetters } from './stores/dead-letters.ts';
 import { startWindow } from './time.ts';
+import { createScoreService, type ScoreService } from './scores/service.ts';
+import { createScoreRepository } from './scores/score-repository.ts';
+import { createScoreConfigs, type ScoreConfigs } from './scores/score-configs.ts';
 import { createDeadLetterService, type DeadLetterService } from './ingest/dead-letter-service.ts';
 import { createPromptCache } from './prompts/cache.ts';
 import { createPromptService, type PromptService } from './prompts/service.ts';
@@ -68,6 +71,7 @@ export interface Domain {
     pending: PendingTraces;
     deadLetters: DeadLetterService;
   };
+  scores: { service: ScoreService; configs: ScoreConfigs };
   /** OTLP logs: GenAI events joined to their spans (stored in span_log_events, merged where spans are read). */
   logs: { ingest: LogIngest; writer: BatchWriter };
   /** Stats, template analytics, budgets (alerts, checks) and retention: src/spend, docs/spend.md. */
@@ -271,9 +275,15 @@ export function createDomain(
       return { clickhouse: h.clickhouse, postgres: h.postgres, redis: h.redis };
     },
   });
+  const scoreConfigs = createScoreConfigs(stores.postgres);
+  const scores = {
+    service: createScoreService({ repository: createScoreRepository(stores.clickhouse), configs: scoreConfigs }),
+    configs: scoreConfigs,
+  };
   return {
     metrics,
     prompts,
+    scores,
     executions: { queries, recorder, writer, views, parquet, scheduledExport },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
     traces: { ingest, assembler, spans, log, loader, pending, deadLetters: createDeadLetterService({ log, deadLetters }) },

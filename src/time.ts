@@ -23,6 +23,17 @@ function calendarDateExists(value: string): boolean {
   return date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
 }
 
+/**
+ * An optional half-open range [start, end) from query parameters, as ClickHouse time text: each
+ * bound parsed as parseTime does (400 naming it), and start before end.
+ */
+export function timeRange(start: string | undefined, end: string | undefined): { start?: string; end?: string } {
+  const from = start !== undefined ? parseTime(start, 'start') : undefined;
+  const to = end !== undefined ? parseTime(end, 'end') : undefined;
+  if (from && to && from >= to) throw badRequest('start: must be before end');
+  return { start: from && toClickHouseTime(from), end: to && toClickHouseTime(to) };
+}
+
 /** ClickHouse DateTime64(3, 'UTC') literal. */
 export function toClickHouseTime(d: Date): string {
   return d.toISOString().replace('T', ' ').replace('Z', '');

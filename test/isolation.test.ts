@@ -18,6 +18,8 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   PromptLabelSet: { version: 1 },
   PromptRender: { inputs: {} },
   ExecutionCreate: { trace_id: 'matrix-exec' },
+  ScoreCreateRequest: { trace_id: 'matrix-exec', name: 'matrix', value: 1 },
+  ScoreConfigCreate: { name: 'matrix', data_type: 'NUMERIC' },
 };
 
 /** Other path parameters name one of tenant B's objects: the worst case. */
@@ -29,6 +31,9 @@ const B_PARAMS: Record<string, () => string> = {
   b: () => 'latest',
   label: () => 'production',
   trace_id: () => 'canary-trace',
+  score_id: () => 'canary-score',
+  config_id: () => tenants.b.configId,
+  dead_letter_id: () => '1',
 };
 
 const idp = new TestIdp();
@@ -39,6 +44,7 @@ interface Tenant {
   jwt: string;
   key: string;
   keyId: string;
+  configId: string;
 }
 const tenants: Record<'a' | 'b', Tenant> = {} as never;
 
@@ -54,7 +60,7 @@ beforeAll(async () => {
       body: JSON.stringify({ name: canary[t] }),
     });
     expect(r.status).toBe(201);
-    tenants[t] = { project, jwt, key: r.body.key, keyId: r.body.key_id };
+    tenants[t] = { project, jwt, key: r.body.key, keyId: r.body.key_id, configId: '' };
   }
   const p = await getJson(`${svc.url}/api/projects/tenant-b/prompts`, {
     method: 'POST',
@@ -68,6 +74,19 @@ beforeAll(async () => {
     body: JSON.stringify({ trace_id: 'canary-trace', metadata: { secret: canary.b }, cost_usd: 1 }),
   });
   expect(e.status).toBe(201);
+  const score = await getJson(`${svc.url}/api/projects/tenant-b/scores`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-API-Key': tenants.b.key },
+    body: JSON.stringify({ id: 'canary-score', trace_id: 'canary-trace', name: 'quality', value: 0.5, comment: canary.b }),
+  });
+  expect(score.status).toBe(201);
+  const config = await getJson(`${svc.url}/api/projects/tenant-b/score-configs`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tenants.b.jwt}` },
+    body: JSON.stringify({ name: 'quality', data_type: 'NUMERIC', description: canary.b }),
+  });
+  expect(config.status).toBe(201);
+  tenants.b.configId = config.body.config_id;
 });
 afterAll(async () => {
   await svc?.close();

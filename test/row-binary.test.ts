@@ -22,7 +22,7 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
     await ch.command(`CREATE TABLE IF NOT EXISTS rb_types (
       id UInt32, s String, lc LowCardinality(String), u8 UInt8, u16 UInt16, u64 UInt64, i8 Int8, i32 Int32, i64 Int64,
       d Date, t3 DateTime64(3, 'UTC'), t9 DateTime64(9, 'UTC'), dec Decimal(18, 9), dec38 Decimal(38, 9), n Nullable(Decimal(18, 9)),
-      a Array(String), au Array(UInt32), ai Array(Int32), m Map(String, String), mat UInt64 MATERIALIZED u64 + 1
+      a Array(String), au Array(UInt32), ai Array(Int32), m Map(String, String), f64 Float64, f32 Float32, mat UInt64 MATERIALIZED u64 + 1
     ) ENGINE = MergeTree ORDER BY id`);
     const rows = [
       {
@@ -45,6 +45,8 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
         au: [0, 4294967295],
         ai: [-1, 7],
         m: { k: 'v', ünï: 'cödé' },
+        f64: -0.1,
+        f32: 1.5,
       },
       {
         id: 2,
@@ -66,12 +68,14 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
         au: [],
         ai: [],
         m: {},
+        f64: 1e300,
+        f32: -2,
       },
       { id: 3 }, // every column missing: its type's default
     ];
     await ch.insert('rb_types', rows);
     const back = await ch.query<Record<string, unknown>>(
-      'SELECT id, length(s) AS s_len, lc, u8, u16, toString(u64) AS u64, i8, i32, toString(i64) AS i64, toString(d) AS d, toString(t3) AS t3, toString(t9) AS t9, toString(dec) AS dec, toString(dec38) AS dec38, toString(n) AS n, a, au, ai, m, toString(mat) AS mat FROM rb_types ORDER BY id',
+      'SELECT id, length(s) AS s_len, lc, u8, u16, toString(u64) AS u64, i8, i32, toString(i64) AS i64, toString(d) AS d, toString(t3) AS t3, toString(t9) AS t9, toString(dec) AS dec, toString(dec38) AS dec38, toString(n) AS n, a, au, ai, m, f64, f32, toString(mat) AS mat FROM rb_types ORDER BY id',
     );
     expect(back[0]).toEqual({
       id: 1,
@@ -93,6 +97,8 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
       au: [0, 4294967295],
       ai: [-1, 7],
       m: { k: 'v', ünï: 'cödé' },
+      f64: -0.1,
+      f32: 1.5,
       mat: '0',
     });
     expect(back[1]).toMatchObject({
@@ -105,6 +111,8 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
       n: '0.5',
       a: [],
       m: {},
+      f64: 1e300,
+      f32: -2,
       mat: String(2 ** 53),
     });
     expect(back[2]).toMatchObject({ s_len: '0', u64: '0', i64: '0', n: null, a: [], m: {} });

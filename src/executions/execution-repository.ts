@@ -7,7 +7,7 @@ import type { ClickHouseSettings } from '@clickhouse/client';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { breakdownSql, type BreakdownRead, type BreakdownRow, type BreakdownSourceSql } from './spend-breakdown-sql.ts';
 import { toScaled } from '../pricing/decimal.ts';
-import { parseTime, toClickHouseTime } from '../time.ts';
+import { timeRange, toClickHouseTime } from '../time.ts';
 import { presentDetail, presentListItem, type DetailRow, type ListRow } from './present.ts';
 
 export interface ListQuery {
@@ -168,16 +168,14 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
     }
     if (q.min_cost !== undefined && q.max_cost !== undefined && toScaled(q.min_cost, 9) > toScaled(q.max_cost, 9))
       throw badRequest('min_cost: is greater than max_cost');
-    const start = q.start !== undefined ? parseTime(q.start, 'start') : undefined;
-    const end = q.end !== undefined ? parseTime(q.end, 'end') : undefined;
-    if (start && end && start >= end) throw badRequest('start: must be before end');
-    if (start) {
+    const range = timeRange(q.start, q.end);
+    if (range.start) {
       parts.push("started_at >= toDateTime64({start:String}, 3, 'UTC')");
-      params.start = toClickHouseTime(start);
+      params.start = range.start;
     }
-    if (end) {
+    if (range.end) {
       parts.push("started_at < toDateTime64({end:String}, 3, 'UTC')");
-      params.end = toClickHouseTime(end);
+      params.end = range.end;
     }
     if (q.prompt_id) {
       parts.push('has(`tu.prompt_id`, {prompt_id:String})');

@@ -77,6 +77,10 @@ export function decoderFor(type: string): Decode {
       return fixed(4, (b, at) => b.readUInt32LE(at));
     case 'UInt64':
       return fixed(8, (b, at) => b.readBigUInt64LE(at), true);
+    case 'Float32':
+      return fixed(4, (b, at) => b.readFloatLE(at));
+    case 'Float64':
+      return fixed(8, (b, at) => b.readDoubleLE(at));
     case 'Int8':
       return fixed(1, (b, at) => b.readInt8(at));
     case 'Int16':

@@ -85,6 +85,12 @@ export class ByteSink {
     else this.buf.writeIntLE(Number(v), this.pos, size);
     this.pos += size;
   }
+  float(v: number, size: 4 | 8): void {
+    this.ensure(size);
+    if (size === 8) this.buf.writeDoubleLE(v, this.pos);
+    else this.buf.writeFloatLE(v, this.pos);
+    this.pos += size;
+  }
   /** The bytes written so far (a view: copy it before the sink is reused). */
   view(): Buffer {
     return this.buf.subarray(0, this.pos);
@@ -167,6 +173,10 @@ export function encoderFor(type: string): Encode {
       return (s, v) => s.uint(Number(v ?? 0), 4);
     case 'UInt64':
       return (s, v) => s.uint(uint64(v), 8);
+    case 'Float32':
+      return (s, v) => s.float(Number(v ?? 0), 4);
+    case 'Float64':
+      return (s, v) => s.float(Number(v ?? 0), 8);
     case 'Int8':
       return (s, v) => s.int(Number(v ?? 0), 1);
     case 'Int16':

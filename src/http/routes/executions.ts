@@ -98,16 +98,19 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       access: 'authenticated',
       need: 'read',
       query: 'ExecutionDetailQuery',
-      summary: 'One execution; conversation_history only with include_messages=true',
+      summary: 'One execution with its scores; conversation_history only with include_messages=true',
       responses: {
         200: { description: 'The execution', schema: 'Execution' },
         404: { description: 'No such trace in this project', schema: 'Error' },
       },
       async handler(ctx) {
         const q = ctx.state.query as { include_messages: boolean };
-        const e = await queries.get(ctx.state.projectId!, ctx.params.trace_id!, q.include_messages);
+        const [e, scores] = await Promise.all([
+          queries.get(ctx.state.projectId!, ctx.params.trace_id!, q.include_messages),
+          domain.scores.service.ofTrace(ctx.state.projectId!, ctx.params.trace_id!),
+        ]);
         if (!e) throw notFound('Execution');
-        ctx.body = e;
+        ctx.body = { ...e, scores };
       },
     },
     {

@@ -11,6 +11,7 @@ import { spendRoutes } from './spend.ts';
 import { scopedBudgetRoutes } from './scoped-budgets.ts';
 import { traceRoutes } from './traces.ts';
 import { deadLetterRoutes } from './dead-letters.ts';
+import { scoreRoutes } from './scores.ts';
 import { otlpSignalRoutes } from './otlp-signals.ts';
 import type { Config } from '../../config.ts';
 import { modelPriceRoutes } from './model-prices.ts';
@@ -41,6 +42,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...scopedBudgetRoutes(deps.domain),
     ...traceRoutes(deps.config, deps.domain.traces.ingest),
     ...deadLetterRoutes(deps.domain.traces.deadLetters),
+    ...scoreRoutes(deps.domain.scores.service, deps.domain.scores.configs),
     ...otlpSignalRoutes(deps.config, deps.domain.logs.ingest, deps.domain.metrics),
     ...modelPriceRoutes(deps.domain.prices.models),
     ...metricsRoutes(deps.config, deps.domain.metrics),
