@@ -198,4 +198,49 @@ describe(`scores (${mode} mode)`, () => {
     expect((await call('GET', `/scores?name=paging&start=${hourAgo}`)).body.items).toHaveLength(5);
     expect((await call('GET', `/scores?name=paging&end=${hourAgo}`)).body.items).toHaveLength(0);
   });
+
+  it('filter the executions list and export: score.<name>.gte|lte|eq and has_score, exact through a delete', async () => {
+    for (const id of ['f-1', 'f-2', 'f-3'])
+      expect((await call('POST', '/executions', { trace_id: id, agent_id: 'scored-agent' })).status).toBe(201);
+    expect(
+      (
+        await call('POST', '/scores', [
+          { id: 'f-1-acc', trace_id: 'f-1', name: 'fidelity', value: 0.9 },
+          { id: 'f-2-acc', trace_id: 'f-2', name: 'fidelity', value: 0.3 },
+          { id: 'f-1-tone', trace_id: 'f-1', name: 'tone', value: 'warm' },
+          { id: 'f-3-ok', trace_id: 'f-3', name: 'passed', value: false },
+        ])
+      ).status,
+    ).toBe(201);
+    const ids = async (q: string) => {
+      const r = await call('GET', `/executions?agent_id=scored-agent&${q}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.items.map((e: { trace_id: string }) => e.trace_id).sort();
+    };
+    expect(await ids('score.fidelity.gte=0.5')).toEqual(['f-1']);
+    expect(await ids('score.fidelity.lte=0.5')).toEqual(['f-2']);
+    expect(await ids('score.fidelity.gte=0.2&score.fidelity.lte=0.5')).toEqual(['f-2']);
+    expect(await ids('has_score=fidelity')).toEqual(['f-1', 'f-2']);
+    expect(await ids('has_score=fidelity&has_score=tone')).toEqual(['f-1']);
+    expect(await ids('score.tone.eq=warm')).toEqual(['f-1']);
+    expect(await ids('score.fidelity.eq=0.3')).toEqual(['f-2']);
+    expect(await ids('score.passed.eq=false')).toEqual(['f-3']);
+    const total = await call('GET', '/executions?agent_id=scored-agent&score.fidelity.gte=0');
+    expect(total.body.total).toBe(2);
+    const bad = await call('GET', '/executions?score.fidelity.gte=high');
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toBe('score.fidelity.gte: must be a number, got "high"');
+    const exported = await fetch(
+      `${svc.url}/api/projects/default/executions/export?format=jsonl&agent_id=scored-agent&score.fidelity.gte=0.5`,
+    );
+    expect(
+      (await exported.text())
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).trace_id),
+    ).toEqual(['f-1']);
+    expect((await call('DELETE', '/scores/f-1-acc')).status).toBe(204);
+    expect(await ids('score.fidelity.gte=0.5')).toEqual([]);
+    expect(await ids('has_score=fidelity')).toEqual(['f-2']);
+  });
 });

@@ -9,6 +9,7 @@ import { breakdownSql, type BreakdownRead, type BreakdownRow, type BreakdownSour
 import { toScaled } from '../pricing/decimal.ts';
 import { timeRange, toClickHouseTime } from '../time.ts';
 import { presentDetail, presentListItem, type DetailRow, type ListRow } from './present.ts';
+import { scoreFilterSql } from '../scores/score-repository.ts';
 
 export interface ListQuery {
   provider?: string[];
@@ -27,6 +28,10 @@ export interface ListQuery {
   api_key_id?: string[];
   /** any of these tags (repeat the parameter; commas are part of a tag) */
   tag?: string[];
+  /** executions with a live score of each of these names */
+  has_score?: string[];
+  /** `score.<name>.gte|lte|eq` parameters (scores/score-repository.ts scoreFilterSql) */
+  [scoreCondition: `score.${string}`]: string;
   limit: number;
   offset: number;
   cursor?: string;
@@ -185,6 +190,9 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
       parts.push('status = {status:String}');
       params.status = q.status;
     }
+    const scored = scoreFilterSql(q as unknown as Record<string, unknown>, 'project_id');
+    parts.push(...scored.parts);
+    Object.assign(params, scored.params);
     return { sql: parts.join(' AND '), params };
   }
 

@@ -117,3 +117,51 @@ export function createScoreRepository(ch: ClickHouseStore) {
 }
 
 export type ScoreRepository = ReturnType<typeof createScoreRepository>;
+
+/** `score.<name>.<gte|lte|eq>` query parameters. */
+const CONDITION = /^score\.(.{1,200})\.(gte|lte|eq)$/;
+
+/**
+ * The executions filter of score parameters (`score.<name>.gte|lte|eq`, `has_score`): a condition
+ * on `trace_id` per score name, true when one live score of that name meets every condition given
+ * for it. `projectParam` names the project's parameter in the caller's query. 400 naming a
+ * parameter whose bound is not a number.
+ */
+export function scoreFilterSql(
+  query: Record<string, unknown>,
+  projectParam: string,
+): { parts: string[]; params: Record<string, unknown> } {
+  const byName = new Map<string, string[]>();
+  const params: Record<string, unknown> = {};
+  const add = (name: string, condition?: string) => {
+    let list = byName.get(name);
+    if (!list) byName.set(name, (list = []));
+    if (condition) list.push(condition);
+  };
+  let n = 0;
+  for (const [key, raw] of Object.entries(query)) {
+    const m = CONDITION.exec(key);
+    if (!m) continue;
+    const [, name, op] = m as unknown as [string, string, 'gte' | 'lte' | 'eq'];
+    const text = String(Array.isArray(raw) ? raw[raw.length - 1] : raw);
+    const num = text.trim() === '' ? NaN : Number(text);
+    const p = `score_${n++}`;
+    if (op !== 'eq') {
+      if (!Number.isFinite(num)) throw badRequest(`${key}: must be a number, got ${JSON.stringify(text)}`);
+      add(name, `value ${op === 'gte' ? '>=' : '<='} {${p}:Float64}`);
+      params[p] = num;
+    } else {
+      params[p] = text;
+      if (Number.isFinite(num)) {
+        add(name, `(label = {${p}:String} OR (data_type = 'NUMERIC' AND value = {${p}_n:Float64}))`);
+        params[`${p}_n`] = num;
+      } else add(name, `label = {${p}:String}`);
+    }
+  }
+  for (const name of (query.has_score as string[] | undefined) ?? []) add(name);
+  const parts = [...byName].map(([name, conditions], i) => {
+    params[`score_name_${i}`] = name;
+    return `trace_id IN (SELECT trace_id FROM scores FINAL WHERE project_id = {${projectParam}:String} AND sign = 1 AND trace_id != '' AND name = {score_name_${i}:String}${conditions.map((c) => ` AND ${c}`).join('')})`;
+  });
+  return { parts, params };
+}
