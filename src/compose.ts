@@ -14,6 +14,7 @@ import { startWindow } from './time.ts';
 import { createScoreService, type ScoreService } from './scores/service.ts';
 import { createScoreRepository } from './scores/score-repository.ts';
 import { createScoreConfigs, type ScoreConfigs } from './scores/score-configs.ts';
+import { createComparison, type Comparison } from './quality/compare.ts';
 import { createDeadLetterService, type DeadLetterService } from './ingest/dead-letter-service.ts';
 import { createPromptCache } from './prompts/cache.ts';
 import { createPromptService, type PromptService } from './prompts/service.ts';
@@ -71,7 +72,7 @@ export interface Domain {
     pending: PendingTraces;
     deadLetters: DeadLetterService;
   };
-  scores: { service: ScoreService; configs: ScoreConfigs };
+  scores: { service: ScoreService; configs: ScoreConfigs; comparison: Comparison };
   /** OTLP logs: GenAI events joined to their spans (stored in span_log_events, merged where spans are read). */
   logs: { ingest: LogIngest; writer: BatchWriter };
   /** Stats, template analytics, budgets (alerts, checks) and retention: src/spend, docs/spend.md. */
@@ -279,6 +280,7 @@ export function createDomain(
   const scores = {
     service: createScoreService({ repository: createScoreRepository(stores.clickhouse), configs: scoreConfigs }),
     configs: scoreConfigs,
+    comparison: createComparison(stores.clickhouse, () => new Date()),
   };
   return {
     metrics,

@@ -583,3 +583,52 @@ export function createExecutionBreakdowns(ch: ClickHouseStore) {
     },
   };
 }
+
+/** How executions of one prompt are grouped for a comparison: by the version used, or by the reference (a label) it was fetched by. */
+export type PromptGroupBy = 'version' | 'label';
+
+/**
+ * The live executions of prompt `{cmp_prompt}` in project `{cmp_p}` started in
+ * [`{cmp_start}`, `{cmp_end}`), each with its group (the prompt's version it used, as text, or the
+ * reference it was fetched by), among `{cmp_groups}`: `trace_id, grp, cost_usd, latency_ms,
+ * tokens_in, tokens_out`. The query the scores of a comparison join (scores/score-repository.ts).
+ */
+export function promptGroupRowsSql(by: PromptGroupBy): string {
+  const key =
+    by === 'version'
+      ? 'toString(arrayFirst((x, id) -> id = {cmp_prompt:String}, `tu.version`, `tu.prompt_id`))'
+      : 'arrayFirst((x, id) -> id = {cmp_prompt:String}, `tu.version_ref`, `tu.prompt_id`)';
+  return `SELECT trace_id, grp, cost_usd, latency_ms, tokens_in, tokens_out FROM (
+      SELECT trace_id, cost_usd, latency_ms, tokens_in, tokens_out, ${key} AS grp
+      FROM executions FINAL
+      WHERE project_id = {cmp_p:String} AND has(\`tu.prompt_id\`, {cmp_prompt:String}) AND sign = 1
+        AND started_at >= toDateTime64({cmp_start:String}, 3, 'UTC') AND started_at < toDateTime64({cmp_end:String}, 3, 'UTC'))
+    WHERE grp IN {cmp_groups:Array(String)}`;
+}
+
+export interface PromptGroupCosts {
+  grp: string;
+  executions: string;
+  cost: string;
+  cost_var: number | null;
+  cost_q: number[];
+  latency_q: number[];
+  tokens_in: string;
+  tokens_out: string;
+}
+
+/** Per group of a prompt's executions: count, exact total cost, the variance and quantiles of cost per execution, latency quantiles, tokens. */
+export async function promptGroupCosts(
+  ch: ClickHouseStore,
+  by: PromptGroupBy,
+  params: Record<string, unknown>,
+): Promise<PromptGroupCosts[]> {
+  return ch.query<PromptGroupCosts>(
+    `SELECT grp, toString(count()) AS executions, toString(sum(cost_usd)) AS cost, varSamp(toFloat64(cost_usd)) AS cost_var,
+       quantilesExactInclusive(0.5, 0.95)(toFloat64(cost_usd)) AS cost_q, quantilesExactInclusive(0.5, 0.95)(toFloat64(latency_ms)) AS latency_q,
+       toString(sum(tokens_in)) AS tokens_in, toString(sum(tokens_out)) AS tokens_out
+     FROM (${promptGroupRowsSql(by)}) GROUP BY grp`,
+    params,
+    'quality.compare.costs',
+  );
+}

@@ -127,10 +127,7 @@ const CONDITION = /^score\.(.{1,200})\.(gte|lte|eq)$/;
  * for it. `projectParam` names the project's parameter in the caller's query. 400 naming a
  * parameter whose bound is not a number.
  */
-export function scoreFilterSql(
-  query: Record<string, unknown>,
-  projectParam: string,
-): { parts: string[]; params: Record<string, unknown> } {
+export function scoreFilterSql(query: Record<string, unknown>, projectParam: string): { parts: string[]; params: Record<string, unknown> } {
   const byName = new Map<string, string[]>();
   const params: Record<string, unknown> = {};
   const add = (name: string, condition?: string) => {
@@ -164,4 +161,43 @@ export function scoreFilterSql(
     return `trace_id IN (SELECT trace_id FROM scores FINAL WHERE project_id = {${projectParam}:String} AND sign = 1 AND trace_id != '' AND name = {score_name_${i}:String}${conditions.map((c) => ` AND ${c}`).join('')})`;
   });
   return { parts, params };
+}
+
+export interface GroupScoreRow {
+  grp: string;
+  name: string;
+  data_type: 'NUMERIC' | 'CATEGORICAL' | 'BOOLEAN';
+  n: string;
+  scored: string;
+  mean: number;
+  variance: number | null;
+  total: number;
+  /** Label counts: the labels, sorted, and their counts. */
+  labels: [string[], Array<string | number>];
+}
+
+/**
+ * The live scores of the executions `groupRows` selects (`trace_id, grp, ...`: executions'
+ * promptGroupRowsSql), per group and score name: count, executions scored, mean and sample
+ * variance of the values, their sum (a boolean's trues), and label counts. `{cmp_p}` is the project.
+ */
+export async function groupScores(
+  ch: ClickHouseStore,
+  groupRows: string,
+  params: Record<string, unknown>,
+  names: string[] | undefined,
+): Promise<GroupScoreRow[]> {
+  return ch.query<GroupScoreRow>(
+    `SELECT grp, name, any(data_type) AS data_type, toString(count()) AS n, toString(uniqExact(trace_id)) AS scored,
+       avg(value) AS mean, varSamp(value) AS variance, sum(value) AS total,
+       sumMap([label], [toUInt64(1)]) AS labels
+     FROM (
+       SELECT e.grp AS grp, s.name AS name, s.data_type AS data_type, s.value AS value, s.label AS label, s.trace_id AS trace_id
+       FROM scores AS s FINAL
+       INNER JOIN (${groupRows}) AS e ON s.trace_id = e.trace_id
+       WHERE s.project_id = {cmp_p:String} AND s.sign = 1 ${names ? 'AND s.name IN {cmp_names:Array(String)}' : ''})
+     GROUP BY grp, name ORDER BY grp, name`,
+    names ? { ...params, cmp_names: names } : params,
+    'quality.compare.scores',
+  );
 }

@@ -42,7 +42,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...scopedBudgetRoutes(deps.domain),
     ...traceRoutes(deps.config, deps.domain.traces.ingest),
     ...deadLetterRoutes(deps.domain.traces.deadLetters),
-    ...scoreRoutes(deps.domain.scores.service, deps.domain.scores.configs),
+    ...scoreRoutes(deps.domain.scores.service, deps.domain.scores.configs, deps.domain.scores.comparison, deps.domain.prompts),
     ...otlpSignalRoutes(deps.config, deps.domain.logs.ingest, deps.domain.metrics),
     ...modelPriceRoutes(deps.domain.prices.models),
     ...metricsRoutes(deps.config, deps.domain.metrics),

@@ -3,14 +3,36 @@ import type { ScoreService } from '../../scores/service.ts';
 import type { ScoreConfigInput, ScoreConfigs, ScoreConfigUpdate } from '../../scores/score-configs.ts';
 import type { ScoreInput } from '../../scores/score.ts';
 import type { ScoreListQuery } from '../../scores/score-repository.ts';
+import type { Comparison, CompareQuery } from '../../quality/compare.ts';
+import type { PromptService } from '../../prompts/service.ts';
 import type { RouteDef } from './types.ts';
 
 const P = '/api/projects/:project_id/scores';
 const C = '/api/projects/:project_id/score-configs';
 const tag = 'scores';
 
-export function scoreRoutes(scores: ScoreService, configs: ScoreConfigs): RouteDef[] {
+export function scoreRoutes(scores: ScoreService, configs: ScoreConfigs, comparison: Comparison, prompts: PromptService): RouteDef[] {
   return [
+    {
+      method: 'GET',
+      path: '/api/projects/:project_id/prompts/:prompt_id/compare',
+      operationId: 'comparePromptVersions',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'PromptCompareQuery',
+      summary:
+        'Is version b better than a, and what does it cost? Two versions (or labels) side by side: cost, latency, tokens, score means or rates with 95 % intervals, and the tested difference',
+      responses: {
+        200: { description: 'The comparison', schema: 'PromptComparison' },
+        400: { description: 'Not two versions or two labels', schema: 'Error' },
+        404: { description: 'No such prompt', schema: 'Error' },
+      },
+      async handler(ctx) {
+        await prompts.get(ctx.state.projectId!, ctx.params.prompt_id!); // 404 for a prompt that is not the project's
+        ctx.body = await comparison.compare(ctx.state.projectId!, ctx.params.prompt_id!, ctx.state.query as CompareQuery);
+      },
+    },
     {
       method: 'POST',
       path: P,
