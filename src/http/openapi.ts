@@ -36,8 +36,7 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
     }));
     if (r.query) {
       const q = schemas.find((s) => s.$id === r.query) as
-        | { properties?: Record<string, Record<string, unknown>>; patternProperties?: Record<string, Record<string, unknown>> }
-        | undefined;
+        { properties?: Record<string, Record<string, unknown>>; patternProperties?: Record<string, Record<string, unknown>> } | undefined;
       for (const [name, schema] of Object.entries(q?.properties ?? {})) {
         const { description, ...rest } = schema;
         params.push({ name, in: 'query', required: false, schema: rest, ...(description ? { description } : {}) });
@@ -45,7 +44,13 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
       // A family of parameters (score.<name>.gte, ...): named by its title, its pattern in the description.
       for (const [pattern, schema] of Object.entries(q?.patternProperties ?? {})) {
         const { description, title, ...rest } = schema;
-        params.push({ name: title, in: 'query', required: false, schema: rest, description: `${description ?? ''} (parameters matching ${pattern})` });
+        params.push({
+          name: title,
+          in: 'query',
+          required: false,
+          schema: rest,
+          description: `${description ?? ''} (parameters matching ${pattern})`,
+        });
       }
     }
     const responses: Record<string, unknown> = {};
