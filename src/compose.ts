@@ -193,6 +193,12 @@ export function createDomain(
     spansOf: (projectId, traceId) => spansWithLogMessages(spans, projectId, traceId),
     prices: resolver,
   });
+  const scoreConfigs = createScoreConfigs(stores.postgres);
+  const scores = {
+    service: createScoreService({ repository: createScoreRepository(stores.clickhouse), configs: scoreConfigs }),
+    configs: scoreConfigs,
+    comparison: createComparison(stores.clickhouse, () => new Date()),
+  };
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
     {
@@ -249,12 +255,15 @@ export function createDomain(
     maxQueueBytes: config.ingest.logMaxBytes,
     spanMaxAgeDays: config.ingest.spanMaxAgeDays,
     spanMaxFutureDays: config.ingest.spanMaxFutureDays,
+    recordEvaluations: (projectId, evaluations, author) => scores.service.recordEvaluations(projectId, evaluations, author),
     metrics,
     logger,
   });
   const logsWriter = writerOf('span_log_events');
   const logs = createLogIngest({
     writer: logsWriter,
+    recordEvaluations: (projectId, evaluations, author) => scores.service.recordEvaluations(projectId, evaluations, author),
+    spanOfResponse: (projectId, responseId) => spans.ofResponse(projectId, responseId),
     pending,
     wake: (dueAt) => assembler.wake(dueAt),
     debounceMs: config.traces.debounceMs,
@@ -276,12 +285,7 @@ export function createDomain(
       return { clickhouse: h.clickhouse, postgres: h.postgres, redis: h.redis };
     },
   });
-  const scoreConfigs = createScoreConfigs(stores.postgres);
-  const scores = {
-    service: createScoreService({ repository: createScoreRepository(stores.clickhouse), configs: scoreConfigs }),
-    configs: scoreConfigs,
-    comparison: createComparison(stores.clickhouse, () => new Date()),
-  };
+
   return {
     metrics,
     prompts,

@@ -196,7 +196,7 @@ describe('other logs, explain, errors', () => {
         attributes: [{ key: 'event.name', value: { stringValue: 'gen_ai.user.message' } }],
         body: { kvlistValue: { values: [{ key: 'content', value: { stringValue: 'hi' } }] } },
       }),
-      record({ eventName: 'gen_ai.evaluation.result', traceId: '5'.repeat(32), spanId: '6'.repeat(16) }),
+      record({ eventName: 'gen_ai.client.operation.exception', traceId: '5'.repeat(32), spanId: '6'.repeat(16) }),
       record({
         eventName: 'gen_ai.choice',
         traceId: '5'.repeat(32),
@@ -222,7 +222,7 @@ describe('other logs, explain, errors', () => {
   });
 
   it('an empty request is a success; a protobuf request gets an empty ExportLogsServiceResponse', async () => {
-    expect((await post({})).body).toEqual({ log_records: 0, events_mapped: 0, log_records_ignored: 0 });
+    expect((await post({})).body).toEqual({ log_records: 0, events_mapped: 0, log_records_ignored: 0, scores_recorded: 0 });
     const res = await fetch(`${svc.url}/api/v1/logs`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-protobuf' },

@@ -42,6 +42,16 @@ export function createSpanRepository(ch: ClickHouseStore) {
       );
     },
 
+    /** The span that carries a response id (`gen_ai.response.id`), or undefined: where an evaluation without span context belongs. */
+    async ofResponse(projectId: string, responseId: string): Promise<{ trace_id: string; span_id: string } | undefined> {
+      const [row] = await ch.query<{ trace_id: string; span_id: string }>(
+        'SELECT trace_id, span_id FROM spans WHERE project_id = {p:String} AND response_id = {r:String} LIMIT 1',
+        { p: projectId, r: responseId },
+        'spans.ofResponse',
+      );
+      return row;
+    },
+
     /** The spans of these traces that assembly reads, by trace. */
     async forAssembly(projectId: string, traceIds: string[]): Promise<Map<string, StoredSpan[]>> {
       const rows = await ch.query<StoredSpan>(

@@ -53,6 +53,8 @@ export interface SpanRow {
   messages: string;
   /** The API key that sent the span ('' when the caller was not an API key): docs/spend.md. */
   api_key_id: string;
+  /** `gen_ai.response.id`: evaluation events without span context are joined through it. */
+  response_id: string;
 }
 
 type ReadBackColumns =
@@ -255,5 +257,6 @@ export function spanRow(
           })
         : '',
     api_key_id: apiKeyId,
+    response_id: typeof span.attributes['gen_ai.response.id'] === 'string' ? span.attributes['gen_ai.response.id'] : '',
   };
 }

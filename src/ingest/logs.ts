@@ -11,7 +11,9 @@ import type { Metrics } from '../metrics.ts';
 import type { BatchWriter } from '../stores/batch-writer.ts';
 import type { PendingTraces, TraceRef } from './assembly/pending.ts';
 import type { LogsDecodeResult } from './otlp/logs.ts';
-import { mapLogRecord } from './mapping/log-events.ts';
+import { eventAttributes, eventNameOf, mapLogRecord } from './mapping/log-events.ts';
+import { EVALUATION_EVENT, evaluationOf, type Evaluation } from './mapping/evaluations.ts';
+import { idProblem } from './otlp/validate.ts';
 import { unavailable } from '../errors.ts';
 
 export interface LogIngestDeps {
@@ -22,6 +24,10 @@ export interface LogIngestDeps {
   metrics: Pick<Metrics, 'logRecords'>;
   logger: Logger;
   now?: () => number;
+  /** Stores evaluation events as scores (scores/service.ts recordEvaluations). */
+  recordEvaluations(projectId: string, evaluations: Evaluation[], author: string): Promise<{ stored: number; rejected: string[] }>;
+  /** The span that carries a `gen_ai.response.id`: where an evaluation without span context belongs. */
+  spanOfResponse(projectId: string, responseId: string): Promise<{ trace_id: string; span_id: string } | undefined>;
 }
 
 export interface LogRecordExplanation {
@@ -38,11 +44,70 @@ export interface LogIngestResult {
   log_records: number;
   events_mapped: number;
   log_records_ignored: number;
+  /** Scores made from evaluation events (gen_ai.evaluation.result). */
+  scores_recorded: number;
   explain?: { records: LogRecordExplanation[] };
 }
 
 export function createLogIngest(deps: LogIngestDeps) {
   const now = deps.now ?? Date.now;
+
+  /**
+   * The evaluation events of a request, each joined to its span: the record's span context, else
+   * the span that carries its gen_ai.response.id. One that joins no span is ignored with the reason.
+   */
+  async function evaluationsOf(projectId: string, decoded: LogsDecodeResult, explained?: LogRecordExplanation[]): Promise<Evaluation[]> {
+    const out: Evaluation[] = [];
+    const responses = new Map<string, { trace_id: string; span_id: string } | undefined>();
+    for (const rec of decoded.records) {
+      if (eventNameOf(rec) !== EVALUATION_EVENT) continue;
+      const say = (status: 'mapped' | 'ignored', reason: string, traceId = rec.traceId, spanId = rec.spanId) =>
+        explained?.push({
+          index: rec.index,
+          event_name: EVALUATION_EVENT,
+          trace_id: traceId || null,
+          span_id: spanId || null,
+          status,
+          reason,
+        });
+      const r = evaluationOf(eventAttributes(EVALUATION_EVENT, rec), {
+        traceId: rec.traceId,
+        spanId: rec.spanId,
+        timeNs: rec.timeNs || rec.observedTimeNs,
+      });
+      if ('reason' in r) {
+        say('ignored', r.reason);
+        continue;
+      }
+      const e = r.evaluation;
+      if (idProblem(e.traceId, e.spanId, '') !== undefined) {
+        if (!e.responseId) {
+          say('ignored', 'an evaluation with no span context and no gen_ai.response.id: no span to score');
+          continue;
+        }
+        if (!responses.has(e.responseId)) responses.set(e.responseId, await deps.spanOfResponse(projectId, e.responseId));
+        const span = responses.get(e.responseId);
+        if (!span) {
+          say(
+            'ignored',
+            `no stored span carries gen_ai.response.id ${e.responseId} (yet): send the evaluation after its span, or with its span context`,
+          );
+          continue;
+        }
+        e.traceId = span.trace_id;
+        e.spanId = span.span_id;
+      }
+      out.push(e);
+      say(
+        'mapped',
+        `score ${e.name} on span ${e.spanId} of trace ${e.traceId}${e.value !== undefined ? `: ${e.value}` : ''}${e.label ? ` (${e.label})` : ''}`,
+        e.traceId,
+        e.spanId,
+      );
+    }
+    return out;
+  }
+
   return {
     /** `apiKeyId`: the key of the caller, recorded on every event ('' for other credentials). */
     async ingest(
@@ -54,8 +119,10 @@ export function createLogIngest(deps: LogIngestDeps) {
       const rows: Array<Record<string, unknown>> = [];
       const traces = new Map<string, TraceRef>();
       const explained: LogRecordExplanation[] = [];
+      const evaluations = await evaluationsOf(projectId, decoded, opts.explain ? explained : undefined);
       let bytes = 0;
       for (const rec of decoded.records) {
+        if (eventNameOf(rec) === EVALUATION_EVENT) continue; // a score (above), not a message event
         const m = mapLogRecord(rec);
         if (m.kind === 'mapped') {
           const attributes = JSON.stringify(m.event.attributes);
@@ -108,13 +175,25 @@ export function createLogIngest(deps: LogIngestDeps) {
             deps.logger.warn({ err: { message: err.message } }, 'assembly wake-up not enqueued; the scheduled sweep takes the traces'),
           );
       }
-      const ignored = decoded.records.length - rows.length;
+      let scoresRecorded = 0;
+      if (evaluations.length > 0) {
+        try {
+          scoresRecorded = (await deps.recordEvaluations(projectId, evaluations, opts.apiKeyId ? `api_key:${opts.apiKeyId}` : 'otel'))
+            .stored;
+        } catch (err) {
+          deps.logger.warn({ err: { message: (err as Error).message } }, 'evaluation events not stored as scores');
+          throw unavailable('The scores of the evaluation events could not be stored; retry', 1);
+        }
+      }
+      explained.sort((a, b) => a.index - b.index);
+      const ignored = decoded.records.length - rows.length - evaluations.length;
       if (rows.length > 0) deps.metrics.logRecords.inc({ outcome: 'mapped' }, rows.length);
       if (ignored > 0) deps.metrics.logRecords.inc({ outcome: 'ignored' }, ignored);
       return {
         log_records: decoded.records.length,
         events_mapped: rows.length,
         log_records_ignored: ignored,
+        scores_recorded: scoresRecorded,
         ...(opts.explain ? { explain: { records: explained } } : {}),
       };
     },

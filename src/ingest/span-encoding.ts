@@ -7,6 +7,7 @@ import { badRequest } from '../errors.ts';
 import { outsideStartWindow, type StartWindow } from '../time.ts';
 import type { DecodeResult, DecodedSpan, MappedSpan } from '../executions/span.ts';
 import { mapSpan } from './mapping/index.ts';
+import { EVALUATION_EVENT, evaluationOf, type Evaluation } from './mapping/evaluations.ts';
 import { spanRow } from '../executions/span-rows.ts';
 import { ByteSink, type RowEncoder } from '../stores/row-binary.ts';
 import { decodeProtobufTraces } from './otlp/decode-protobuf.ts';
@@ -32,6 +33,8 @@ export interface SpanExplanation {
   mapped: Record<string, string>;
   ignored: Array<{ key: string; reason: string }>;
   truncated: string[];
+  /** Scores its evaluation events (gen_ai.evaluation.result) become, or why one does not. */
+  evaluations?: Array<{ name: string; value: number | null; label: string | null } | { ignored: string }>;
 }
 
 /** A request's spans, encoded. */
@@ -48,6 +51,8 @@ export interface EncodedSpans {
   rejected: DecodeResult['rejected'];
   /** The first rejections, as the answer shows them. */
   errors: string[];
+  /** Evaluation events of the spans (gen_ai.evaluation.result): they become scores. */
+  evaluations: Evaluation[];
   explain?: SpanExplanation[];
 }
 
@@ -106,6 +111,7 @@ export function encodeSpans(
   const resourceJson = new Map<object, string>();
   const explained: SpanExplanation[] = [];
   const traces = new Map<string, { genAi: boolean; root: boolean }>(); // what each trace holds in this request
+  const evaluations: Evaluation[] = [];
   const sink = new ByteSink(spans.length * 2048);
   for (let i = 0; i < spans.length; i++) {
     const span = spans[i]!;
@@ -122,7 +128,19 @@ export function encodeSpans(
     if (!trace) traces.set(span.traceId, (trace = { genAi: false, root: false }));
     if (mapped.spanClass === 'inference') trace.genAi = true;
     if (!row.parent_span_id) trace.root = true;
-    if (opts.explain) explained.push(explainSpan(span, mapped));
+    let evaluated: SpanExplanation['evaluations'];
+    for (const e of span.events) {
+      if (e.name !== EVALUATION_EVENT) continue;
+      const r = evaluationOf(e.attributes, { traceId: span.traceId, spanId: span.spanId, timeNs: e.timeNs });
+      if ('evaluation' in r) evaluations.push(r.evaluation);
+      if (opts.explain)
+        (evaluated ??= []).push(
+          'evaluation' in r
+            ? { name: r.evaluation.name, value: r.evaluation.value ?? null, label: r.evaluation.label ?? null }
+            : { ignored: r.reason },
+        );
+    }
+    if (opts.explain) explained.push({ ...explainSpan(span, mapped), ...(evaluated ? { evaluations: evaluated } : {}) });
   }
   return {
     payload: sink.view(),
@@ -133,6 +151,7 @@ export function encodeSpans(
     roots: [...traces.values()].map((t) => t.root),
     rejected,
     errors,
+    evaluations,
     ...(opts.explain ? { explain: explained } : {}),
   };
 }

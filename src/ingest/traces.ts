@@ -23,6 +23,7 @@ import {
   type TraceBody,
 } from './span-encoding.ts';
 import type { EncodePool } from './encode-pool.ts';
+import type { Evaluation } from './mapping/evaluations.ts';
 
 export type { SpanExplanation, TraceBody } from './span-encoding.ts';
 
@@ -33,6 +34,8 @@ export interface TraceIngestDeps {
   /** Encoding workers (INGEST_WORKERS); without them, a request is encoded on the thread that received it. */
   encodePool?(): EncodePool | undefined;
   pending: Pick<PendingTraces, 'claimGenAi'>;
+  /** Stores evaluation events as scores (scores/service.ts recordEvaluations). */
+  recordEvaluations(projectId: string, evaluations: Evaluation[], author: string): Promise<{ stored: number; rejected: string[] }>;
   /** The ingest queue's bound: a request beyond it could never be accepted (413). */
   maxQueueRows: number;
   maxQueueBytes: number;
@@ -47,6 +50,8 @@ export interface IngestResult {
   spans_ingested: number;
   executions_created: number;
   spans_rejected: number;
+  /** Scores the spans' evaluation events became. */
+  scores_recorded: number;
   errors: string[];
   explain?: { spans: SpanExplanation[]; rejected: DecodeResult['rejected'] };
 }
@@ -108,6 +113,20 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         throw err;
       }
 
+      // The spans are durable; their evaluation events become scores (idempotent: a retry of this
+      // export after a 503 writes each score once).
+      let scoresRecorded = 0;
+      if (encoded.evaluations.length > 0) {
+        try {
+          const r = await deps.recordEvaluations(projectId, encoded.evaluations, opts.apiKeyId ? `api_key:${opts.apiKeyId}` : 'otel');
+          scoresRecorded = r.stored;
+          errors.push(...r.rejected.slice(0, 20));
+        } catch (err) {
+          deps.logger.warn({ err: { message: (err as Error).message } }, 'spans stored, their evaluation scores not');
+          throw unavailable('The spans were stored but the scores of their evaluation events could not be; retry', 1);
+        }
+      }
+
       deps.metrics.spansAccepted.inc(rows);
       if (rejected.length > 0) deps.metrics.spansRejected.inc(rejected.length);
       // Only feeds the response's count: a failure (Redis down) counts nothing, and fails nothing.
@@ -119,6 +138,7 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         spans_ingested: rows,
         executions_created: created,
         spans_rejected: rejected.length,
+        scores_recorded: scoresRecorded,
         errors,
         ...(opts.explain ? { explain: { spans: encoded.explain ?? [], rejected } } : {}),
       };

@@ -19,6 +19,8 @@ export interface ScoreInput {
   data_type?: ScoreDataType;
   comment?: string;
   source?: ScoreSource;
+  /** Internal (evaluation events): the label a NUMERIC score also carries. */
+  label?: string;
 }
 
 /** A score's row in ClickHouse `scores` (without version and sign). */
@@ -86,6 +88,7 @@ export function scoreFields(
   let label = '';
   if (dataType === 'NUMERIC') {
     value = s.value as number;
+    label = s.label ?? '';
     if (config?.min_value != null && value < config.min_value)
       throw unprocessable(`${at}value: must be >= ${config.min_value} (score config "${config.name}")`);
     if (config?.max_value != null && value > config.max_value)

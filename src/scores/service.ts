@@ -3,13 +3,24 @@
 // listed, read with their execution, deleted. A batch is checked whole before anything is
 // written: one bad item refuses it all, naming the item. Scores never touch spend.
 import crypto from 'node:crypto';
-import { badRequest, notFound } from '../errors.ts';
+import { badRequest, DomainError, notFound } from '../errors.ts';
 import { toClickHouseTime } from '../time.ts';
 import type { ScoreConfigs } from './score-configs.ts';
 import type { ScoreRepository, ScoreListQuery, StoredScore } from './score-repository.ts';
 import { presentScore, sameScore, scoreFields, type Score, type ScoreInput, type ScoreRow } from './score.ts';
 
 export const MAX_SCORES_PER_REQUEST = 1_000;
+
+/** An evaluation from OpenTelemetry (ingest/mapping/evaluations.ts), joined to its span. */
+export interface EvaluationScore {
+  traceId: string;
+  spanId: string;
+  name: string;
+  value?: number;
+  label?: string;
+  explanation?: string;
+  timeNs: string;
+}
 
 export function createScoreService(deps: { repository: ScoreRepository; configs: ScoreConfigs; now?: () => number }) {
   const now = deps.now ?? Date.now;
@@ -70,6 +81,43 @@ export function createScoreService(deps: { repository: ScoreRepository; configs:
           return out.map(presentScore);
         },
       );
+    },
+
+    /**
+     * Evaluation events as scores (source otel): each upserted under an id made of its span, name
+     * and time, so an export sent again writes nothing new. One its name's config refuses is left
+     * out with the reason; the others are stored.
+     */
+    async recordEvaluations(
+      projectId: string,
+      evaluations: EvaluationScore[],
+      author: string,
+    ): Promise<{ stored: number; rejected: string[] }> {
+      const configs = await deps.configs.liveByName(projectId, [...new Set(evaluations.map((e) => e.name))]);
+      const byId = new Map<string, ScoreInput>();
+      const rejected: string[] = [];
+      for (const e of evaluations) {
+        const input: ScoreInput = {
+          id: `otel-${crypto.createHash('sha256').update(`${e.traceId}\u0000${e.spanId}\u0000${e.name}\u0000${e.timeNs}`).digest('hex').slice(0, 32)}`,
+          trace_id: e.traceId,
+          ...(e.spanId ? { span_id: e.spanId } : {}),
+          name: e.name,
+          value: e.value ?? e.label!,
+          ...(e.value !== undefined && e.label !== undefined ? { label: e.label } : {}),
+          ...(e.explanation ? { comment: e.explanation } : {}),
+          source: 'otel',
+        };
+        try {
+          scoreFields(input, configs.get(e.name), '');
+          byId.set(input.id!, input);
+        } catch (err) {
+          if (!(err instanceof DomainError)) throw err;
+          rejected.push(`evaluation ${e.name} of span ${e.spanId}: ${err.detail}`);
+        }
+      }
+      for (let i = 0; i < byId.size; i += MAX_SCORES_PER_REQUEST)
+        await this.upsert(projectId, [...byId.values()].slice(i, i + MAX_SCORES_PER_REQUEST), author, () => '');
+      return { stored: byId.size, rejected };
     },
 
     async get(projectId: string, id: string): Promise<Score> {

@@ -33,7 +33,7 @@ export function eventNameOf(rec: DecodedLogRecord): string {
 }
 
 /** A record's content in span-event form: the attributes, with the body's fields (a map) or the body itself as `content`. */
-function eventAttributes(name: string, rec: DecodedLogRecord): Attributes {
+export function eventAttributes(name: string, rec: DecodedLogRecord): Attributes {
   const out: Attributes = {};
   const body = rec.body;
   if (isObj(body)) for (const k of Object.keys(body)) setAttr(out, k, (body as Record<string, AttrValue>)[k]!);
