@@ -243,4 +243,66 @@ describe(`scores (${mode} mode)`, () => {
     expect(await ids('score.fidelity.gte=0.5')).toEqual([]);
     expect(await ids('has_score=fidelity')).toEqual(['f-2']);
   });
+
+  it('spend breakdowns carry score means, true-rates and label counts per group, exact through an update and a delete', async () => {
+    const rows: Array<[string, string, number, number, boolean, string]> = [
+      // trace, model, cost, accuracy, passed, tone
+      ['sb-1', 'model-a', 0.5, 0.9, true, 'warm'],
+      ['sb-2', 'model-a', 0.25, 0.7, false, 'cold'],
+      ['sb-3', 'model-b', 0.125, 0.4, true, 'warm'],
+      ['sb-4', 'model-c', 0.0625, 0.2, false, 'warm'],
+    ];
+    for (const [trace, model, cost] of rows)
+      expect((await call('POST', '/executions', { trace_id: trace, model, cost_usd: cost, agent_id: 'sb-agent' })).status).toBe(201);
+    expect(
+      (
+        await call(
+          'POST',
+          '/scores',
+          rows.flatMap(([trace, , , accuracy, passed, tone]) => [
+            { id: `${trace}-acc`, trace_id: trace, name: 'sb-accuracy', value: accuracy },
+            { id: `${trace}-ok`, trace_id: trace, name: 'sb-passed', value: passed },
+            { id: `${trace}-tone`, trace_id: trace, name: 'sb-tone', value: tone },
+          ]),
+        )
+      ).status,
+    ).toBe(201);
+    const spend = async (q = '') => {
+      const r = await call('GET', `/spend?group_by=model&agent_id=sb-agent&scores=sb-accuracy,sb-passed,sb-tone${q}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body;
+    };
+    const body = await until(async () => {
+      const b = await spend();
+      return b.rows.length === 3 ? b : undefined;
+    }, 'the breakdown');
+    const a = body.rows.find((r: { model: string }) => r.model === 'model-a');
+    expect(a).toMatchObject({ cost_usd: '0.75', executions: 2 });
+    expect(a.scores).toEqual({
+      'sb-accuracy': { data_type: 'NUMERIC', scored_executions: 2, n: 2, mean: 0.8 },
+      'sb-passed': { data_type: 'BOOLEAN', scored_executions: 2, n: 2, true_rate: 0.5 },
+      'sb-tone': { data_type: 'CATEGORICAL', scored_executions: 2, n: 2, labels: { cold: 1, warm: 1 } },
+    });
+    expect(body.total_scores['sb-accuracy']).toEqual({ data_type: 'NUMERIC', scored_executions: 4, n: 4, mean: 0.55 });
+    // Updated and deleted: the means move at once.
+    expect((await call('POST', '/scores', { id: 'sb-2-acc', trace_id: 'sb-2', name: 'sb-accuracy', value: 0.3 })).status).toBe(201);
+    expect((await call('DELETE', '/scores/sb-1-ok')).status).toBe(204);
+    const after = await spend();
+    const a2 = after.rows.find((r: { model: string }) => r.model === 'model-a');
+    expect(a2.scores['sb-accuracy']).toEqual({ data_type: 'NUMERIC', scored_executions: 2, n: 2, mean: 0.6 });
+    expect(a2.scores['sb-passed']).toEqual({ data_type: 'BOOLEAN', scored_executions: 1, n: 1, true_rate: 0 });
+    // The other row adds up the groups not shown.
+    const top = await spend('&limit=1');
+    expect(top.rows.map((r: { model: string }) => r.model)).toEqual(['model-a']);
+    expect(top.other.scores['sb-accuracy']).toEqual({ data_type: 'NUMERIC', scored_executions: 2, n: 2, mean: 0.3 });
+    expect(top.other.scores['sb-tone']).toEqual({ data_type: 'CATEGORICAL', scored_executions: 2, n: 2, labels: { warm: 2 } });
+    // Time buckets key scores as they key spend.
+    const byDay = (await call('GET', '/spend?group_by=day&agent_id=sb-agent&scores=sb-accuracy')).body;
+    expect(byDay.rows).toHaveLength(1);
+    expect(byDay.rows[0].scores['sb-accuracy']).toMatchObject({ n: 4, scored_executions: 4 });
+    // Spend itself is unchanged by scores.
+    expect(top.total).toMatchObject({ cost_usd: '0.9375', executions: 4 });
+    const many = await call('GET', `/spend?scores=${Array.from({ length: 21 }, (_x, i) => `s${i}`).join(',')}`);
+    expect([many.status, many.body.detail]).toEqual([400, 'scores: at most 20 score names, got 21']);
+  });
 });

@@ -5,7 +5,7 @@
 import { badRequest } from '../errors.ts';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
-import { breakdownSql, type BreakdownRead, type BreakdownRow, type BreakdownSourceSql } from './spend-breakdown-sql.ts';
+import { breakdownKeysSql, breakdownSql, type BreakdownRead, type BreakdownRow, type BreakdownSourceSql } from './spend-breakdown-sql.ts';
 import { toScaled } from '../pricing/decimal.ts';
 import { timeRange, toClickHouseTime } from '../time.ts';
 import { presentDetail, presentListItem, type DetailRow, type ListRow } from './present.ts';
@@ -581,6 +581,8 @@ export function createExecutionBreakdowns(ch: ClickHouseStore) {
       const q = breakdownSql(r, EXECUTIONS_BREAKDOWN);
       return ch.query<BreakdownRow>(q.text, q.params, 'spend.breakdown.executions');
     },
+    /** The live executions of a breakdown, each with its group values (`trace_id, g0, ...`): what its scores join. */
+    keys: (r: BreakdownRead) => breakdownKeysSql(r, { ...EXECUTIONS_BREAKDOWN, from: 'FROM executions FINAL', live: 'sign = 1' }),
   };
 }
 

@@ -73,7 +73,8 @@ export interface BreakdownSourceSql {
   arrayJoins?(grouped: ReadonlySet<string>): string[];
 }
 
-export function breakdownSql(r: BreakdownRead, source: BreakdownSourceSql): { text: string; params: Record<string, unknown> } {
+/** The parts every read of a breakdown shares: its filter, joins and group keys. */
+function breakdownParts(r: BreakdownRead, source: BreakdownSourceSql) {
   const time = source.hour;
   const params: Record<string, unknown> = { p: r.projectId, s: r.start, e: r.end, limit: r.limit };
   const where = ['project_id = {p:String}', `${time} >= toDateTime({s:String}, 'UTC')`, `${time} < toDateTime({e:String}, 'UTC')`];
@@ -101,7 +102,11 @@ export function breakdownSql(r: BreakdownRead, source: BreakdownSourceSql): { te
     }
     return `toString(${g.column}) AS g${i}`;
   });
-  const names = r.groups.map((_, i) => `g${i}`);
+  return { where, joins, keys, names: r.groups.map((_, i) => `g${i}`), params };
+}
+
+export function breakdownSql(r: BreakdownRead, source: BreakdownSourceSql): { text: string; params: Record<string, unknown> } {
+  const { where, joins, keys, names, params } = breakdownParts(r, source);
   const text = `SELECT ${[
     ...names,
     'toString(c) AS cost_t',
@@ -126,4 +131,20 @@ export function breakdownSql(r: BreakdownRead, source: BreakdownSourceSql): { te
     ORDER BY c DESC, n DESC${names.length ? `, ${names.join(', ')}` : ''}
     LIMIT {limit:UInt32}`;
   return { text, params };
+}
+
+/**
+ * The live rows of a breakdown's window and filters, one per execution and group (arrays joined as
+ * the breakdown joins them): `trace_id, g0, g1, ...`. What the scores of a breakdown join.
+ * `source.from` must read live rows only (its own FINAL and sign predicate in `live`).
+ */
+export function breakdownKeysSql(
+  r: BreakdownRead,
+  source: BreakdownSourceSql & { live: string },
+): { text: string; params: Record<string, unknown> } {
+  const { where, joins, keys, params } = breakdownParts(r, source);
+  return {
+    text: `SELECT ${['trace_id', ...keys].join(', ')} ${source.from} ${joins.join(' ')} WHERE ${[...where, source.live].join(' AND ')}`,
+    params,
+  };
 }

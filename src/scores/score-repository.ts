@@ -201,3 +201,29 @@ export async function groupScores(
     'quality.compare.scores',
   );
 }
+
+export type KeyedScoreRow = Omit<GroupScoreRow, 'grp'> & Record<`g${number}`, string | number>;
+
+/**
+ * The live scores named `names` of the executions `keys` selects (`trace_id, g0, g1, ...`: a spend
+ * breakdown's live rows), per group and name: count, executions scored, mean, sum (a boolean's
+ * trues) and label counts. `{p}` is the project; `groups` the number of g columns.
+ */
+export async function scoresByGroup(
+  ch: ClickHouseStore,
+  keys: { text: string; params: Record<string, unknown> },
+  groups: number,
+  names: string[],
+): Promise<KeyedScoreRow[]> {
+  const g = Array.from({ length: groups }, (_x, i) => `g${i}`);
+  return ch.query<KeyedScoreRow>(
+    `SELECT ${[...g.map((x) => `e.${x} AS ${x}`), 's.name AS name'].join(', ')}, any(s.data_type) AS data_type, toString(count()) AS n,
+       toString(uniqExact(s.trace_id)) AS scored, avg(s.value) AS mean, sum(s.value) AS total, sumMap([s.label], [toUInt64(1)]) AS labels
+     FROM scores AS s FINAL
+     INNER JOIN (${keys.text}) AS e ON s.trace_id = e.trace_id
+     WHERE s.project_id = {p:String} AND s.sign = 1 AND s.name IN {score_names:Array(String)}
+     GROUP BY ${[...g, 'name'].join(', ')}`,
+    { ...keys.params, score_names: names },
+    'spend.breakdown.scores',
+  );
+}

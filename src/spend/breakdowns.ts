@@ -9,6 +9,7 @@ import { nanos } from './money.ts';
 import type { SpendRollupRepository } from './spend-rollup-repository.ts';
 import type { BreakdownFilter, BreakdownRead, BreakdownRow, BreakdownSource, GroupColumn } from '../executions/spend-breakdown-sql.ts';
 import { MAX_WINDOW_DAYS } from './window.ts';
+import type { KeyedScoreRow } from '../scores/score-repository.ts';
 
 export type Granularity = 'hour' | 'day' | 'week' | 'month';
 
@@ -27,6 +28,8 @@ export interface BreakdownQuery {
   api_key_id?: string[];
   tag?: string[];
   prompt_id?: string[];
+  /** Score names: per group, their mean, true-rate or label counts and how many executions were scored */
+  scores?: string[];
   /** `metadata.<key>` filters arrive as such parameters */
   [metadataFilter: `metadata.${string}`]: string | string[] | undefined;
 }
@@ -168,7 +171,70 @@ function measures(cost: string, executions: string, tokensIn: string, tokensOut:
 /** Reads a breakdown from one source. */
 type BreakdownReader = Pick<SpendRollupRepository, 'breakdown'>;
 
-export function createBreakdowns(rollups: BreakdownReader, executions: BreakdownReader, now: () => Date) {
+/** The live executions of a breakdown, keyed by its groups: `trace_id, g0, ...` (executions' createExecutionBreakdowns). */
+type KeysReader = { keys(r: BreakdownRead): { text: string; params: Record<string, unknown> } };
+
+/** The scores of those executions by group and name (scores/score-repository.ts scoresByGroup). */
+export type ScoresByGroup = (
+  keys: { text: string; params: Record<string, unknown> },
+  groups: number,
+  names: string[],
+) => Promise<KeyedScoreRow[]>;
+
+type ScoreSummary = {
+  data_type: string;
+  /** executions with at least one score of the name */
+  scored_executions: number;
+  /** scores */
+  n: number;
+  mean?: number;
+  true_rate?: number;
+  labels?: Record<string, number>;
+};
+
+/** A group's scores of one name, or several groups' added up (the `other` row): sums, counts and label counts. */
+interface ScoreSums {
+  data_type: string;
+  n: number;
+  scored: number;
+  total: number;
+  labels: Map<string, number>;
+}
+
+function sumsOf(r: KeyedScoreRow): ScoreSums {
+  const [labels, counts] = r.labels;
+  const n = Number(r.n);
+  return {
+    data_type: r.data_type,
+    n,
+    scored: Number(r.scored),
+    total: r.data_type === 'NUMERIC' ? r.mean * n : r.total,
+    labels: new Map(labels.map((l, i) => [l, Number(counts[i])])),
+  };
+}
+
+function addSums(a: ScoreSums | undefined, b: ScoreSums): ScoreSums {
+  if (!a) return { ...b, labels: new Map(b.labels) };
+  const labels = new Map(a.labels);
+  for (const [l, c] of b.labels) labels.set(l, (labels.get(l) ?? 0) + c);
+  return { data_type: a.data_type, n: a.n + b.n, scored: a.scored + b.scored, total: a.total + b.total, labels };
+}
+
+const round6 = (x: number) => Number(x.toFixed(6));
+
+function present(s: ScoreSums): ScoreSummary {
+  const base = { data_type: s.data_type, scored_executions: s.scored, n: s.n };
+  if (s.data_type === 'NUMERIC') return { ...base, mean: round6(s.total / s.n) };
+  if (s.data_type === 'BOOLEAN') return { ...base, true_rate: round6(s.total / s.n) };
+  return { ...base, labels: Object.fromEntries([...s.labels].sort(([x], [y]) => (x < y ? -1 : 1))) };
+}
+
+export function createBreakdowns(
+  rollups: BreakdownReader,
+  executions: BreakdownReader & KeysReader,
+  now: () => Date,
+  scoresOf?: ScoresByGroup,
+) {
   const readFrom = (r: BreakdownRead) => (r.source === 'executions' ? executions : rollups).breakdown(r);
   return {
     async breakdown(projectId: string, q: BreakdownQuery) {
@@ -177,11 +243,37 @@ export function createBreakdowns(rollups: BreakdownReader, executions: Breakdown
       const w = hourWindow(q, now());
       const limit = q.limit ?? DEFAULT_LIMIT;
       const groups = dims.map((d) => d.group);
+      const scoreNames = [...new Set(split(q.scores))];
+      if (scoreNames.length > 20) throw badRequest(`scores: at most 20 score names, got ${scoreNames.length}`);
+      if (scoreNames.some((n) => n.length > 200)) throw badRequest('scores: a score name has at most 200 characters');
       const read = (g: GroupColumn[], n: number) =>
         readFrom({ projectId, source: sourceOf(g, filter), start: chTime(w.start), end: chTime(w.end), groups: g, filter, limit: n });
+      // The scores of the groups' live executions (every group, for the `other` row), and of all of them.
+      const scoresBy = (g: GroupColumn[]) =>
+        scoreNames.length && scoresOf
+          ? scoresOf(
+              executions.keys({ projectId, source: 'executions', start: chTime(w.start), end: chTime(w.end), groups: g, filter, limit: 0 }),
+              g.length,
+              scoreNames,
+            )
+          : Promise.resolve(undefined);
       const multiValued = groups.some((g) => g.kind === 'column' && (g.column === 'tag' || g.column === 'prompt_id'));
       // Rows of a tag (prompt) breakdown count an execution once per value: the total counts it once.
-      const [rows, totals] = await Promise.all([read(groups, limit), multiValued ? read([], 1) : undefined]);
+      const [rows, totals, groupScores, totalScores] = await Promise.all([
+        read(groups, limit),
+        multiValued ? read([], 1) : undefined,
+        scoresBy(groups),
+        scoresBy([]),
+      ]);
+      const keyOf = (r: Record<string, unknown>) => JSON.stringify(groups.map((_, i) => String(r[`g${i}`])));
+      const scoresByKey = new Map<string, Map<string, ScoreSums>>();
+      for (const r of groupScores ?? []) {
+        let byName = scoresByKey.get(keyOf(r));
+        if (!byName) scoresByKey.set(keyOf(r), (byName = new Map()));
+        byName.set(r.name, sumsOf(r));
+      }
+      const shown = (byName: Map<string, ScoreSums> | undefined) =>
+        Object.fromEntries(scoreNames.flatMap((n) => (byName?.get(n) ? [[n, present(byName.get(n)!)]] : [])));
       const first: BreakdownRow | undefined = rows[0];
       const groupCount = Number(first?.groups_t ?? 0);
       let restCost = nanos(first?.all_cost_t);
@@ -200,8 +292,17 @@ export function createBreakdowns(rollups: BreakdownReader, executions: Breakdown
           const v = r[`g${i}`]!;
           keys[d.name] = d.group.kind === 'time' ? new Date(Number(v) * 1000).toISOString() : String(v);
         });
-        return { ...keys, ...measures(r.cost_t, r.executions_t, r.tokens_in_t, r.tokens_out_t, r.unpriced_t) };
+        const scored = scoresByKey.get(keyOf(r));
+        scoresByKey.delete(keyOf(r)); // what is left is the `other` row's
+        return {
+          ...keys,
+          ...measures(r.cost_t, r.executions_t, r.tokens_in_t, r.tokens_out_t, r.unpriced_t),
+          ...(scoreNames.length ? { scores: shown(scored) } : {}),
+        };
       });
+      let otherScores: Map<string, ScoreSums> | undefined;
+      for (const byName of scoresByKey.values())
+        for (const [n, sums] of byName) (otherScores ??= new Map()).set(n, addSums(otherScores.get(n), sums));
       const t = multiValued ? totals?.[0] : first;
       const timeDim = dims.find((d) => d.group.kind === 'time');
       const source = sourceOf(groups, filter);
@@ -214,6 +315,7 @@ export function createBreakdowns(rollups: BreakdownReader, executions: Breakdown
         total: t
           ? measures(t.all_cost_t, t.all_executions_t, t.all_tokens_in_t, t.all_tokens_out_t, t.all_unpriced_t)
           : measures('0', '0', '0', '0', '0'),
+        ...(scoreNames.length ? { total_scores: shown(new Map((totalScores ?? []).map((r) => [r.name, sumsOf(r)]))) } : {}),
         groups: groupCount,
         rows: items,
         other:
@@ -225,6 +327,7 @@ export function createBreakdowns(rollups: BreakdownReader, executions: Breakdown
                 tokens_in: Number(restIn),
                 tokens_out: Number(restOut),
                 unpriced_executions: Number(restUnpriced),
+                ...(scoreNames.length ? { scores: shown(otherScores) } : {}),
               }
             : null,
       };

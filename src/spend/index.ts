@@ -16,6 +16,7 @@ import { createRetention, RETENTION_JOB } from './retention.ts';
 import { createBreakdowns } from './breakdowns.ts';
 import { createExecutionBreakdowns } from '../executions/execution-repository.ts';
 import { createSpendRollupRepository } from './spend-rollup-repository.ts';
+import { scoresByGroup } from '../scores/score-repository.ts';
 import { createScopedBudgets, SCOPED_EVALUATE_JOB } from './scoped-budgets.ts';
 import { createScopedBudgetStore } from './scoped-budget-store.ts';
 import { getApiKey } from '../auth/api-keys.ts';
@@ -55,7 +56,9 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
     clock,
     stats: createStats(dailySpend, (projectId) => countActivePrompts(stores.postgres, projectId), now),
     analytics: createAnalytics(stores.clickhouse, now),
-    breakdowns: createBreakdowns(rollups, createExecutionBreakdowns(stores.clickhouse), now),
+    breakdowns: createBreakdowns(rollups, createExecutionBreakdowns(stores.clickhouse), now, (keys, groups, names) =>
+      scoresByGroup(stores.clickhouse, keys, groups, names),
+    ),
     scopedBudgets,
     budgets,
     retention,
