@@ -24,7 +24,15 @@ const timed = async (n: number, fn: (i: number) => Promise<unknown>) => (await t
  * materialized views as real writes): 50 projects × 90 days before 2026-11-01; project p-7 is
  * stored as "default". Shared by the executions and spend benchmarks.
  */
-export async function generateExecutions(ch: ClickHouseStore, rows: number, opts: { attribution?: boolean } = {}): Promise<void> {
+export async function generateExecutions(
+  ch: ClickHouseStore,
+  rows: number,
+  opts: { attribution?: boolean; promptVersions?: [number, number] } = {},
+): Promise<void> {
+  // A quarter of the executions use prompt "support": version 1; or, for the quality bench, two
+  // versions alternating, on a quarter that holds executions of the project the API reads.
+  const version = opts.promptVersions ? `[${opts.promptVersions[0]}, ${opts.promptVersions[1]}][intDiv(number, 4) % 2 + 1]` : '1';
+  const uses = opts.promptVersions ? 'number % 4 = 3' : 'number % 4 = 0';
   // Spend breakdowns: 100,000 distinct users in the "default" project, two tags per execution (of 3 and 7).
   const attribution = opts.attribution
     ? {
@@ -45,7 +53,7 @@ export async function generateExecutions(ch: ClickHouseStore, rows: number, opts
          concat('agent-', toString(number % 20)), ['openai', 'anthropic', 'google'][number % 3 + 1], concat('model-', toString(number % 12)),
          if(number % 37 = 0, 'error', 'ok'), 500 + number % 4000, 50 + number % 900, 200 + number % 5000,
          toDecimal64((number % 1000) / 100000, 9), 'computed', 'bench', 'h',
-         if(number % 4 = 0, ['support'], []), if(number % 4 = 0, [1], []), if(number % 4 = 0, ['latest'], []), if(number % 4 = 0, [''], []), if(number % 4 = 0, [''], []), if(number % 4 = 0, [-1], []),
+         if(${uses}, ['support'], []), if(${uses}, [${version}], []), if(${uses}, ['latest'], []), if(${uses}, [''], []), if(${uses}, [''], []), if(${uses}, [-1], []),
          '[{"role":"user","content":"hello there, this is a benchmark message"}]'${attribution.values}
        FROM numbers(${offset}, ${n})`,
     );

@@ -72,6 +72,16 @@ const benches: Record<string, () => Promise<unknown>> = {
     for (const f of await benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10) }))
       console.log(`| ${f.what} | ${f.value} |`);
   },
+  quality: async () => {
+    const { benchQuality } = await import('./quality.ts');
+    const rows = Number(process.env.BENCH_EXECUTIONS ?? 10_000_000);
+    console.log(
+      `\n## quality beside cost (${rows.toLocaleString('en-US')} executions, ${(rows * 2).toLocaleString('en-US')} scores, embedded chDB)`,
+    );
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchQuality(rows)) console.log(`| ${f.what} | ${f.value} |`);
+  },
   poison: async () => {
     const { benchPoison } = await import('./poison.ts');
     console.log('\n## ingest resuming after a poison record (embedded stores)');

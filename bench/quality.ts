@@ -1,0 +1,111 @@
+// Quality beside cost at scale (issue 26; docs/scores.md): N executions and 2N scores generated in
+// the embedded engine (INSERT ... SELECT FROM numbers()), then, over HTTP, the version comparison
+// and a spend breakdown with scores, and the rate of score ingest in batches of 1,000.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/logger.ts';
+import { startService } from '../src/service.ts';
+import { generateExecutions, type Figure } from './executions.ts';
+import { formatCount, quantile, timeEach } from './timing.ts';
+
+const ms = (n: number) => n.toFixed(1);
+
+export async function benchQuality(executions: number): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-quality-'));
+  const config = loadConfig({
+    DATA_DIR: dir,
+    PORT: '0',
+    OTLP_GRPC_PORT: '0',
+    AUTH_REQUIRED: 'false',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: '',
+    REDIS_URL: '',
+  });
+  const svc = await startService(config, { logger: createLogger({ logLevel: 'silent' }) });
+  const ch = svc.stores.clickhouse;
+  const api = `${svc.url}/api/projects/default`;
+  const call = async (method: string, url: string, body?: unknown) => {
+    const r = await fetch(url, {
+      method,
+      headers: body ? { 'Content-Type': 'application/json' } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    if (r.status >= 300) throw new Error(`${method} ${url}: ${r.status} ${await r.text()}`);
+    return r.json() as Promise<Record<string, unknown>>;
+  };
+  try {
+    let t = performance.now();
+    await generateExecutions(ch, executions, { promptVersions: [6, 7] });
+    figures.push({
+      what: `generated ${formatCount(executions)} executions (50 projects, 90 days)`,
+      value: `${((performance.now() - t) / 1000).toFixed(1)} s`,
+    });
+    // Two scores per execution: a NUMERIC accuracy and a BOOLEAN resolved, both a little better with version 7.
+    t = performance.now();
+    const chunk = 2_000_000;
+    for (let offset = 0; offset < executions; offset += chunk) {
+      await ch.command(
+        `INSERT INTO scores (project_id, trace_id, id, version, sign, span_id, session_id, name, data_type, value, label, comment, source, author, config_id, created_at, updated_at)
+         SELECT if(number % 50 = 7, 'default', concat('p-', toString(number % 50))) AS project_id, concat('tr-', toString(number)), concat('s-', toString(number), '-', n.2),
+           1, 1, '', '', n.2, n.1, n.3, if(n.1 = 'BOOLEAN', if(n.3 = 1, 'true', 'false'), ''), '', 'eval', 'bench', '',
+           toDateTime64('2026-11-01 00:00:00', 3, 'UTC') - toIntervalMillisecond((number * 7919) % (90 * 86400000)) AS at, at
+         FROM numbers(${offset}, ${Math.min(chunk, executions - offset)})
+         ARRAY JOIN [('NUMERIC', 'accuracy', (number % 100) / 100 + if(intDiv(number, 4) % 2 = 1, 0.02, 0)),
+                     ('BOOLEAN', 'resolved', toFloat64((number % 10) < if(intDiv(number, 4) % 2 = 1, 7, 6)))] AS n`,
+      );
+    }
+    figures.push({ what: `generated ${formatCount(executions * 2)} scores`, value: `${((performance.now() - t) / 1000).toFixed(1)} s` });
+    await call('POST', `${api}/prompts`, { prompt_id: 'support', type: 'text', template: 'v1' });
+    for (let v = 2; v <= 7; v++) await call('POST', `${api}/prompts/support/versions`, { template: `v${v}` });
+
+    const window = 'start=2026-08-03T00:00:00Z&end=2026-11-01T00:00:00Z';
+    const compare = await timeEach(30, () => call('GET', `${api}/prompts/support/compare?versions=6,7&${window}`));
+    const answer = await call('GET', `${api}/prompts/support/compare?versions=6,7&${window}`);
+    const groups = answer.groups as Array<{ executions: number }>;
+    figures.push({
+      what: `compare versions 6 and 7 over 90 days (${formatCount(groups[0]!.executions)} + ${formatCount(groups[1]!.executions)} executions, their scores) (p50 / p95)`,
+      value: `${ms(quantile(compare.samples, 0.5))} / ${ms(quantile(compare.samples, 0.95))} ms`,
+    });
+    const spend = await timeEach(30, () =>
+      call('GET', `${svc.url}/api/projects/default/spend?group_by=model&scores=accuracy,resolved&${window}`),
+    );
+    figures.push({
+      what: 'spend by model over 90 days with scores=accuracy,resolved (p50 / p95)',
+      value: `${ms(quantile(spend.samples, 0.5))} / ${ms(quantile(spend.samples, 0.95))} ms`,
+    });
+    const plain = await timeEach(30, () => call('GET', `${svc.url}/api/projects/default/spend?group_by=model&${window}`));
+    figures.push({
+      what: 'the same breakdown without scores (raw, same run) (p50 / p95)',
+      value: `${ms(quantile(plain.samples, 0.5))} / ${ms(quantile(plain.samples, 0.95))} ms`,
+    });
+
+    // Ingest: batches of 1,000 new scores, 4 requests in flight.
+    const batches = Number(process.env.BENCH_SCORE_BATCHES ?? 60);
+    const batch = (b: number) =>
+      Array.from({ length: 1_000 }, (_x, i) => ({
+        id: `in-${b}-${i}`,
+        trace_id: `tr-${(b * 1_000 + i) * 50 + 7}`,
+        name: 'helpful',
+        value: (i % 5) / 4,
+      }));
+    t = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let b = next++; b < batches; b = next++) await call('POST', `${api}/scores`, batch(b));
+      }),
+    );
+    const s = (performance.now() - t) / 1000;
+    figures.push({
+      what: `score ingest: ${formatCount(batches * 1_000)} scores in batches of 1,000, 4 in flight`,
+      value: `${formatCount((batches * 1_000) / s)} scores/s`,
+    });
+  } finally {
+    await svc.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return figures;
+}
