@@ -40,12 +40,19 @@ function decodeCursor(cursor: string): [string, string] {
 
 export function createScoreRepository(ch: ClickHouseStore) {
   return {
-    /** The live scores of these ids. */
+    /** The live scores of these ids: found through the id index (score_ids), then read under their traces. */
     async byIds(projectId: string, ids: string[]): Promise<Map<string, StoredScore>> {
       if (ids.length === 0) return new Map();
-      const rows = await ch.query<StoredScore>(
-        `SELECT ${COLUMNS} FROM scores FINAL WHERE project_id = {p:String} AND id IN {ids:Array(String)} AND sign = 1`,
+      const found = await ch.query<{ id: string; trace_id: string }>(
+        'SELECT id, trace_id FROM score_ids FINAL WHERE project_id = {p:String} AND id IN {ids:Array(String)} AND sign = 1',
         { p: projectId, ids },
+        'scores.byIds.index',
+      );
+      if (found.length === 0) return new Map();
+      const rows = await ch.query<StoredScore>(
+        `SELECT ${COLUMNS} FROM scores FINAL
+         WHERE project_id = {p:String} AND trace_id IN {traces:Array(String)} AND id IN {ids:Array(String)} AND sign = 1`,
+        { p: projectId, traces: [...new Set(found.map((f) => f.trace_id))], ids: found.map((f) => f.id) },
         'scores.byIds',
       );
       return new Map(rows.map((r) => [r.id, r]));
