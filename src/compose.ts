@@ -184,6 +184,7 @@ export function createDomain(
       maxPendingRows: config.ingest.logMaxRows,
       maxMemoryBytes: config.ingest.logMemoryBytes,
       maxLagMs: config.ingest.logMaxLagMs,
+      disk: stores.disk,
     },
     (h) => h.n,
   );
@@ -225,6 +226,7 @@ export function createDomain(
     maxQueueRows: config.ingest.logMaxRows,
     maxQueueBytes: config.ingest.logMaxBytes,
     metrics,
+    refusals: stores.refusals,
     logger,
   });
   const logsWriter = writerOf('span_log_events');

@@ -63,7 +63,15 @@ describe(`health (${mode} mode)`, () => {
     cleanups.push(() => svc.close());
     const r = await getJson(`${svc.url}/api/health`);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ status: 'ok', clickhouse: 'ok', postgres: 'ok', redis: mode === 'server' ? 'ok' : 'disabled' });
+    expect(r.body).toEqual({
+      status: 'ok',
+      clickhouse: 'ok',
+      postgres: 'ok',
+      redis: mode === 'server' ? 'ok' : 'disabled',
+      refusing_writes: [],
+      data_dir: { free_bytes: expect.any(Number), total_bytes: expect.any(Number), min_free_bytes: 256 * 1024 * 1024 },
+    });
+    expect(r.body.data_dir.free_bytes).toBeGreaterThan(r.body.data_dir.min_free_bytes); // the full disk: test/disk-full.test.ts
   });
 
   it('503 naming postgres when it stops, and 503 (not 500) for a route that needs it', async () => {
