@@ -3,7 +3,8 @@
 // says why, and once space is freed writes work again and health is ok. Embedded mode: DATA_DIR
 // (PGlite's files) is the small tmpfs; server mode: the test database lives in a tablespace on
 // one. In both modes the ingest log refuses spans before it would take the room kept free for the
-// stores (DISK_MIN_FREE_BYTES), while PostgreSQL still writes.
+// stores (DISK_MIN_FREE_BYTES), while PostgreSQL still writes; and the embedded ClickHouse engine
+// (chDB, in both modes here) on a full disk refuses direct records with 503 the same way.
 import crypto from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,8 @@ const MIN_FREE = 16 * MIB;
 let svc: TestService | undefined;
 /** DATA_DIR, in both modes. */
 let dataDisk: Tmpfs;
+/** CHDB_DIR (chDB in both modes: CLICKHOUSE_URL is not set in the test runs). */
+let chDisk: Tmpfs;
 /** Server mode: the tablespace of the test database. */
 let tablespaceDisk: Tmpfs | undefined;
 const tablespace = `tl_disk_${crypto.randomBytes(6).toString('hex')}`;
@@ -61,7 +64,13 @@ const sendSpan = () => {
 
 beforeAll(async () => {
   dataDisk = mountTmpfs(128 * MIB);
-  const overrides: Record<string, string> = { DATA_DIR: dataDisk.dir, DISK_MIN_FREE_BYTES: String(MIN_FREE) };
+  chDisk = mountTmpfs(96 * MIB);
+  const overrides: Record<string, string> = {
+    DATA_DIR: dataDisk.dir,
+    CHDB_DIR: chDisk.dir, // chDB binds one folder per process: this file's one service uses it
+    DISK_MIN_FREE_BYTES: String(MIN_FREE),
+    INGEST_ATTEMPTS: '2',
+  };
   if (mode === 'server') {
     tablespaceDisk = mountTmpfs(32 * MIB, 'postgres');
     const url = new URL(serverEnv.databaseUrl!);
@@ -85,6 +94,7 @@ afterAll(async () => {
     });
   }
   tablespaceDisk?.unmount();
+  chDisk?.unmount();
   dataDisk?.unmount();
   await dropTestDatabases();
 });
@@ -171,5 +181,30 @@ describe(`a full disk (${mode} mode)`, () => {
     const h = await health();
     expect(h.status).toBe(200);
     expect(h.body.status).toBe('ok');
+  });
+  it('clickhouse out of disk space: a direct record answers 503 naming it, health degraded; freed, stored and ok', async () => {
+    const record = (id: string) => call('POST', '/executions', { trace_id: id, cost_usd: 0.25, model: 'm', provider: 'p' });
+    expect((await record('before-full')).status).toBe(201);
+    chDisk.fill();
+    try {
+      const r = await record('on-a-full-disk');
+      expect(r.status, JSON.stringify(r.body)).toBe(503);
+      expect(r.headers.get('retry-after')).toBe('5');
+      expect(r.body).toEqual({ detail: 'The executions rows could not be stored (clickhouse is out of disk space); retry later' });
+      const h = await health();
+      expect(h.status).toBe(503);
+      expect(h.body).toMatchObject({
+        status: 'degraded',
+        clickhouse: 'ok',
+        refusing_writes: [{ store: 'clickhouse', reason: 'disk_full' }],
+        detail: 'clickhouse is out of disk space',
+      });
+    } finally {
+      chDisk.release();
+    }
+    expect((await record('after-full')).status).toBe(201);
+    const h = await health();
+    expect(h.status).toBe(200);
+    expect(h.body).toMatchObject({ status: 'ok', refusing_writes: [] });
   });
 });
