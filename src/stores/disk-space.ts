@@ -44,9 +44,15 @@ export function createDiskSpace(dirs: readonly string[], minFreeBytes: number, s
   const sample = (maxAgeMs = sampleMs): DiskSample => {
     const now = performance.now();
     if (!last || now - at >= maxAgeMs) {
-      last = read();
+      try {
+        last = read();
+        written = 0;
+      } catch (err) {
+        // A filesystem that cannot be asked (statfs refused) blocks nothing on its own: the last
+        // sample stands; with none, the caller (health) hears of it.
+        if (!last) throw err;
+      }
       at = now;
-      written = 0;
     }
     return { freeBytes: Math.max(0, last.freeBytes - written), totalBytes: last.totalBytes };
   };

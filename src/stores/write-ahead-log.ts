@@ -290,16 +290,22 @@ export class WriteAheadLog<H = unknown> {
     const lagMs = this.opts.maxLagMs ? this.expectedLagMs(rows) : 0;
     if (lagMs > this.opts.maxLagMs!)
       return new LogFullError(`records not yet loaded would wait ${lagMs} ms; the bound is ${this.opts.maxLagMs} ms`, 'lag');
-    const disk = this.opts.disk;
-    if (disk) {
-      const room = disk.room();
-      if (room < bytes || room <= 0)
-        return new LogFullError(
-          `${Math.max(0, room + disk.minFreeBytes)} bytes are free on the disk of the ingest log; ${disk.minFreeBytes} are kept free for the stores`,
-          'disk',
-        );
-    }
+    const room = this.diskRoom();
+    if (room < Math.max(bytes, 1))
+      return new LogFullError(
+        `${Math.max(0, room + this.opts.disk!.minFreeBytes)} bytes are free on the disk of the ingest log; ${this.opts.disk!.minFreeBytes} are kept free for the stores`,
+        'disk',
+      );
     return undefined;
+  }
+
+  /** Bytes the log may still write above the free-space floor (Infinity: no floor, or free space cannot be read: the write will tell). */
+  private diskRoom(): number {
+    try {
+      return this.opts.disk ? this.opts.disk.room() : Infinity;
+    } catch {
+      return Infinity;
+    }
   }
 
   /** How long the oldest record not yet loaded has waited (ms), or 0. */
