@@ -30,7 +30,14 @@ describe(`stores (${mode} mode)`, () => {
       const [{ version }] = (await stores.postgres.query<{ version: string }>('SELECT version()')) as [{ version: string }];
       expect(version).toContain('PGlite');
     }
-    expect(await stores.health()).toEqual({ status: 'ok', clickhouse: 'ok', postgres: 'ok', redis: mode === 'server' ? 'ok' : 'disabled' });
+    expect(await stores.health()).toEqual({
+      status: 'ok',
+      clickhouse: 'ok',
+      postgres: 'ok',
+      redis: mode === 'server' ? 'ok' : 'disabled',
+      refusing_writes: [],
+      data_dir: { free_bytes: expect.any(Number), total_bytes: expect.any(Number), min_free_bytes: 256 * 1024 * 1024 },
+    });
   });
 
   it('concurrent read-modify-write transactions lose no update', async () => {
