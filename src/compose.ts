@@ -207,6 +207,7 @@ export function createDomain(
       maxPendingRows: config.ingest.logMaxRows,
       maxMemoryBytes: config.ingest.logMemoryBytes,
       maxLagMs: config.ingest.logMaxLagMs,
+      disk: stores.disk,
     },
     (h) => h.n,
   );
@@ -257,6 +258,7 @@ export function createDomain(
     spanMaxFutureDays: config.ingest.spanMaxFutureDays,
     recordEvaluations: (projectId, evaluations, author) => scores.service.recordEvaluations(projectId, evaluations, author),
     metrics,
+    refusals: stores.refusals,
     logger,
   });
   const logsWriter = writerOf('span_log_events');

@@ -9,6 +9,12 @@ export interface Config {
   /** OTLP/gRPC (TraceService, LogsService, MetricsService) on HOST at this port; 0: off */
   readonly otlpGrpcPort: number;
   readonly dataDir: string;
+  /**
+   * Bytes kept free on the filesystems of DATA_DIR and INGEST_LOG_DIR for the stores (PGlite's
+   * files when embedded): the ingest log refuses records that would go under it, and /api/health
+   * is degraded while free space is under it. 0: no floor.
+   */
+  readonly diskMinFreeBytes: number;
   /** Where embedded chDB keeps its data (default DATA_DIR/clickhouse). chDB binds one directory per process. */
   readonly chdbDir: string;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -299,6 +305,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: int(env, 'PORT', 8080, 0, 65535),
     otlpGrpcPort: int(env, 'OTLP_GRPC_PORT', 4317, 0, 65535),
     dataDir,
+    diskMinFreeBytes: int(env, 'DISK_MIN_FREE_BYTES', 256 * MIB, 0, 1024 * 1024 * MIB),
     chdbDir: path.resolve(str(env, 'CHDB_DIR') ?? path.join(dataDir, 'clickhouse')),
     logLevel,
     clickhouse: {

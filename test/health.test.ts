@@ -9,7 +9,7 @@ import { createLogger } from '../src/logger.ts';
 import { createStores, type Stores } from '../src/stores/index.ts';
 import type { RouteDef } from '../src/http/routes/types.ts';
 import { closedPort, dropTestDatabases, mode, testEnv } from './helpers/env.ts';
-import { getJson, startTestService } from './helpers/service.ts';
+import { getJson, healthyBody, startTestService } from './helpers/service.ts';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -63,7 +63,8 @@ describe(`health (${mode} mode)`, () => {
     cleanups.push(() => svc.close());
     const r = await getJson(`${svc.url}/api/health`);
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ status: 'ok', clickhouse: 'ok', postgres: 'ok', redis: mode === 'server' ? 'ok' : 'disabled' });
+    expect(r.body).toEqual(healthyBody(mode));
+    expect(r.body.data_dir.free_bytes).toBeGreaterThan(r.body.data_dir.min_free_bytes); // the full disk: test/disk-full.test.ts
   });
 
   it('503 naming postgres when it stops, and 503 (not 500) for a route that needs it', async () => {

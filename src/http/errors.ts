@@ -55,7 +55,8 @@ export function toHttpError(err: unknown): HttpError | undefined {
     const { status, headers } = statusOf(err);
     return status === 500 ? undefined : new HttpError(status, err.detail, headers);
   }
-  if (err instanceof StoreUnavailableError) return toHttpError(new Unavailable(`${err.store} is unavailable; retry later`));
+  // A store that cannot be reached or refuses writes (a full disk...): 503 naming it and why (src/stores/errors.ts).
+  if (err instanceof StoreUnavailableError) return toHttpError(new Unavailable(err.detail));
   // Errors raised by Koa and its body readers on client input (ctx.throw, aborted requests).
   const e = err as { status?: unknown; expose?: unknown; message?: unknown };
   if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {

@@ -74,7 +74,9 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
       responses['401'] ??= errorResponse('Unauthorized - No valid authentication provided');
       responses['403'] ??= errorResponse('Forbidden - User does not have access to this resource');
     }
-    responses['503'] ??= errorResponse('A store is unavailable; retry after `Retry-After` seconds');
+    responses['503'] ??= errorResponse(
+      'A store is unavailable or refuses writes (out of disk space, memory or connections, read-only; `detail` names the store and why); retry after `Retry-After` seconds',
+    );
     paths[path] ??= {};
     paths[path][r.method.toLowerCase()] = {
       operationId: r.operationId,

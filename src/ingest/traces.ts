@@ -11,6 +11,8 @@ import type { PendingTraces } from './assembly/pending.ts';
 import { startWindow, toClickHouseTime } from '../time.ts';
 import type { RowEncoder } from '../stores/row-binary.ts';
 import { LogFullError, LogWriteError } from '../stores/write-ahead-log.ts';
+import { refusalText } from '../stores/errors.ts';
+import type { WriteRefusals } from '../stores/write-refusals.ts';
 import { traceFlags, type IngestLog } from './span-loader.ts';
 import type { Metrics } from '../metrics.ts';
 import type { DecodeResult } from '../executions/span.ts';
@@ -43,6 +45,8 @@ export interface TraceIngestDeps {
   spanMaxAgeDays: number;
   spanMaxFutureDays: number;
   metrics: Pick<Metrics, 'spansAccepted' | 'spansRejected' | 'ingestRefused'>;
+  /** Where a write the disk refused (ENOSPC...) is recorded for /api/health, and cleared by the next one that succeeds. */
+  refusals?: Pick<WriteRefusals, 'failed' | 'wrote'>;
   logger: Logger;
 }
 
@@ -60,6 +64,10 @@ export function createTraceIngest(deps: TraceIngestDeps) {
   let encoder: RowEncoder | undefined;
   /** The 503 of a log that refuses (counted). */
   function refusedBy(err: LogFullError): Error {
+    if (err.reason === 'disk') {
+      deps.metrics.ingestRefused.inc({ reason: 'disk_low' });
+      return unavailable(`The disk of the ingest log is nearly full (${err.message}); retry later`, 5);
+    }
     deps.metrics.ingestRefused.inc({ reason: err.reason === 'lag' ? 'behind' : 'queue_full' });
     return unavailable(
       err.reason === 'lag'
@@ -108,10 +116,15 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         if (err instanceof LogWriteError) {
           deps.metrics.ingestRefused.inc({ reason: 'log_write' });
           deps.logger.error({ err: { message: err.message } }, 'ingest log write failed');
-          throw unavailable('The spans could not be made durable (the ingest log cannot be written); retry later', 5);
+          const refusal = deps.refusals?.failed('ingest_log', err.cause);
+          throw unavailable(
+            `The spans could not be made durable (${refusal ? refusalText('ingest_log', refusal) : 'the ingest log cannot be written'}); retry later`,
+            5,
+          );
         }
         throw err;
       }
+      deps.refusals?.wrote('ingest_log');
 
       // The spans are durable; their evaluation events become scores (idempotent: a retry of this
       // export after a 503 writes each score once).

@@ -87,13 +87,13 @@ export function createBudgetStore(db: Queryable) {
       projectId: string,
       month: string,
       kind: AlertKind,
-      a: { pct: number; spentText: string; budgetText: string; thresholdPct: number },
+      a: { pctText: string; spentText: string; budgetText: string; thresholdPct: number },
     ): Promise<string | undefined> {
       const [row] = await db.query<{ alert_id: string }>(
         `INSERT INTO budget_alerts (project_id, month, kind, pct, spent_usd, budget_monthly_usd, alert_threshold_pct)
-         VALUES ($1, $2, $3, $4, $5::numeric, $6::numeric, $7)
+         VALUES ($1, $2, $3, $4::numeric, $5::numeric, $6::numeric, $7)
          ON CONFLICT (project_id, month, kind) DO NOTHING RETURNING alert_id`,
-        [projectId, month, kind, a.pct, a.spentText, a.budgetText, a.thresholdPct],
+        [projectId, month, kind, a.pctText, a.spentText, a.budgetText, a.thresholdPct],
       );
       return row?.alert_id;
     },

@@ -16,7 +16,7 @@ import type { JobRunner } from '../jobs/runner.ts';
 import type { Metrics } from '../metrics.ts';
 import type { AlertRow, BudgetRow, BudgetStore, EnforcementMode } from './budget-store.ts';
 import type { BudgetState, BudgetStateStore, BudgetStatus } from './budget-state.ts';
-import { nanos, percent, usd } from './money.ts';
+import { nanos, percent, percentText, usd } from './money.ts';
 import { monthBounds, monthOf, dayOf } from './window.ts';
 import { alertDelivery, checkWebhookUrl, deliver, newWebhookSecret } from './webhooks.ts';
 
@@ -103,7 +103,7 @@ export function createBudgets(d: Deps) {
 
   async function fire(b: BudgetRow, month: string, kind: 'threshold' | 'exceeded', spent: bigint, budget: bigint): Promise<void> {
     const id = await store.fire(b.project_id, month, kind, {
-      pct: percent(spent, budget),
+      pctText: percentText(spent, budget),
       spentText: fromScaled(spent, NANOS),
       budgetText: b.budget_monthly_usd,
       thresholdPct: b.alert_threshold_pct,

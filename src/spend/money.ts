@@ -16,9 +16,12 @@ export function average(total: bigint, count: bigint | number): bigint {
   return neg ? -r : r;
 }
 
-/** spent / budget as a percentage with 4 decimals (a JSON number). */
-export function percent(spent: bigint, budget: bigint): number {
-  if (budget <= 0n) return 0;
+/** spent / budget as a percentage with 4 decimals, rounded half-up, as an exact decimal string (what is stored). */
+export function percentText(spent: bigint, budget: bigint): string {
+  if (budget <= 0n) return '0';
   const s = spent < 0n ? 0n : spent;
-  return Number(fromScaled(mulDiv(s, 1_000_000n, budget), 4));
+  return fromScaled(mulDiv(s, 1_000_000n, budget), 4);
 }
+
+/** spent / budget as a percentage with 4 decimals (a JSON number). */
+export const percent = (spent: bigint, budget: bigint): number => Number(percentText(spent, budget));

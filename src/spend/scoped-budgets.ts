@@ -11,7 +11,7 @@ import type { Logger } from '../logger.ts';
 import type { RedisStore } from '../stores/redis.ts';
 import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
 import type { Config } from '../config.ts';
-import { nanos, percent, usd } from './money.ts';
+import { nanos, percent, percentText, usd } from './money.ts';
 import type { SpendRollupRepository } from './spend-rollup-repository.ts';
 import type { Period, ScopedBudgetRow, ScopedBudgetStore, ScopeKind, WebhookFormat } from './scoped-budget-store.ts';
 import { checkWebhookUrl, newWebhookSecret } from './webhooks.ts';
@@ -167,7 +167,7 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
         b.budget_id,
         dayText(p.start),
         t,
-        String(percent(spent, amount)),
+        percentText(spent, amount),
         fromScaled(spent, NANOS),
         b.amount_usd,
       );

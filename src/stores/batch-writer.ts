@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from '../logger.ts';
 import { Invalid, PayloadTooLarge, unavailable } from '../errors.ts';
-import { isConnectivityError, StoreUnavailableError } from './errors.ts';
+import { isConnectivityError, refusalText, StoreUnavailableError } from './errors.ts';
 
 export type InsertFn = (table: string, rows: readonly object[], settings: ClickHouseSettings) => Promise<void>;
 
@@ -231,7 +231,9 @@ export class BatchWriter {
             '(see the service log, request id in X-Request-Id)',
           'unprocessable',
         )
-      : unavailable(`The ${this.opts.table} rows could not be stored; retry later`);
+      : unavailable(
+          `The ${this.opts.table} rows could not be stored${error instanceof StoreUnavailableError && error.refusal ? ` (${refusalText(error.store, error.refusal)})` : ''}; retry later`,
+        );
     for (const p of batch) p.reject(refused);
   }
 }

@@ -8,6 +8,7 @@ import { createClient, ClickHouseLogLevel, type ClickHouseClient, type ClickHous
 import { createChdbConnection } from 'chdb/connection';
 import type { Config } from '../config.ts';
 import { asStoreError } from './errors.ts';
+import type { WriteRefusals } from './write-refusals.ts';
 import { nextTurn } from '../event-loop.ts';
 import { ByteSink, rowEncoder, type ColumnDef, type RowEncoder } from './row-binary.ts';
 import { rowDecoder, type RowDecoder } from './row-binary-decoder.ts';
@@ -86,7 +87,13 @@ function makeScratchDir(chdbDir: string): string {
   return dir;
 }
 
-export function createClickHouse(config: Config): ClickHouseStore {
+/** `refusals`: where a refused write (NOT_ENOUGH_SPACE, memory limit, read-only...) is recorded for /api/health. */
+export function createClickHouse(config: Config, refusals?: WriteRefusals): ClickHouseStore {
+  /** The store error of `err` (a refusal recorded). */
+  const failed = (err: unknown): unknown => {
+    refusals?.failed('clickhouse', err);
+    return asStoreError('clickhouse', err);
+  };
   const ch = config.clickhouse;
   const common = {
     request_timeout: config.timeouts.storeMs,
@@ -204,8 +211,9 @@ export function createClickHouse(config: Config): ClickHouseStore {
       async send(settings) {
         try {
           await sendRowBinary(table, [bytes.view()], settings);
+          refusals?.wrote('clickhouse');
         } catch (err) {
-          throw asStoreError('clickhouse', err);
+          throw failed(err);
         }
       },
     };
@@ -240,8 +248,9 @@ export function createClickHouse(config: Config): ClickHouseStore {
     async insertRowBinary(table: string, payloads: readonly Buffer[], settings?: ClickHouseSettings, columns?: number): Promise<void> {
       try {
         await sendRowBinary(table, payloads, settings, columns);
+        refusals?.wrote('clickhouse');
       } catch (err) {
-        throw asStoreError('clickhouse', err);
+        throw failed(err);
       }
     },
     async query<T>(sql: string, params?: QueryParams, comment?: string): Promise<T[]> {
@@ -254,14 +263,15 @@ export function createClickHouse(config: Config): ClickHouseStore {
         });
         return await rs.json<T>();
       } catch (err) {
-        throw asStoreError('clickhouse', err);
+        throw failed(err);
       }
     },
     async command(sql: string, params?: QueryParams, settings?: ClickHouseSettings): Promise<void> {
       try {
         await client.command({ query: sql, query_params: params, clickhouse_settings: { insert_deduplication_token: '', ...settings } });
+        refusals?.wrote('clickhouse');
       } catch (err) {
-        throw asStoreError('clickhouse', err);
+        throw failed(err);
       }
     },
     async insert(table: string, rows: readonly object[], settings?: ClickHouseSettings): Promise<void> {

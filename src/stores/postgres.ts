@@ -12,6 +12,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { asStoreError } from './errors.ts';
+import type { WriteRefusals } from './write-refusals.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -32,13 +33,18 @@ export interface PostgresStore extends Queryable {
 
 // int8 and numeric arrive as strings by default; keep them so (exact money, ids beyond 2^53).
 
-function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+/** A statement that writes: its success ends a refusal /api/health reports (a read succeeds on a full disk too). */
+const WRITES = /^\s*(?:INSERT|UPDATE|DELETE|MERGE|COPY|CREATE|ALTER|DROP|TRUNCATE)\b|^\s*WITH\b[\s\S]*\b(?:INSERT|UPDATE|DELETE)\b/i;
+
+function wrap(client: pg.Pool | pg.PoolClient, refusals: WriteRefusals | undefined): Queryable {
   return {
     async query<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
       try {
         const res = await client.query<T>(sql, params as unknown[] | undefined);
+        if (refusals && WRITES.test(sql)) refusals.wrote('postgres');
         return res.rows;
       } catch (err) {
+        refusals?.failed('postgres', err);
         throw asStoreError('postgres', err);
       }
     },
@@ -60,7 +66,8 @@ async function initdbInChild(dir: string): Promise<void> {
   });
 }
 
-export async function createPostgres(config: Config, logger: Logger): Promise<PostgresStore> {
+/** `refusals`: where a refused write (a full disk, no memory, too many connections, read-only) is recorded for /api/health. */
+export async function createPostgres(config: Config, logger: Logger, refusals?: WriteRefusals): Promise<PostgresStore> {
   let connectionString: string;
   let mode: PostgresStore['mode'];
   let embedded: { db: PGlite; server: PGLiteSocketServer } | undefined;
@@ -113,7 +120,7 @@ export async function createPostgres(config: Config, logger: Logger): Promise<Po
     logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'postgres idle connection error'),
   );
 
-  const base = wrap(pool);
+  const base = wrap(pool, refusals);
   return {
     mode,
     query: base.query,
@@ -122,15 +129,17 @@ export async function createPostgres(config: Config, logger: Logger): Promise<Po
       try {
         client = await pool.connect();
       } catch (err) {
+        refusals?.failed('postgres', err); // too many connections
         throw asStoreError('postgres', err);
       }
       let broken = false;
       try {
         await client.query('BEGIN');
-        const result = await fn(wrap(client));
+        const result = await fn(wrap(client, refusals));
         await client.query('COMMIT');
         return result;
       } catch (err) {
+        refusals?.failed('postgres', err);
         try {
           await client.query('ROLLBACK');
         } catch {
@@ -146,6 +155,7 @@ export async function createPostgres(config: Config, logger: Logger): Promise<Po
       try {
         client = await pool.connect();
       } catch (err) {
+        refusals?.failed('postgres', err); // too many connections
         throw asStoreError('postgres', err);
       }
       try {

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { DataDirLock } from './data-dir-lock.ts';
+import type { DiskSpace } from './disk-space.ts';
 
 export interface LogRecord<H = unknown> {
   /** Increasing from 1 across segments; never reused. */
@@ -46,17 +47,27 @@ export interface WriteAheadLogOptions {
    * delay (and the disk, and the assembly lag) of everything behind it. 0: no such bound.
    */
   maxLagMs?: number;
+  /**
+   * Free space of the log's filesystem and of DATA_DIR (PGlite's files when embedded): a record
+   * that would leave less than its floor (DISK_MIN_FREE_BYTES) is refused, so spans waiting for
+   * ClickHouse never take the room the stores need to go on writing.
+   */
+  disk?: Pick<DiskSpace, 'room' | 'wrote' | 'minFreeBytes'>;
 }
 
 export class LogFullError extends Error {
   constructor(
     message: string,
-    /** `bound`: the unloaded records would exceed the log's size bound; `lag`: the loader is too far behind. */
-    readonly reason: 'bound' | 'lag' = 'bound',
+    /**
+     * `bound`: the unloaded records would exceed the log's size bound; `lag`: the loader is too far
+     * behind; `disk`: the record would leave less free space than the floor kept for the stores.
+     */
+    readonly reason: 'bound' | 'lag' | 'disk' = 'bound',
   ) {
     super(message);
   }
 }
+/** The disk refused a write (its `cause`: the errno error, ENOSPC on a full disk). */
 export class LogWriteError extends Error {}
 
 const FRAME = 12;
@@ -279,7 +290,22 @@ export class WriteAheadLog<H = unknown> {
     const lagMs = this.opts.maxLagMs ? this.expectedLagMs(rows) : 0;
     if (lagMs > this.opts.maxLagMs!)
       return new LogFullError(`records not yet loaded would wait ${lagMs} ms; the bound is ${this.opts.maxLagMs} ms`, 'lag');
+    const room = this.diskRoom();
+    if (room < Math.max(bytes, 1))
+      return new LogFullError(
+        `${Math.max(0, room + this.opts.disk!.minFreeBytes)} bytes are free on the disk of the ingest log; ${this.opts.disk!.minFreeBytes} are kept free for the stores`,
+        'disk',
+      );
     return undefined;
+  }
+
+  /** Bytes the log may still write above the free-space floor (Infinity: no floor, or free space cannot be read: the write will tell). */
+  private diskRoom(): number {
+    try {
+      return this.opts.disk ? this.opts.disk.room() : Infinity;
+    } catch {
+      return Infinity;
+    }
   }
 
   /** How long the oldest record not yet loaded has waited (ms), or 0. */
@@ -447,7 +473,7 @@ export class WriteAheadLog<H = unknown> {
         this.startSegment(group[0]!.record.seq);
         this.failed = false;
       } catch (err) {
-        const error = new LogWriteError(`the ingest log could not start a segment: ${(err as Error).message}`);
+        const error = new LogWriteError(`the ingest log could not start a segment: ${(err as Error).message}`, { cause: err });
         for (const w of group) w.reject(error);
         return;
       }
@@ -481,11 +507,12 @@ export class WriteAheadLog<H = unknown> {
       } catch {
         // the next group's write will fail as well, and say so
       }
-      const error = new LogWriteError(`the ingest log could not be written: ${(err as Error).message}`);
+      const error = new LogWriteError(`the ingest log could not be written: ${(err as Error).message}`, { cause: err });
       for (const w of group) w.reject(error);
       return;
     }
     this.segmentSize = start + total;
+    this.opts.disk?.wrote(total);
     this.stats.syncs++;
     this.stats.appendedRecords += group.length;
     this.stats.appendedBytes += total;

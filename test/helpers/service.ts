@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { startService, type Service } from '../../src/service.ts';
 import type { AppDeps } from '../../src/http/app.ts';
@@ -30,4 +31,16 @@ export async function getJson(url: string, init?: RequestInit): Promise<{ status
     // not JSON: returned as text
   }
   return { status: res.status, headers: res.headers, body };
+}
+
+/** The body of GET /api/health when all is well, in the current mode, with DISK_MIN_FREE_BYTES at its default. */
+export function healthyBody(mode: 'embedded' | 'server') {
+  return {
+    status: 'ok',
+    clickhouse: 'ok',
+    postgres: 'ok',
+    redis: mode === 'server' ? 'ok' : 'disabled',
+    refusing_writes: [],
+    data_dir: { free_bytes: expect.any(Number), total_bytes: expect.any(Number), min_free_bytes: 256 * 1024 * 1024 },
+  };
 }

@@ -1,4 +1,5 @@
-import type { Stores } from '../../stores/index.ts';
+import { refusalText } from '../../stores/errors.ts';
+import type { StoreHealth, Stores } from '../../stores/index.ts';
 import type { RouteDef } from './types.ts';
 
 export function healthRoutes(stores: Stores): RouteDef[] {
@@ -12,7 +13,10 @@ export function healthRoutes(stores: Stores): RouteDef[] {
       access: 'public',
       responses: {
         200: { description: 'Every configured store answers', schema: 'Health' },
-        503: { description: 'At least one store is down; the body names it', schema: 'Health' },
+        503: {
+          description: 'A store is down or refused a write lately, or DATA_DIR is under its free-space floor; `detail` says which',
+          schema: 'Health',
+        },
       },
       async handler(ctx) {
         const health = await stores.health();
@@ -21,11 +25,22 @@ export function healthRoutes(stores: Stores): RouteDef[] {
           ctx.body = health;
           return;
         }
-        const down = (['clickhouse', 'postgres', 'redis'] as const).filter((s) => health[s] === 'down');
         ctx.status = 503;
         ctx.set('Retry-After', '5');
-        ctx.body = { ...health, detail: `${down.join(', ')} ${down.length > 1 ? 'are' : 'is'} down` };
+        ctx.body = { ...health, detail: healthDetail(health) };
       },
     },
   ];
+}
+
+/** "postgres is down; clickhouse is out of disk space; DATA_DIR has 1048576 bytes free, under DISK_MIN_FREE_BYTES (268435456)" */
+export function healthDetail(h: StoreHealth): string {
+  const parts: string[] = [];
+  const down = (['clickhouse', 'postgres', 'redis'] as const).filter((s) => h[s] === 'down');
+  if (down.length) parts.push(`${down.join(', ')} ${down.length > 1 ? 'are' : 'is'} down`);
+  for (const r of h.refusing_writes) parts.push(refusalText(r.store, r.reason));
+  const d = h.data_dir;
+  if (d.free_bytes < d.min_free_bytes)
+    parts.push(`DATA_DIR has ${d.free_bytes} bytes free, under DISK_MIN_FREE_BYTES (${d.min_free_bytes})`);
+  return parts.join('; ');
 }
