@@ -12,7 +12,7 @@ import { storedConversation } from './conversation.ts';
 import type { Template } from '../prompts/template.ts';
 import { executionAttributes } from './execution-attributes.ts';
 import { locateTemplate } from './template-location.ts';
-import { priceCall } from './pricing.ts';
+import { capCost, priceCall } from './pricing.ts';
 import { callsAndTools, countedSpans } from './span-builders.ts';
 import { contentHash, templateUsageColumns, type ExecutionContent } from './row.ts';
 
@@ -42,7 +42,6 @@ function nsBefore(a: string, b: string): boolean {
   const y = digits(b);
   return x.length !== y.length ? x.length < y.length : x < y;
 }
-const MAX_COST_NANOS = 10n ** 18n - 1n;
 const nsToDate = (ns: bigint) => new Date(Number(ns / 1_000_000n));
 
 /**
@@ -143,14 +142,9 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     if (!main || tokens > main.tokens) main = { span: s, tokens, priceId: price?.price_id ?? '' };
   }
   const costSource = anyProvided ? 'provided' : anyComputed ? 'computed' : 'unpriced';
-  // Decimal(18, 9) holds up to 999,999,999.999999999 USD per execution; a sum beyond is capped, and said.
-  const cap = (n: bigint, what: string) => {
-    if (n <= MAX_COST_NANOS) return n;
-    warnings.push(`${what} exceeds ${fromScaled(MAX_COST_NANOS, NANOS)} USD; capped`);
-    return MAX_COST_NANOS;
-  };
-  costNanos = cap(costNanos, 'cost_usd');
-  computedNanos = cap(computedNanos, 'cost_computed_usd');
+  // A sum beyond what an execution holds is capped, and said.
+  costNanos = capCost(costNanos, 'cost_usd', warnings);
+  computedNanos = capCost(computedNanos, 'cost_computed_usd', warnings);
   const capTokens = (n: number) => Math.min(n, Number.MAX_SAFE_INTEGER);
   tokensIn = capTokens(tokensIn);
   tokensOut = capTokens(tokensOut);

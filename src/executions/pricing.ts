@@ -29,6 +29,16 @@ export interface PricedCallInput {
   provided?: string | number | null;
 }
 
+/** Decimal(18, 9) holds up to 999,999,999.999999999 USD per execution. */
+export const MAX_EXECUTION_COST_NANOS = 10n ** 18n - 1n;
+
+/** A cost an execution can hold: one beyond the most is capped, and `warnings` says so. */
+export function capCost(n: bigint, what: string, warnings: string[]): bigint {
+  if (n <= MAX_EXECUTION_COST_NANOS) return n;
+  warnings.push(`${what} exceeds ${fromScaled(MAX_EXECUTION_COST_NANOS, NANOS)} USD; capped`);
+  return MAX_EXECUTION_COST_NANOS;
+}
+
 const isProvided = (v: PricedCallInput['provided']): v is string | number => v !== undefined && v !== null && v !== '';
 
 export async function priceCall(prices: PriceResolver, projectId: string, call: PricedCallInput): Promise<PricedCall> {

@@ -8,7 +8,8 @@ import type { PromptService } from '../prompts/service.ts';
 import { parseVersionRef } from '../prompts/service.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
 import { outsideStartWindow, parseTime, toClickHouseTime, type StartWindow } from '../time.ts';
-import { priceCall } from './pricing.ts';
+import { capCost, priceCall } from './pricing.ts';
+import { fromScaled, NANOS } from '../pricing/decimal.ts';
 import { contentHash as hashOf, executionRow, templateUsageColumns, type ExecutionRow } from './row.ts';
 import type { ExecutionRepository } from './execution-repository.ts';
 import { presentDetail } from './present.ts';
@@ -109,6 +110,9 @@ export function createExecutionRecorder(deps: RecordDeps) {
       provided: input.cost_usd,
     });
     const warnings = [...(priced.computed?.warnings ?? [])];
+    // Absurd usage at the dearest price can pass what an execution holds: capped and said, as traced executions are.
+    const costNanos = capCost(priced.costNanos, 'cost_usd', warnings);
+    const computedNanos = priced.computed ? capCost(priced.computed.costNanos, 'cost_computed_usd', warnings) : undefined;
     if ((input.tokens_reasoning ?? 0) > usage.tokensOut)
       warnings.push(`tokens_reasoning (${input.tokens_reasoning}) exceeds tokens_out (${usage.tokensOut})`);
 
@@ -130,9 +134,9 @@ export function createExecutionRecorder(deps: RecordDeps) {
         tokens_cache_write_in: usage.cacheWriteIn,
         tokens_reasoning: input.tokens_reasoning ?? 0,
         latency_ms: latency || Math.max(0, endedAt.getTime() - startedAt.getTime()),
-        cost_usd: priced.costUsd,
+        cost_usd: fromScaled(costNanos, NANOS),
         cost_source: priced.source,
-        cost_computed_usd: priced.computed ? priced.computed.costUsd : null,
+        cost_computed_usd: computedNanos === undefined ? null : fromScaled(computedNanos, NANOS),
         price_id: priced.price?.price_id ?? '',
         usage_warnings: warnings,
         session_id: input.session_id ?? '',
