@@ -190,7 +190,7 @@ describe('Vercel AI SDK v5', () => {
     expect(m).toMatchObject({ spanClass: 'inference', provider: 'anthropic', model: 'claude-sonnet-4-20250514' });
     expect(m.usage).toEqual({ tokensIn: 80, tokensOut: 40, cachedIn: 10, cacheWriteIn: 20, reasoning: 0 });
     expect(m.explain.mapped['usage']).toBe(
-      'gen_ai.usage.input_tokens, gen_ai.usage.output_tokens, ai.usage.cachedInputTokens, ai.response.providerMetadata (anthropic.usage.cache_creation_input_tokens)',
+      'gen_ai.usage.input_tokens, gen_ai.usage.output_tokens, ai.usage.cachedInputTokens, ai.response.providerMetadata (anthropic.usage.cache_creation_input_tokens), ai.response.providerMetadata (anthropic.usage.input_tokens)',
     );
     expect(m.explain.mapped['usage.conversion']).toBe(
       'gen_ai.usage.input_tokens is 50, ai.response.providerMetadata (anthropic.usage.input_tokens) + cache read + cache write is 80: the cache was excluded, added',

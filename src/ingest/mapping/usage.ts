@@ -193,11 +193,13 @@ export function resolveUsage(ctx: SpanCtx, p: UsageParts): UsageResult | undefin
     conversions.push(`input = ${uncached.key} + cache read + cache write`);
   } else tokensIn = cr + cw;
   let tokensOut = output?.value ?? 0;
+  let usedOwn: Count | undefined;
   let outDecided = !output || rs === 0;
 
   // 1. the provider's own uncached count: what input lacks of uncached + cache is what it left out
-  if (input && !inDecided && uncached) {
-    const missing = uncached.value + cr + cw - input.value;
+  const own = uncached ?? noCache; // AI SDK v6's noCacheTokens is the same count, from the SDK
+  if (input && !inDecided && own) {
+    const missing = own.value + cr + cw - input.value;
     const left: Array<[number, string]> = [
       [0, ''],
       [cr + cw, 'the cache'],
@@ -207,10 +209,11 @@ export function resolveUsage(ctx: SpanCtx, p: UsageParts): UsageResult | undefin
     const hit = left.find(([n]) => n === missing);
     if (hit) {
       inDecided = true;
+      usedOwn = own;
       if (missing > 0) {
         tokensIn += missing;
         conversions.push(
-          `${input.key} is ${input.value}, ${uncached.key} + cache read + cache write is ${uncached.value + cr + cw}: ${hit[1]} was excluded, added`,
+          `${input.key} is ${input.value}, ${own.key} + cache read + cache write is ${own.value + cr + cw}: ${hit[1]} was excluded, added`,
         );
       }
     }
@@ -270,7 +273,7 @@ export function resolveUsage(ctx: SpanCtx, p: UsageParts): UsageResult | undefin
   }
 
   const keys: string[] = [];
-  for (const c of [input, output, cacheRead, cacheWrite, reasoning, input ? undefined : (noCache ?? uncached)])
+  for (const c of [input, output, cacheRead, cacheWrite, reasoning, input ? usedOwn : (noCache ?? uncached)])
     if (c && !keys.includes(c.key)) keys.push(c.key);
   return { usage: { tokensIn, tokensOut, cachedIn: cr, cacheWriteIn: cw, reasoning: rs }, keys, conversions };
 }
