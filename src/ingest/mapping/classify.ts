@@ -14,6 +14,9 @@ import { asStr, type SpanCtx } from './context.ts';
 import { flueClass } from './dialects/flue.ts';
 import { genkitClass } from './dialects/genkit.ts';
 import { langfuseClass } from './dialects/langfuse.ts';
+import { OPENINFERENCE_KINDS } from './dialects/openinference.ts';
+import { TRACELOOP_KINDS } from './dialects/openllmetry.ts';
+import { GENAI_OPS } from './dialects/otel-genai.ts';
 import { vercelClass, vercelOperationName } from './dialects/vercel.ts';
 import { G, MODEL_KEYS } from './keys.ts';
 
@@ -23,52 +26,8 @@ export interface Classification {
   operation: string;
 }
 
-const GENAI_OPS: Record<string, SpanClass> = {
-  chat: 'inference',
-  text_completion: 'inference',
-  generate_content: 'inference',
-  completion: 'inference',
-  generate: 'inference',
-  embeddings: 'inference',
-  execute_tool: 'tool',
-  tool_call: 'tool',
-  invoke_agent: 'agent',
-  create_agent: 'agent',
-  invoke_workflow: 'agent',
-  // Named, never counted: steps and cycles repeat their children's usage (AI SDK v7 agent_step,
-  // Strands execute_event_loop_cycle); fetch_response MUST NOT report usage; retrieval and
-  // memory operations are not model calls.
-  agent_step: 'other',
-  execute_event_loop_cycle: 'other',
-  fetch_response: 'other',
-  retrieval: 'other',
-  plan: 'other',
-  framework: 'other',
-  create_memory_store: 'other',
-  delete_memory_store: 'other',
-  create_memory: 'other',
-  update_memory: 'other',
-  upsert_memory: 'other',
-  search_memory: 'other',
-  delete_memory: 'other',
-};
-
-const OPENINFERENCE_KINDS: Record<string, SpanClass> = {
-  LLM: 'inference',
-  EMBEDDING: 'inference',
-  TOOL: 'tool',
-  AGENT: 'agent',
-  CHAIN: 'agent',
-  RETRIEVER: 'other',
-  RERANKER: 'other',
-  GUARDRAIL: 'other',
-  EVALUATOR: 'other',
-  PROMPT: 'other',
-};
-
 // Spring AI ChatClient wraps one user call and its model calls, like the AI SDK's outer span.
 const SPRING_KINDS: Record<string, SpanClass> = { chat_client: 'agent', tool_call: 'tool', advisor: 'other', vector_store: 'other' };
-const TRACELOOP_KINDS: Record<string, SpanClass> = { agent: 'agent', workflow: 'agent', tool: 'tool', task: 'other', session: 'other' };
 const LANGSMITH_KINDS: Record<string, SpanClass> = { llm: 'inference', tool: 'tool', chain: 'agent', retriever: 'other' };
 
 function decided(

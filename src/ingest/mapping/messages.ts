@@ -19,7 +19,9 @@ import type { AttrValue, DecodedEvent, NormalizedMessage, SpanClass } from '../.
 import { isObj, MALFORMED, parseLoose, parseStructured, preview, type SpanCtx } from './context.ts';
 import { rebuildIndexed, type KeyScan } from './indexed.ts';
 import { normalizeMessage, normalizeMessages, partsText } from './normalize.ts';
-import { valueInput, valueOutput, vercelPrompt, vercelResponse } from './payloads.ts';
+import { valueInput, valueOutput } from './dialects/openinference.ts';
+import { vercelPrompt, vercelResponse } from './dialects/vercel.ts';
+import { adkRequest, adkResponse } from './dialects/adk.ts';
 import { FLUE_IN, FLUE_OUT, flueMessages } from './dialects/flue.ts';
 import { genkitMessages } from './dialects/genkit.ts';
 import { LF_INPUT, LF_OUTPUT, langfuseMessages } from './dialects/langfuse.ts';
@@ -220,22 +222,10 @@ const adk: Source = {
   label: ['gcp.vertex.agent.llm_request', 'gcp.vertex.agent.llm_response'],
   hasIn: (ctx) => ctx.has('gcp.vertex.agent.llm_request'),
   hasOut: (ctx) => ctx.has('gcp.vertex.agent.llm_response'),
-  read(ctx, _e, _s, want) {
-    const r: Sides = {};
-    const req = want.input ? ctx.structured('gcp.vertex.agent.llm_request') : undefined;
-    if (isObj(req)) {
-      r.input = [];
-      const config = req['config'];
-      if (isObj(config) && config['system_instruction'] !== undefined) {
-        const text = partsText(config['system_instruction']);
-        if (text !== null) r.input.push({ role: 'system', content: text });
-      }
-      normalizeMessages(req['contents'], 'user', r.input);
-    }
-    const res = want.output ? ctx.structured('gcp.vertex.agent.llm_response') : undefined;
-    if (isObj(res) && res['content'] !== undefined) r.output = normalizeMessages(res['content'], 'assistant');
-    return r;
-  },
+  read: (ctx, _e, _s, want) => ({
+    input: want.input ? adkRequest(ctx) : undefined,
+    output: want.output ? adkResponse(ctx) : undefined,
+  }),
 };
 
 const values: Source = {

@@ -1,10 +1,13 @@
-// Vercel AI SDK (`ai`, v3–v6; v7 speaks OTel GenAI): operation ids that classify a span, and the
-// cache and reasoning counts some providers report only in ai.response.providerMetadata. The
+// Vercel AI SDK (`ai`, v3–v6; v7 speaks OTel GenAI): operation ids that classify a span, the
+// prompt and response payloads (ai.prompt.messages or ai.prompt; ai.response.text / toolCalls /
+// object, v3's ai.result.*), and the cache and reasoning counts some providers report only in
+// ai.response.providerMetadata. The
 // metadata is read whenever the span carries it (not only beside ai.model.provider): other
 // instrumentations forward it too. Anthropic's own usage.input_tokens is the uncached input, which
 // lets the rule in usage.ts tell from the numbers whether the SDK's input count holds the cache.
-import type { SpanClass } from '../../../executions/span.ts';
-import { asCount, isObj, type SpanCtx } from '../context.ts';
+import type { NormalizedMessage, SpanClass } from '../../../executions/span.ts';
+import { asCount, asStr, isObj, toText, type SpanCtx } from '../context.ts';
+import { normalizeMessage, normalizeMessages } from '../normalize.ts';
 import type { Count, UsageParts } from '../usage.ts';
 
 const METADATA = 'ai.response.providerMetadata';
@@ -67,5 +70,39 @@ export function providerMetadataParts(ctx: SpanCtx): UsageParts {
     out.cacheWrite ??= count(u['cacheWriteInputTokens'], 'bedrock.usage.cacheWriteInputTokens');
   }
   for (const k of Object.keys(out) as Array<keyof UsageParts>) if (out[k] === undefined) delete out[k];
+  return out;
+}
+
+type Msgs = NormalizedMessage[];
+
+export function vercelPrompt(ctx: SpanCtx): Msgs {
+  if (ctx.has('ai.prompt.messages')) return normalizeMessages(ctx.structured('ai.prompt.messages'), 'user');
+  const p = ctx.structured('ai.prompt'); // outer spans: {system?, prompt?} or {system?, messages}
+  const out: Msgs = [];
+  if (!isObj(p)) return typeof p === 'string' ? [{ role: 'user', content: p }] : out;
+  const system = asStr(p['system']);
+  if (system) out.push({ role: 'system', content: p['system'] as string });
+  if (Array.isArray(p['messages'])) normalizeMessages(p['messages'], 'user', out);
+  else if (typeof p['prompt'] === 'string') out.push({ role: 'user', content: p['prompt'] });
+  else if (Array.isArray(p['prompt'])) normalizeMessages(p['prompt'], 'user', out);
+  return out;
+}
+
+export function vercelResponse(ctx: SpanCtx): Msgs {
+  const text = ctx.a['ai.response.text'] ?? ctx.a['ai.result.text'];
+  const object = ctx.a['ai.response.object'] ?? ctx.a['ai.result.object'];
+  const calls = ctx.has('ai.response.toolCalls') ? ctx.structured('ai.response.toolCalls') : ctx.structured('ai.result.toolCalls');
+  const hasCalls = Array.isArray(calls) && calls.length > 0;
+  if (typeof text !== 'string' && object === undefined && !hasCalls) return [];
+  // An empty text beside tool calls is no text at all.
+  const content = typeof text === 'string' && (text !== '' || !hasCalls) ? text : object !== undefined ? toText(object) : null;
+  const out: Msgs = [];
+  const msg: NormalizedMessage = { role: 'assistant', content };
+  out.push(msg);
+  if (hasCalls) {
+    const withCalls: Msgs = [];
+    normalizeMessage({ role: 'assistant', content: null, tool_calls: calls }, 'assistant', withCalls);
+    if (withCalls[0]?.tool_calls) msg.tool_calls = withCalls[0].tool_calls;
+  }
   return out;
 }
