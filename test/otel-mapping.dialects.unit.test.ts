@@ -16,7 +16,15 @@ import { span } from './helpers/spans.ts';
 const AT = new Date('2026-11-01T00:00:00Z');
 const NAMESPACES = ['gen_ai.', 'llm.', 'ai.', 'langfuse.', 'genkit:', 'pydantic_ai.', 'traceloop.', 'flue.', 'openinference.'];
 
-const mapFixture = (f: DialectFixture, explain = false) => mapSpan(span(f.attributes, { name: f.spanName }), { explain });
+const mapFixture = (f: DialectFixture, explain = false) =>
+  mapSpan(
+    span(f.attributes, {
+      name: f.spanName,
+      ...(f.scope ? { scopeName: f.scope.name, scopeVersion: f.scope.version } : {}),
+      ...(f.resource ? { resource: f.resource } : {}),
+    }),
+    { explain },
+  );
 
 /** The keys explain accounts for: those it names as a source of a mapped field, and those it lists as ignored. */
 function accountedKeys(m: MappedSpan, keys: string[]): string[] {

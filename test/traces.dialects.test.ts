@@ -56,6 +56,8 @@ describe(`spans of every dialect, mapped and priced (${mode} mode)`, () => {
         span_name: f.spanName,
         span_kind: 'INTERNAL',
         attributes: f.attributes,
+        ...(f.scope ? { scope_name: f.scope.name, scope_version: f.scope.version } : {}),
+        ...(f.resource ? { resource: f.resource } : {}),
         start_time_ns: ns(base + i),
         end_time_ns: ns(base + i + 500),
         status_code: 'OK',

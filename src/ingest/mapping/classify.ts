@@ -55,7 +55,7 @@ export function classify(ctx: SpanCtx, groups: number, usageCounts = false): Cla
 
   if (groups & G.LANGFUSE) {
     const lf = langfuseClass(ctx);
-    if (lf) return decided(ctx, genaiOp, lf[0], 'langfuse.observation.type', lf[1], lf[1]);
+    if (lf) return decided(ctx, genaiOp, lf[0], 'langfuse.observation.type', lf[1], lf[2]);
   }
 
   if (groups & G.CLASS) {

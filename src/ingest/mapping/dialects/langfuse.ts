@@ -3,7 +3,8 @@
 // usage and cost details are explicit and outrank every other dialect's keys on the same span.
 // Langfuse usage types are disjoint (cost = Σ usage[type] × price[type]): `input` excludes
 // `input_cached_tokens` / `input_cache_read` / `input_cache_creation`, `output` excludes
-// `output_reasoning_tokens`. OpenAI-style names inside usage_details (prompt_tokens, ...) keep
+// `output_reasoning_tokens` (Python SDK <= 3.3.0 generations sent as "span" are read as
+// generations, as Langfuse does). OpenAI-style names inside usage_details (prompt_tokens, ...) keep
 // their own, inclusive, meaning; the numbers (a total) decide over both (usage.ts).
 import type { NormalizedMessage, SpanClass } from '../../../executions/span.ts';
 import { numberToDecimal, fromScaled, toScaled } from '../../../pricing/decimal.ts';
@@ -30,17 +31,36 @@ const TYPES: Record<string, SpanClass> = {
   event: 'other',
 };
 
-/** The class langfuse.observation.type gives, with its value; undefined when absent or unknown (noted). */
-export function langfuseClass(ctx: SpanCtx): [SpanClass, string] | undefined {
+/** [class, what explain says, the operation] langfuse.observation.type gives; undefined when absent or unknown (noted). */
+export function langfuseClass(ctx: SpanCtx): [SpanClass, string, string] | undefined {
   const raw = asStr(ctx.a[LF_TYPE]);
   if (raw === undefined) return undefined;
   const type = raw.toLowerCase();
+  if (type === 'span' && generationSentAsSpan(ctx)) return ['inference', 'span, a generation from Python SDK <= 3.3.0', 'generation'];
   const cls = TYPES[type];
   if (cls === undefined) {
     ctx.ignore(LF_TYPE, `unknown observation type ${preview(raw)}`);
     return undefined;
   }
-  return [cls, type];
+  return [cls, type, type];
+}
+
+/** Keys only a generation carries: beside type "span" they mean the Python SDK bug below. */
+const GENERATION_KEYS = ['langfuse.observation.model.name', LF_USAGE, LF_COST, 'langfuse.observation.completion_start_time'];
+
+/**
+ * Langfuse Python SDK up to 3.3.0 sent type "span" for generations (langfuse/langfuse#8682);
+ * Langfuse's server reads them as generations, so do we: scope langfuse-sdk, a Python resource,
+ * a version up to 3.3.0 (patch included), and a key only a generation carries.
+ */
+function generationSentAsSpan(ctx: SpanCtx): boolean {
+  const span = ctx.span;
+  if (span.scopeName !== 'langfuse-sdk' || span.resource?.['telemetry.sdk.language'] !== 'python') return false;
+  const [major = NaN, minor = 0, patch = 0] = String(span.scopeVersion ?? '')
+    .split('.')
+    .map((n) => parseInt(n, 10));
+  if (!(major < 3 || (major === 3 && (minor < 3 || (minor === 3 && patch <= 0))))) return false;
+  return GENERATION_KEYS.some((k) => ctx.a[k] !== undefined);
 }
 
 const INPUT = ['input', 'prompt_tokens', 'input_tokens', 'promptTokens'];
