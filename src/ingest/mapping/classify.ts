@@ -71,11 +71,18 @@ export function classify(ctx: SpanCtx, groups: number, usageCounts = false): Cla
       return decided(ctx, genaiOp, GENAI_OPS[genaiOp]!, 'gen_ai.operation.name', genaiOp, genaiOp);
   }
 
-  const vercelId =
-    (groups & G.CLASS ? (asStr(a['ai.operationId']) ?? vercelOperationName(a['operation.name'])) : undefined) ??
-    (name.startsWith('ai.') ? name : undefined);
+  let vercelId = groups & G.CLASS ? asStr(a['ai.operationId']) : undefined;
+  let vercelSource = 'ai.operationId';
+  if (vercelId === undefined && groups & G.CLASS) {
+    vercelId = vercelOperationName(a['operation.name']);
+    vercelSource = 'operation.name';
+  }
+  if (vercelId === undefined && name.startsWith('ai.')) {
+    vercelId = name;
+    vercelSource = 'span name';
+  }
   const vercel = vercelId ? vercelClass(vercelId) : undefined;
-  if (vercel) return decided(ctx, genaiOp, vercel, 'ai.operationId', vercelId!, vercelId!);
+  if (vercel) return decided(ctx, genaiOp, vercel, vercelSource, vercelId!, vercelId!);
 
   if (groups & G.GENKIT) {
     const gk = genkitClass(ctx);
