@@ -144,7 +144,7 @@ describe('Vercel AI SDK v5', () => {
     expect(m.explain.ignored).toContainEqual({ key: 'ai.usage.inputTokens', reason: AGENT_REASON });
   });
 
-  it('doStream with the Anthropic provider: inputTokens excludes the cache; cache write from providerMetadata; input/output part spelling', () => {
+  it("doStream with the Anthropic provider: Anthropic's own input_tokens equals inputTokens, so it excludes the cache; input/output part spelling", () => {
     const m = mapSpan(
       span(
         {
@@ -159,7 +159,12 @@ describe('Vercel AI SDK v5', () => {
           'ai.usage.outputTokens': 40,
           'ai.usage.totalTokens': 90,
           'ai.usage.cachedInputTokens': 10,
-          'ai.response.providerMetadata': json({ anthropic: { cacheCreationInputTokens: 20 } }),
+          'ai.response.providerMetadata': json({
+            anthropic: {
+              cacheCreationInputTokens: 20,
+              usage: { input_tokens: 50, cache_read_input_tokens: 10, cache_creation_input_tokens: 20, output_tokens: 40 },
+            },
+          }),
           'ai.prompt.messages': json([
             { role: 'user', content: [{ type: 'text', text: 'Weather in Oslo?' }] },
             {
@@ -185,10 +190,10 @@ describe('Vercel AI SDK v5', () => {
     expect(m).toMatchObject({ spanClass: 'inference', provider: 'anthropic', model: 'claude-sonnet-4-20250514' });
     expect(m.usage).toEqual({ tokensIn: 80, tokensOut: 40, cachedIn: 10, cacheWriteIn: 20, reasoning: 0 });
     expect(m.explain.mapped['usage']).toBe(
-      'gen_ai.usage.input_tokens, gen_ai.usage.output_tokens, ai.usage.cachedInputTokens, ai.response.providerMetadata',
+      'gen_ai.usage.input_tokens, gen_ai.usage.output_tokens, ai.usage.cachedInputTokens, ai.response.providerMetadata (anthropic.usage.cache_creation_input_tokens), ai.response.providerMetadata (anthropic.usage.input_tokens)',
     );
     expect(m.explain.mapped['usage.conversion']).toBe(
-      'AI SDK v4/v5 Anthropic input excludes the cache: cache read + write added to gen_ai.usage.input_tokens',
+      'gen_ai.usage.input_tokens is 50, ai.response.providerMetadata (anthropic.usage.input_tokens) + cache read + cache write is 80: the cache was excluded, added',
     );
     expect(m.inputMessages).toEqual([
       { role: 'user', content: 'Weather in Oslo?' },

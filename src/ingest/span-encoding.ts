@@ -57,6 +57,8 @@ export interface EncodedSpans {
 }
 
 const MAX_ERRORS = 20;
+const EXPLAIN = { explain: true };
+const NO_EXPLAIN = {};
 
 export interface SpanEncodingOptions {
   /** Explain each span's mapping in the answer. */
@@ -115,7 +117,7 @@ export function encodeSpans(
   const sink = new ByteSink(spans.length * 2048);
   for (let i = 0; i < spans.length; i++) {
     const span = spans[i]!;
-    const mapped = mapSpan(span);
+    const mapped = mapSpan(span, opts.explain ? EXPLAIN : NO_EXPLAIN);
     let res = resourceJson.get(span.resource);
     if (res === undefined) resourceJson.set(span.resource, (res = JSON.stringify(span.resource)));
     const row = spanRow(projectId, span, mapped, receivedAt, res, opts.apiKeyId);

@@ -1,11 +1,23 @@
 // Which kind of span this is (docs/otel-mapping.md, "Classifying a span"). Only inference spans
 // count usage and cost: agent and outer SDK spans repeat their children's totals.
 // The first rule that names the span wins, most explicit dialect marker first:
-//   openinference.span.kind › spring.ai.kind › gen_ai.operation.name › Vercel ai.* operation id ›
-//   traceloop.span.kind › llm.request.type › langsmith.span.kind › framework span names ›
-//   gen_ai.tool.name / gen_ai.tool.call.id › a model attribute › other.
+//   langfuse.observation.type › openinference.span.kind › spring.ai.kind › gen_ai.operation.name ›
+//   Vercel ai.* operation id › Genkit subtype/type › Flue span keys › traceloop.span.kind ›
+//   llm.request.type › langsmith.span.kind › framework span names › gen_ai.tool.name /
+//   gen_ai.tool.call.id › a model attribute › token usage › other.
+// The last two rules: a span no dialect classifies is an inference when it names a model or
+// carries token counts (LiteLLM and hand-rolled tracers put usage on such spans). Counting it is
+// safe for totals: trace assembly counts an inference span only when none of its descendants
+// carries usage, so a parent that sums its children never doubles them (span-builders.ts).
 import type { SpanClass } from '../../executions/span.ts';
 import { asStr, type SpanCtx } from './context.ts';
+import { flueClass } from './dialects/flue.ts';
+import { genkitClass } from './dialects/genkit.ts';
+import { langfuseClass } from './dialects/langfuse.ts';
+import { OPENINFERENCE_KINDS } from './dialects/openinference.ts';
+import { TRACELOOP_KINDS } from './dialects/openllmetry.ts';
+import { GENAI_OPS } from './dialects/otel-genai.ts';
+import { vercelClass, vercelOperationName } from './dialects/vercel.ts';
 import { G, MODEL_KEYS } from './keys.ts';
 
 export interface Classification {
@@ -14,72 +26,9 @@ export interface Classification {
   operation: string;
 }
 
-const GENAI_OPS: Record<string, SpanClass> = {
-  chat: 'inference',
-  text_completion: 'inference',
-  generate_content: 'inference',
-  completion: 'inference',
-  generate: 'inference',
-  embeddings: 'inference',
-  execute_tool: 'tool',
-  tool_call: 'tool',
-  invoke_agent: 'agent',
-  create_agent: 'agent',
-  invoke_workflow: 'agent',
-  // Named, never counted: steps and cycles repeat their children's usage (AI SDK v7 agent_step,
-  // Strands execute_event_loop_cycle); fetch_response MUST NOT report usage; retrieval and
-  // memory operations are not model calls.
-  agent_step: 'other',
-  execute_event_loop_cycle: 'other',
-  fetch_response: 'other',
-  retrieval: 'other',
-  plan: 'other',
-  framework: 'other',
-  create_memory_store: 'other',
-  delete_memory_store: 'other',
-  create_memory: 'other',
-  update_memory: 'other',
-  upsert_memory: 'other',
-  search_memory: 'other',
-  delete_memory: 'other',
-};
-
-const OPENINFERENCE_KINDS: Record<string, SpanClass> = {
-  LLM: 'inference',
-  EMBEDDING: 'inference',
-  TOOL: 'tool',
-  AGENT: 'agent',
-  CHAIN: 'agent',
-  RETRIEVER: 'other',
-  RERANKER: 'other',
-  GUARDRAIL: 'other',
-  EVALUATOR: 'other',
-  PROMPT: 'other',
-};
-
 // Spring AI ChatClient wraps one user call and its model calls, like the AI SDK's outer span.
 const SPRING_KINDS: Record<string, SpanClass> = { chat_client: 'agent', tool_call: 'tool', advisor: 'other', vector_store: 'other' };
-const TRACELOOP_KINDS: Record<string, SpanClass> = { agent: 'agent', workflow: 'agent', tool: 'tool', task: 'other', session: 'other' };
 const LANGSMITH_KINDS: Record<string, SpanClass> = { llm: 'inference', tool: 'tool', chain: 'agent', retriever: 'other' };
-
-/** Vercel AI SDK v3–v6 operation ids (`ai.operationId`, also the span name). */
-function vercelClass(id: string): SpanClass | undefined {
-  if (id.endsWith('.doGenerate') || id.endsWith('.doStream') || id.endsWith('.doEmbed')) return 'inference';
-  switch (id) {
-    case 'ai.toolCall':
-      return 'tool';
-    case 'ai.generateText':
-    case 'ai.streamText':
-    case 'ai.generateObject':
-    case 'ai.streamObject':
-      return 'agent'; // outer call: carries the aggregate usage of its doGenerate/doStream children
-    case 'ai.embed':
-    case 'ai.embedMany':
-      return 'other'; // wrapper of doEmbed, repeats its usage
-    default:
-      return undefined;
-  }
-}
 
 function decided(
   ctx: SpanCtx,
@@ -95,11 +44,19 @@ function decided(
   return { spanClass, operation };
 }
 
-/** `groups`: the key groups the span carries (keys.ts); without CLASS or MODEL keys only the span name can decide. */
-export function classify(ctx: SpanCtx, groups: number): Classification {
+/**
+ * `groups`: the key groups the span carries (keys.ts); without CLASS or MODEL keys only the span
+ * name can decide. `usageCounts`: the span carries a token count (of any dialect).
+ */
+export function classify(ctx: SpanCtx, groups: number, usageCounts = false): Classification {
   const a = ctx.a;
   const name = typeof ctx.span.name === 'string' ? ctx.span.name : '';
   const genaiOp = groups & G.CLASS ? asStr(a['gen_ai.operation.name']) : undefined;
+
+  if (groups & G.LANGFUSE) {
+    const lf = langfuseClass(ctx);
+    if (lf) return decided(ctx, genaiOp, lf[0], 'langfuse.observation.type', lf[1], lf[2]);
+  }
 
   if (groups & G.CLASS) {
     const oiKind = asStr(a['openinference.span.kind'])?.toUpperCase();
@@ -114,9 +71,27 @@ export function classify(ctx: SpanCtx, groups: number): Classification {
       return decided(ctx, genaiOp, GENAI_OPS[genaiOp]!, 'gen_ai.operation.name', genaiOp, genaiOp);
   }
 
-  const vercelId = (groups & G.CLASS ? asStr(a['ai.operationId']) : undefined) ?? (name.startsWith('ai.') ? name : undefined);
+  let vercelId = groups & G.CLASS ? asStr(a['ai.operationId']) : undefined;
+  let vercelSource = 'ai.operationId';
+  if (vercelId === undefined && groups & G.CLASS) {
+    vercelId = vercelOperationName(a['operation.name']);
+    vercelSource = 'operation.name';
+  }
+  if (vercelId === undefined && name.startsWith('ai.')) {
+    vercelId = name;
+    vercelSource = 'span name';
+  }
   const vercel = vercelId ? vercelClass(vercelId) : undefined;
-  if (vercel) return decided(ctx, genaiOp, vercel, 'ai.operationId', vercelId!, vercelId!);
+  if (vercel) return decided(ctx, genaiOp, vercel, vercelSource, vercelId!, vercelId!);
+
+  if (groups & G.GENKIT) {
+    const gk = genkitClass(ctx);
+    if (gk) return decided(ctx, genaiOp, gk[0], gk[1], gk[2], gk[2]);
+  }
+  if (groups & G.FLUE) {
+    const fl = flueClass(ctx);
+    if (fl) return decided(ctx, genaiOp, fl[0], fl[1], '', '');
+  }
 
   if (groups & G.CLASS) {
     const tlKind = asStr(a['traceloop.span.kind']);
@@ -145,6 +120,8 @@ export function classify(ctx: SpanCtx, groups: number): Classification {
       if (asStr(a[key])) return decided(ctx, genaiOp, 'inference', key, 'a model on a span that is not agent, tool or chain', '');
     }
   }
+
+  if (usageCounts) return decided(ctx, genaiOp, 'inference', 'token usage', 'a span no dialect classifies carries token counts', '');
 
   if (genaiOp) {
     ctx.map('operation', 'gen_ai.operation.name');

@@ -5,6 +5,7 @@
 import type { SpanClass } from '../../executions/span.ts';
 import { numberToDecimal } from '../../pricing/decimal.ts';
 import { asId, asStr, MALFORMED, parseStructured, preview, type SpanCtx } from './context.ts';
+import { LF_COST, langfuseCost } from './dialects/langfuse.ts';
 import {
   AGENT_KEYS,
   AGENT_KEYS_TRACELOOP,
@@ -161,8 +162,14 @@ export function toDecimalString(v: unknown): string | undefined {
 /** The cost an inference span states itself; on any other span it would double its children's. */
 export function mapProvidedCost(ctx: SpanCtx, spanClass: SpanClass, notCountedReason: string): string | undefined {
   if (spanClass !== 'inference') {
-    for (const key of COST_KEYS) if (ctx.a[key] !== undefined) ctx.ignore(key, notCountedReason);
+    for (const key of [LF_COST, ...COST_KEYS]) if (ctx.a[key] !== undefined) ctx.ignore(key, notCountedReason);
     return undefined;
+  }
+  const langfuse = langfuseCost(ctx); // explicit cost details outrank every other key
+  if (langfuse !== undefined) {
+    ctx.map('providedCostUsd', LF_COST);
+    for (const key of COST_KEYS) if (ctx.a[key] !== undefined) ctx.ignore(key, `superseded by ${LF_COST}`);
+    return langfuse;
   }
   const cost = firstOf(ctx, 'providedCostUsd', COST_KEYS, toDecimalString, 'a decimal amount');
   return cost === '' ? undefined : cost;

@@ -6,16 +6,26 @@ import type { DecodedSpan, MappedSpan, SpanClass } from '../../executions/span.t
 import { classify } from './classify.ts';
 import { SpanCtx } from './context.ts';
 import { mapAgent, mapError, mapModel, mapProvidedCost, mapSession, mapTool } from './fields.ts';
-import { scanKeys } from './indexed.ts';
+import { scanKeys, type KeyScan } from './indexed.ts';
 import { mapMessages } from './messages.ts';
 import { mapPromptUsages } from './prompts.ts';
 import { G } from './keys.ts';
 import { mapProvider } from './provider.ts';
-import { readUsage } from './usage.ts';
+import { attributeParts, fillParts, isUsageCount, resolveUsage, type UsageResult } from './usage.ts';
+import { adkUsageParts } from './dialects/adk.ts';
+import { genkitModel, genkitUsageParts } from './dialects/genkit.ts';
+import { LF_USAGE, langfuseUsageParts } from './dialects/langfuse.ts';
+import { providerMetadataParts } from './dialects/vercel.ts';
+import { explainUnused } from './unused.ts';
 import { mapTraceAttributes } from './trace-attributes.ts';
 
 export { normaliseProvider, providerFromHost, providerFromModel } from './provider.ts';
 export { normalizeMessages } from './normalize.ts';
+
+export interface MapOptions {
+  /** Also list, in explain.ignored, every attribute of a known namespace that was not used (for ?explain=true only: it costs a pass over the keys). */
+  explain?: boolean;
+}
 
 /** Why a span that is not an inference span does not count the usage or cost it carries. */
 function notCounted(spanClass: SpanClass): string {
@@ -29,16 +39,41 @@ function notCounted(spanClass: SpanClass): string {
   }
 }
 
-function mapUnsafe(span: DecodedSpan): MappedSpan {
+/** The span's usage: Langfuse usage_details when it holds counts, else the attributes with the dialects' JSON counts filling the gaps. */
+function spanUsage(ctx: SpanCtx, scan: KeyScan): UsageResult | undefined {
+  const g = scan.groups;
+  const langfuse = g & G.LANGFUSE ? langfuseUsageParts(ctx) : undefined;
+  if (langfuse) {
+    for (const key of scan.usageKeys) if (isUsageCount(key)) ctx.ignore(key, 'superseded by langfuse.observation.usage_details');
+    return resolveUsage(ctx, langfuse);
+  }
+  const parts = attributeParts(ctx, scan.usageKeys);
+  if (g & G.VERCEL_METADATA) fillParts(parts, providerMetadataParts(ctx));
+  if (g & G.ADK) fillParts(parts, adkUsageParts(ctx));
+  if (g & G.GENKIT) fillParts(parts, genkitUsageParts(ctx));
+  return resolveUsage(ctx, parts);
+}
+
+function mapUnsafe(span: DecodedSpan, opts: MapOptions): MappedSpan {
   const ctx = new SpanCtx(span);
   const scan = scanKeys(ctx);
   const g = scan.groups;
-  const { spanClass, operation } = classify(ctx, g);
-  const model = g & G.MODEL ? mapModel(ctx) : '';
-  const provider = g & G.PROVIDER || model ? mapProvider(ctx, model) : '';
+  const usageCounts = g & G.USAGE ? scan.usageKeys.some(isUsageCount) || (g & G.LANGFUSE && ctx.has(LF_USAGE)) : false;
+  const { spanClass, operation } = classify(ctx, g, Boolean(usageCounts));
+  let model = g & G.MODEL ? mapModel(ctx) : '';
+  let hint: { value: string; source: string } | undefined;
+  if (!model && g & G.GENKIT) {
+    const gk = genkitModel(ctx);
+    if (gk) {
+      model = gk.model;
+      ctx.map('model', gk.plugin ? 'genkit:name (less its plugin prefix)' : 'genkit:name');
+      if (gk.plugin) hint = { value: gk.plugin, source: 'genkit:name plugin' };
+    }
+  }
+  const provider = g & G.PROVIDER || model ? mapProvider(ctx, model, hint) : '';
 
   let usage: MappedSpan['usage'];
-  const read = g & G.USAGE ? readUsage(ctx, scan.usageKeys) : undefined;
+  const read = g & G.USAGE ? spanUsage(ctx, scan) : undefined;
   if (read) {
     if (spanClass === 'inference') {
       usage = read.usage;
@@ -71,6 +106,7 @@ function mapUnsafe(span: DecodedSpan): MappedSpan {
     errorMessage: mapError(ctx),
     explain: ctx.explain,
   };
+  if (opts.explain) explainUnused(ctx);
   if (usage) mapped.usage = usage;
   if (providedCostUsd !== undefined) mapped.providedCostUsd = providedCostUsd;
   if (tool.toolArguments !== undefined) mapped.toolArguments = tool.toolArguments;
@@ -82,9 +118,9 @@ function mapUnsafe(span: DecodedSpan): MappedSpan {
  * Maps one span. Never throws: a malformed value is skipped and listed in explain.ignored, and
  * should anything unforeseen fail, the span is still returned, as `other`, with the failure noted.
  */
-export function mapSpan(span: DecodedSpan): MappedSpan {
+export function mapSpan(span: DecodedSpan, opts: MapOptions = {}): MappedSpan {
   try {
-    return mapUnsafe(span);
+    return mapUnsafe(span, opts);
   } catch (err) {
     return {
       spanClass: 'other',

@@ -30,7 +30,7 @@ const OI_OUT = 'llm.output_messages.';
 const TL_IN = 'gen_ai.prompt.';
 const TL_OUT = 'gen_ai.completion.';
 const PROMPT_VAR = 'gen_ai.prompt.variable.';
-const [LF_META, TL_META, AI_META] = METADATA_PREFIXES as [string, string, string];
+const [LF_META, TL_META, AI_META, LF_OBS_META] = METADATA_PREFIXES as [string, string, string, string];
 
 function isDigit(c: number): boolean {
   return c >= 48 && c <= 57;
@@ -63,7 +63,16 @@ export function scanKeys(ctx: SpanCtx): KeyScan {
       continue;
     }
     const c = key.charCodeAt(0);
-    const metaPrefix = c === 108 /* l */ ? LF_META : c === 116 /* t */ ? TL_META : c === 97 /* a */ ? AI_META : undefined;
+    const metaPrefix =
+      c === 108 /* l */
+        ? key.charCodeAt(9) === 111 /* langfuse.o */
+          ? LF_OBS_META
+          : LF_META
+        : c === 116 /* t */
+          ? TL_META
+          : c === 97 /* a */
+            ? AI_META
+            : undefined;
     if (metaPrefix !== undefined && key.length > metaPrefix.length && key.startsWith(metaPrefix)) {
       (scan.metadataKeys ??= []).push(key);
     } else if (c === 108 /* l */) {

@@ -15,6 +15,14 @@ export const G = {
   MESSAGES: 256,
   /** user, tags, metadata (trace-attributes.ts) */
   TRACE: 512,
+  // Dialects whose keys are read by their own file under dialects/: a bit says the span carries
+  // one of their keys, so a span without any never pays for their lookups.
+  LANGFUSE: 1024,
+  GENKIT: 2048,
+  FLUE: 4096,
+  PYDANTIC: 8192,
+  ADK: 16384,
+  VERCEL_METADATA: 32768,
 } as const;
 
 export const CLASS_KEYS = [
@@ -22,6 +30,7 @@ export const CLASS_KEYS = [
   'openinference.span.kind',
   'spring.ai.kind',
   'ai.operationId',
+  'operation.name',
   'traceloop.span.kind',
   'llm.request.type',
   'langsmith.span.kind',
@@ -31,6 +40,7 @@ export const CLASS_KEYS = [
 
 /** Model keys, best first (docs/otel-mapping.md, "Fields"; gen_ai.model.id, a key of the flat JSON form, last). */
 export const MODEL_KEYS = [
+  'langfuse.observation.model.name',
   'gen_ai.response.model',
   'gen_ai.request.model',
   'llm.response.model_name',
@@ -64,6 +74,7 @@ export const USAGE_OUT = [
 export const USAGE_CACHE_READ = [
   'gen_ai.usage.cache_read.input_tokens',
   'gen_ai.usage.cache_read_input_tokens',
+  'gen_ai.usage.input_cached_tokens',
   'llm.token_count.prompt_details.cache_read',
   'ai.usage.inputTokenDetails.cacheReadTokens',
   'ai.usage.cachedInputTokens',
@@ -108,6 +119,7 @@ export const SESSION_KEYS = [
   'traceloop.association.properties.session_id',
   'spring.ai.chat.client.conversation.id',
   'gcp.vertex.agent.session_id',
+  'genkit:sessionId',
 ];
 
 export const USER_KEYS = [
@@ -118,28 +130,46 @@ export const USER_KEYS = [
   'enduser.id',
 ];
 export const TAG_KEYS = ['tag.tags', 'langfuse.trace.tags', 'ai.telemetry.metadata.tags'];
-export const METADATA_OBJECT_KEYS = ['metadata', 'langfuse.trace.metadata'];
+export const METADATA_OBJECT_KEYS = ['metadata', 'langfuse.trace.metadata', 'langfuse.observation.metadata'];
 /** Families of `<prefix><key>` metadata, gathered by the attribute scan (indexed.ts). */
-export const METADATA_PREFIXES = ['langfuse.trace.metadata.', 'traceloop.association.properties.', 'ai.telemetry.metadata.'];
+export const METADATA_PREFIXES = [
+  'langfuse.trace.metadata.',
+  'traceloop.association.properties.',
+  'ai.telemetry.metadata.',
+  'langfuse.observation.metadata.',
+];
 
-export const TOOL_NAME_KEYS = ['gen_ai.tool.name', 'tool.name', 'ai.toolCall.name', 'spring.ai.tool.definition.name'];
-export const TOOL_ID_KEYS = ['gen_ai.tool.call.id', 'ai.toolCall.id', 'tool_call.id', 'tool.id'];
+export const TOOL_NAME_KEYS = [
+  'gen_ai.tool.name',
+  'tool.name',
+  'ai.toolCall.name',
+  'spring.ai.tool.definition.name',
+  'flue.tool.name',
+  'genkit:name',
+];
+export const TOOL_ID_KEYS = ['gen_ai.tool.call.id', 'ai.toolCall.id', 'tool_call.id', 'tool.id', 'flue.tool.call_id'];
 export const TOOL_ARG_KEYS = [
+  'langfuse.observation.input',
   'gen_ai.tool.call.arguments',
   'ai.toolCall.args',
   'ai.toolCall.input',
   'spring.ai.tool.call.arguments',
   'tool_arguments',
   'gcp.vertex.agent.tool_call_args',
+  'flue.tool.arguments',
+  'genkit:input',
   'input.value',
 ];
 export const TOOL_RESULT_KEYS = [
+  'langfuse.observation.output',
   'gen_ai.tool.call.result',
   'ai.toolCall.result',
   'ai.toolCall.output',
   'spring.ai.tool.call.result',
   'tool_response',
   'gcp.vertex.agent.tool_response',
+  'flue.tool.result',
+  'genkit:output',
   'output.value',
 ];
 
@@ -177,6 +207,51 @@ export const MESSAGE_KEYS = [
   'output.value',
 ];
 
+/** Dialect keys (dialects/*.ts): key → the purpose groups it serves beside its dialect's bit. */
+const DIALECT_KEYS: Array<[number, Array<[string, number]>]> = [
+  [
+    G.LANGFUSE,
+    [
+      ['langfuse.observation.type', G.CLASS],
+      ['langfuse.observation.usage_details', G.USAGE],
+      ['langfuse.observation.cost_details', G.COST],
+      ['langfuse.observation.input', G.MESSAGES],
+      ['langfuse.observation.output', G.MESSAGES],
+    ],
+  ],
+  [
+    G.GENKIT,
+    [
+      ['genkit:type', G.CLASS],
+      ['genkit:metadata:subtype', G.CLASS],
+      ['genkit:name', G.MODEL],
+      ['genkit:input', G.MESSAGES],
+      ['genkit:output', G.MESSAGES | G.USAGE],
+    ],
+  ],
+  [
+    G.FLUE,
+    [
+      ['flue.tool.name', G.CLASS],
+      ['flue.tool.call_id', G.CLASS],
+      ['flue.task.id', G.CLASS],
+      ['flue.workflow.name', G.CLASS],
+      ['flue.operation.id', G.CLASS],
+      ['flue.turn.input', G.MESSAGES],
+      ['flue.turn.output', G.MESSAGES],
+    ],
+  ],
+  [
+    G.PYDANTIC,
+    [
+      ['pydantic_ai.all_messages', G.MESSAGES],
+      ['final_result', G.MESSAGES],
+    ],
+  ],
+  [G.ADK, [['gcp.vertex.agent.llm_response', G.MESSAGES | G.USAGE]]],
+  [G.VERCEL_METADATA, [['ai.response.providerMetadata', G.USAGE]]],
+];
+
 /** key → the groups it belongs to */
 export const KEY_GROUPS: ReadonlyMap<string, number> = (() => {
   const m = new Map<string, number>();
@@ -193,5 +268,6 @@ export const KEY_GROUPS: ReadonlyMap<string, number> = (() => {
   add(PROMPT_KEYS, G.PROMPT);
   add(MESSAGE_KEYS, G.MESSAGES);
   add([...USER_KEYS, ...TAG_KEYS, ...METADATA_OBJECT_KEYS], G.TRACE);
+  for (const [dialect, keys] of DIALECT_KEYS) for (const [key, groups] of keys) add([key], dialect | groups);
   return m;
 })();

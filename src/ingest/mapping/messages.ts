@@ -11,12 +11,21 @@
 //   7 Google ADK gcp.vertex.agent.llm_request / llm_response (vendor JSON; not in the design's
 //     list, which would leave ADK without messages: placed after the conventions, before 8)
 //   8 input.value / output.value (not on tool spans: there they are the tool's arguments/result)
+// Before 1: langfuse.observation.input/output (the Langfuse SDK's explicit payloads) and Pydantic
+// AI's pydantic_ai.all_messages / final_result (agent spans); between 4 and 5: Genkit
+// genkit:input/output (model actions) and Flue flue.turn.input/output (dialects/).
 // Lower sources present on the span are listed in explain.ignored as superseded.
 import type { AttrValue, DecodedEvent, NormalizedMessage, SpanClass } from '../../executions/span.ts';
 import { isObj, MALFORMED, parseLoose, parseStructured, preview, type SpanCtx } from './context.ts';
 import { rebuildIndexed, type KeyScan } from './indexed.ts';
 import { normalizeMessage, normalizeMessages, partsText } from './normalize.ts';
-import { valueInput, valueOutput, vercelPrompt, vercelResponse } from './payloads.ts';
+import { valueInput, valueOutput } from './dialects/openinference.ts';
+import { vercelPrompt, vercelResponse } from './dialects/vercel.ts';
+import { adkRequest, adkResponse } from './dialects/adk.ts';
+import { FLUE_IN, FLUE_OUT, flueMessages } from './dialects/flue.ts';
+import { genkitMessages } from './dialects/genkit.ts';
+import { LF_INPUT, LF_OUTPUT, langfuseMessages } from './dialects/langfuse.ts';
+import { PYDANTIC_MESSAGES, PYDANTIC_RESULT, pydanticInput, pydanticOutput } from './dialects/pydantic-ai.ts';
 
 const DETAILS = 'gen_ai.client.inference.operation.details';
 const PER_MESSAGE_ROLES: Record<string, string> = {
@@ -213,22 +222,10 @@ const adk: Source = {
   label: ['gcp.vertex.agent.llm_request', 'gcp.vertex.agent.llm_response'],
   hasIn: (ctx) => ctx.has('gcp.vertex.agent.llm_request'),
   hasOut: (ctx) => ctx.has('gcp.vertex.agent.llm_response'),
-  read(ctx, _e, _s, want) {
-    const r: Sides = {};
-    const req = want.input ? ctx.structured('gcp.vertex.agent.llm_request') : undefined;
-    if (isObj(req)) {
-      r.input = [];
-      const config = req['config'];
-      if (isObj(config) && config['system_instruction'] !== undefined) {
-        const text = partsText(config['system_instruction']);
-        if (text !== null) r.input.push({ role: 'system', content: text });
-      }
-      normalizeMessages(req['contents'], 'user', r.input);
-    }
-    const res = want.output ? ctx.structured('gcp.vertex.agent.llm_response') : undefined;
-    if (isObj(res) && res['content'] !== undefined) r.output = normalizeMessages(res['content'], 'assistant');
-    return r;
-  },
+  read: (ctx, _e, _s, want) => ({
+    input: want.input ? adkRequest(ctx) : undefined,
+    output: want.output ? adkResponse(ctx) : undefined,
+  }),
 };
 
 const values: Source = {
@@ -238,11 +235,74 @@ const values: Source = {
   read: (ctx, _e, _s, want) => ({ input: want.input ? valueInput(ctx) : undefined, output: want.output ? valueOutput(ctx) : undefined }),
 };
 
-const SOURCES: Source[] = [semconv, perMessage, contentEvents, vercel, openInference, traceloop, adk, values];
+const langfuse: Source = {
+  label: [LF_INPUT, LF_OUTPUT],
+  hasIn: (ctx) => ctx.has(LF_INPUT),
+  hasOut: (ctx) => ctx.has(LF_OUTPUT),
+  read: (ctx, _e, _s, want) => ({
+    input: want.input ? langfuseMessages(ctx, LF_INPUT, 'user') : undefined,
+    output: want.output ? langfuseMessages(ctx, LF_OUTPUT, 'assistant') : undefined,
+  }),
+};
+
+const pydantic: Source = {
+  label: [PYDANTIC_MESSAGES, PYDANTIC_RESULT],
+  hasIn: (ctx) => ctx.has(PYDANTIC_MESSAGES),
+  hasOut: (ctx) => ctx.has(PYDANTIC_RESULT),
+  read(ctx, _e, _s, want) {
+    const r: Sides = {};
+    if (want.input) {
+      const { messages, from } = pydanticInput(ctx);
+      r.input = messages;
+      r.inFrom = from;
+    }
+    if (want.output) r.output = pydanticOutput(ctx);
+    return r;
+  },
+};
+
+const genkit: Source = {
+  label: ['genkit:input', 'genkit:output'],
+  hasIn: (ctx) => ctx.has('genkit:input'),
+  hasOut: (ctx) => ctx.has('genkit:output'),
+  read: (ctx, _e, _s, want) => ({
+    input: want.input ? genkitMessages(ctx, 'input') : undefined,
+    output: want.output ? genkitMessages(ctx, 'output') : undefined,
+  }),
+};
+
+const flue: Source = {
+  label: [FLUE_IN, FLUE_OUT],
+  hasIn: (ctx) => ctx.has(FLUE_IN),
+  hasOut: (ctx) => ctx.has(FLUE_OUT),
+  read: (ctx, _e, _s, want) => ({
+    input: want.input ? flueMessages(ctx, 'input') : undefined,
+    output: want.output ? flueMessages(ctx, 'output') : undefined,
+  }),
+};
+
+// Explicit dialect payloads first (Langfuse's observation input/output, Pydantic AI's whole
+// conversation on its agent span); then the conventions, then framework payloads.
+const SOURCES: Source[] = [
+  langfuse,
+  pydantic,
+  semconv,
+  perMessage,
+  contentEvents,
+  vercel,
+  genkit,
+  flue,
+  openInference,
+  traceloop,
+  adk,
+  values,
+];
+/** On a tool span these carry the tool's arguments and result (fields.ts), not messages. */
+const TOOL_SOURCES: Source[] = SOURCES.filter((s) => s !== langfuse && s !== genkit && s !== values);
 
 export function mapMessages(ctx: SpanCtx, scan: KeyScan, spanClass: SpanClass): { input: Msgs; output: Msgs } {
   const ev = scanEvents(Array.isArray(ctx.span.events) ? ctx.span.events : []);
-  const sources = spanClass === 'tool' ? SOURCES.slice(0, -1) : SOURCES;
+  const sources = spanClass === 'tool' ? TOOL_SOURCES : SOURCES;
   let input: Msgs | undefined;
   let output: Msgs | undefined;
   let inLabel = '';

@@ -13,7 +13,7 @@ import { asId, asStr, isObj, LIMITS, parseLoose, toText } from './context.ts';
 type Obj = Record<string, unknown>;
 type ToolCall = { id: string; name: string; arguments: unknown };
 
-const ROLES: Record<string, string> = { model: 'assistant', ai: 'assistant', human: 'user' };
+const ROLES: Record<string, string> = { model: 'assistant', ai: 'assistant', human: 'user', toolresult: 'tool' }; // toolResult: Flue
 const LANGCHAIN_ROLES: Record<string, string> = {
   HumanMessage: 'user',
   AIMessage: 'assistant',
@@ -126,6 +126,7 @@ function addPart(p: unknown, acc: Acc): void {
   switch (type) {
     case 'tool_call':
     case 'tool-call':
+    case 'toolCall': // Flue
     case 'tool_use':
     case 'function_call':
       if (acc.calls.length < LIMITS.toolCalls) acc.calls.push(readToolCall(p) ?? toolCall(p['id'], p['name'], undefined));
@@ -156,6 +157,21 @@ function addPart(p: unknown, acc: Acc): void {
   const fr = p['function_response'] ?? p['functionResponse'];
   if (isObj(fr)) {
     acc.results.push(toolMessage(fr['id'], fr['name'], fr['response']));
+    return;
+  }
+  // Genkit parts
+  const treq = p['toolRequest'];
+  if (isObj(treq)) {
+    acc.calls.push(toolCall(treq['ref'], treq['name'], treq['input']));
+    return;
+  }
+  const tres = p['toolResponse'];
+  if (isObj(tres)) {
+    acc.results.push(toolMessage(tres['ref'], tres['name'], tres['output']));
+    return;
+  }
+  if (isObj(p['media'])) {
+    acc.texts.push(media(p['media'], 'media'));
     return;
   }
   if (isObj(p['inline_data']) || isObj(p['inlineData']) || isObj(p['file_data']) || isObj(p['fileData'])) {
@@ -305,7 +321,7 @@ export function normalizeMessage(raw: unknown, defaultRole: string, out: Normali
   if (!hasContent && acc.calls.length === 0 && acc.results.length === 0 && m['role'] === undefined && !toolCallId) return; // nothing message-like
   if (acc.calls.length) msg.tool_calls = acc.calls;
   if (toolCallId) msg.tool_call_id = toolCallId;
-  const name = asStr(m['name']);
+  const name = asStr(m['name']) ?? (role === 'tool' ? asStr(m['toolName']) : undefined);
   if (name) msg.name = name;
   if (out.length < LIMITS.messages) out.push(msg);
 }

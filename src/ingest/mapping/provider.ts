@@ -35,6 +35,8 @@ const ALIASES: Record<string, string> = {
   google_genai: 'gcp.gemini',
   'google.genai': 'gcp.gemini',
   google_ai: 'gcp.gemini',
+  googleai: 'gcp.gemini', // Genkit plugin
+  'vertex-ai': 'gcp.vertex_ai',
   google: 'gcp.gen_ai',
   gcp: 'gcp.gen_ai',
   mistral: 'mistral_ai',
@@ -163,7 +165,7 @@ export function providerFromModel(model: string): string | undefined {
  * `openai` is what OpenAI-client instrumentations report for any base URL, so a server.address
  * that is clearly another vendor's (Azure, Groq, DeepSeek, ...) wins over it.
  */
-export function mapProvider(ctx: SpanCtx, model: string): string {
+export function mapProvider(ctx: SpanCtx, model: string, hint?: { value: string; source: string }): string {
   let chosen: string | undefined;
   let chosenKey = '';
   const frameworks: string[] = [];
@@ -193,6 +195,13 @@ export function mapProvider(ctx: SpanCtx, model: string): string {
     return fromHost;
   }
   if (chosen !== undefined) return chosen;
+  if (hint) {
+    const p = normaliseProvider(hint.value);
+    if (p.kind === 'vendor') {
+      ctx.map('provider', `${hint.source} (${hint.value} → ${p.value})`);
+      return p.value;
+    }
+  }
   const why = frameworks.length > 0 ? `; ${frameworks.join(', ')} names the framework` : '';
   if (fromHost) {
     ctx.map('provider', `inferred from server.address (${address} → ${fromHost})${why}`);
