@@ -37,11 +37,11 @@ const fieldName = (path: readonly (string | number)[], what: string) => (path.le
 /**
  * Every problem of `value` (a parsed JSON document, or query parameters): text that cannot be
  * stored, numbers that are not finite, nesting over MAX_JSON_DEPTH. Iterative, so a hostile depth
- * cannot overflow the stack here. `what` names the whole value ("body").
+ * cannot overflow the stack here. `what` names the whole value ("body"); `at` is the path of `value` itself.
  */
-export function inputProblems(value: unknown, what: string): string[] {
+export function inputProblems(value: unknown, what: string, at: readonly (string | number)[] = []): string[] {
   const problems: string[] = [];
-  const stack: Array<{ v: unknown; path: (string | number)[] }> = [{ v: value, path: [] }];
+  const stack: Array<{ v: unknown; path: (string | number)[] }> = [{ v: value, path: [...at] }];
   while (stack.length > 0 && problems.length < MAX_PROBLEMS) {
     const { v, path } = stack.pop()!;
     if (typeof v === 'string') {
@@ -50,7 +50,7 @@ export function inputProblems(value: unknown, what: string): string[] {
     } else if (typeof v === 'number') {
       if (!Number.isFinite(v)) problems.push(`${fieldName(path, what)}: must be a finite number`);
     } else if (v !== null && typeof v === 'object') {
-      if (path.length >= MAX_JSON_DEPTH) {
+      if (path.length - at.length >= MAX_JSON_DEPTH) {
         problems.push(`${fieldName(path, what)}: nested deeper than ${MAX_JSON_DEPTH} levels`);
         continue;
       }

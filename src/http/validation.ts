@@ -149,7 +149,7 @@ export function createValidator(schemas: readonly JsonSchema[] = loadApiSchemas(
       for (const [name, v] of Object.entries(query)) {
         const p = textProblem(name);
         if (p) text.push(`a parameter name ${p}`);
-        else text.push(...inputProblems(v, name));
+        else text.push(...inputProblems(v, name, [name]));
       }
       refuse(what, text);
       // Repeated scalar parameters (?limit=1&limit=2) are ambiguous: the last one wins only for lists.
