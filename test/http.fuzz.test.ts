@@ -158,7 +158,7 @@ describe(`request validation (${mode} mode)`, () => {
     expect(reached.length / routes.length).toBeGreaterThan(0.8);
     const total = [...statuses.values()].reduce((n, m) => n + [...m.values()].reduce((a, b) => a + b, 0), 0);
     expect(total).toBe(BATCH * RUNS);
-  }, 300_000);
+  }, 600_000); // ~35 s expected alone (306 requests/s measured with 3,000); 232 s seen in a full `npm test` on a loaded machine
 
   it('the generated requests include the hostile cases (so the property above can fail)', () => {
     const sample = fc.sample(anyRequest(target.svc.app.routes, schemas, target.ctx), { numRuns: 5_000, seed: 30 }).map(describeRequest);
