@@ -89,6 +89,23 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('|---|---|');
     for (const f of await benchPoison()) console.log(`| ${f.what} | ${f.value} |`);
   },
+  fuzz: async () => {
+    const { benchFuzz } = await import('./fuzz.ts');
+    const f = await benchFuzz(
+      Number(process.env.BENCH_FUZZ_CASES ?? 100_000),
+      process.env.BENCH_FUZZ_SEED ? Number(process.env.BENCH_FUZZ_SEED) : undefined,
+    );
+    console.log(
+      `\n## request fuzzing (${f.cases.toLocaleString('en-US')} requests over every route, seed ${f.seed}, embedded stores, 10 at a time)`,
+    );
+    console.log('| status | requests |');
+    console.log('|---|---|');
+    for (const [status, n] of f.histogram) console.log(`| ${status || 'no answer'} | ${n.toLocaleString('en-US')} |`);
+    console.log(`\n5xx: ${f.serverErrors}; ${f.seconds.toFixed(1)} s (${Math.round(f.cases / f.seconds)} requests/s)`);
+    console.log(`time by route (s): ${f.slowestRoutes.map(([r, ms]) => `${r} ${(ms / 1000).toFixed(1)}`).join('; ')}`);
+    for (const p of f.problems) console.log(`problem: ${p}`);
+    if (f.problems.length > 0) process.exitCode = 1;
+  },
   ingest: async () => {
     const { benchIngest } = await import('./ingest.ts');
     console.log('\n## OTLP ingest over HTTP (embedded chDB; load from a separate process)');

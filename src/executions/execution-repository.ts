@@ -16,8 +16,9 @@ export interface ListQuery {
   model?: string[];
   agent_id?: string[];
   has_templates?: boolean;
-  min_cost?: number;
-  max_cost?: number;
+  /** USD decimals as the query gave them (schema: at most 9 + 9 digits), compared exactly. */
+  min_cost?: string;
+  max_cost?: string;
   start?: string;
   end?: string;
   prompt_id?: string;

@@ -1,6 +1,7 @@
 // The whole request path, in order:
-//   request id → access log → metrics → error renderer → router (per route: authenticate → authorize →
-//   query and JSON body → handler)
+//   request id → access log → metrics → error renderer → router (per route: authenticate → path
+//   parameters → authorize → query and JSON body → handler; every input is validated by one
+//   validator before a handler or store sees it)
 //   → the web console (console.ts: its pages and bundles, GET only, nothing under /api)
 //   → 404 / 405 for what no route answers.
 import crypto from 'node:crypto';
@@ -87,6 +88,14 @@ function httpMetrics(metrics: Metrics): Koa.Middleware<RouteState> {
   };
 }
 
+/** Before authorize, which may look the path's project up: text no store can hold never reaches one. */
+function pathParameters(validator: Validator): Koa.Middleware<RouteState> {
+  return async (ctx, next) => {
+    validator.validatePath((ctx as unknown as { params: Record<string, string> }).params);
+    await next();
+  };
+}
+
 function input(route: RouteDef, validator: Validator, limitBytes: number): Koa.Middleware<RouteState> {
   return async (ctx, next) => {
     if (route.query) ctx.state.query = validator.validateQuery(route.query, ctx.query);
@@ -118,6 +127,7 @@ export function createApp(deps: AppDeps): TraceloomApp {
       [route.method],
       [
         authenticate(route, deps.identity),
+        pathParameters(validator),
         authorize(route, stores.postgres),
         input(route, validator, config.limits.maxJsonBytes),
         (ctx) => route.handler(ctx as never),

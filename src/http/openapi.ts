@@ -63,8 +63,11 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
       };
     }
     // Statuses every route of a kind can answer, so clients see them without each route listing them.
-    if (r.body || r.query) {
-      responses['400'] ??= errorResponse('Malformed JSON or a schema violation; `detail` names the field');
+    // Path parameters too: text no store can hold (NUL, a lone surrogate) is refused in any input.
+    if (r.body || r.query || params.length > 0) {
+      responses['400'] ??= errorResponse(
+        'Malformed JSON, a schema violation or text no store can hold (NUL, a lone surrogate); `detail` names the field',
+      );
     }
     if (r.body || r.rawBody) {
       responses['413'] ??= errorResponse('Body over the size limit');
