@@ -345,11 +345,12 @@ describe('web console: scores beside cost', () => {
 
   it('compares two versions: both groups side by side with their means, the tested difference and the verdict', async () => {
     const { page } = browser;
-    // Three executions of v1 and three of v2 (v2 costs more), each judged by a person.
+    // Three executions of v1 and three of v2, each judged by a person (small costs: the budget
+    // the admin tests set stays at its alert threshold, not exceeded).
     const judged: object[] = [];
     for (const [version, cost, quality] of [
-      [1, [0.002, 0.0021, 0.0019], [0.4, 0.5, 0.45]],
-      [2, [0.003, 0.0032, 0.0031], [0.8, 0.85, 0.9]],
+      [1, [0.00002, 0.000021, 0.000019], [0.4, 0.5, 0.45]],
+      [2, [0.00003, 0.000032, 0.000031], [0.8, 0.85, 0.9]],
     ] as const) {
       for (let i = 0; i < 3; i++) {
         const id = `cmp-v${version}-${i}`;
@@ -400,7 +401,9 @@ describe('web console: scores beside cost', () => {
       expected.comparison.scores.quality.significant ? 'significant' : 'not significant',
     );
     const relative = expected.comparison.cost_per_execution.relative;
-    await expect(page.locator('.difference[data-score=cost] .relative').textContent()).resolves.toBe(`(+${fig(relative * 100)} %)`);
+    await expect(page.locator('.difference[data-score=cost] .relative').textContent()).resolves.toBe(
+      `(${relative > 0 ? '+' : ''}${fig(relative * 100).replace('-', '−')} %)`,
+    );
     const url = new URL(page.url());
     expect([url.searchParams.get('tab'), url.searchParams.get('a'), url.searchParams.get('b')]).toEqual(['compare', '1', '2']);
     await browser.screenshot('prompt-compare');

@@ -13,11 +13,14 @@ import { DAYS } from './prompt-tools.tsx';
 
 const TESTS: Record<TestOutcome['test'], string> = { welch_t: "Welch's t-test", two_proportion_z: 'two-proportion z-test' };
 
-/** A score figure: four significant digits, no float noise. */
-const fig = (x: number | null | undefined): string => (x === null || x === undefined ? '—' : String(Number(x.toPrecision(4))));
+/** A figure: four significant digits, no float noise, a true minus sign. */
+const fig = (x: number | null | undefined): string =>
+  x === null || x === undefined ? '—' : String(Number(x.toPrecision(4))).replace('-', '−');
 const rate = (x: number | null | undefined): string => (x === null || x === undefined ? '—' : `${fig(x * 100)} %`);
 const interval = (ci: Interval | null, f: (x: number) => string): string => (ci ? `${f(ci.low)} to ${f(ci.high)}` : 'no interval');
 const pValue = (p: number | null): string => (p === null ? '—' : p < 0.0001 ? '< 0.0001' : fig(p));
+/** A difference in money: its sign before the dollar (−$0.0001, +$0.0002). */
+const signedUsd = (x: number): string => (x < 0 ? `−${usd(-x)}` : usd(x));
 const groupName = (g: CompareGroup): string => (g.version !== undefined ? `v${g.version}` : (g.label ?? '?'));
 
 export function Compare({ base, p }: { base: string; p: PromptWithLatest }) {
@@ -125,14 +128,14 @@ function Result({ c }: { c: PromptComparison }) {
         <div class="difference" data-score="cost">
           <h4>Cost per execution</h4>
           <TestFacts label="Difference" t={cost}>
-            {cost.difference === null ? '—' : `${cost.difference > 0 ? '+' : ''}${usd(cost.difference)}`}{' '}
+            {cost.difference === null ? '—' : `${cost.difference > 0 ? '+' : ''}${signedUsd(cost.difference)}`}{' '}
             {cost.relative !== null && (
               <strong class="relative">
                 ({cost.relative > 0 ? '+' : ''}
                 {fig(cost.relative * 100)} %)
               </strong>
             )}{' '}
-            <span class="muted">(95 % CI {interval(cost.ci, usd)})</span>
+            <span class="muted">(95 % CI {interval(cost.ci, signedUsd)})</span>
           </TestFacts>
         </div>
       </Card>
@@ -173,8 +176,10 @@ function Group({ g, side, names }: { g: CompareGroup; side: 'a' | 'b'; names: st
         <dt>Total cost</dt>
         <dd title={`${g.cost.total_usd} USD`}>{usd(g.cost.total_usd)}</dd>
         <dt>Cost per execution</dt>
+        <dd>mean {usd(pe.mean_usd)}</dd>
+        <dt />
         <dd>
-          mean {usd(pe.mean_usd)} · p50 {usd(pe.p50_usd)} · p95 {usd(pe.p95_usd)}
+          p50 {usd(pe.p50_usd)} · p95 {usd(pe.p95_usd)}
         </dd>
         <dt>Latency</dt>
         <dd>

@@ -72,7 +72,7 @@ export function ScoreFilters({
       </div>
       <label>
         Has score
-        <input name="has_score" list="filter-score-names" placeholder="names, comma-separated" value={draft.has} onInput={set('has')} />
+        <input name="has_score" list="filter-score-names" placeholder="name, name…" value={draft.has} onInput={set('has')} />
       </label>
       {params.length > 0 && (
         <div class="score-chips">
