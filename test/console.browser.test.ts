@@ -244,6 +244,174 @@ describe('web console, signed in with an API key', () => {
   });
 });
 
+describe('web console: scores beside cost', () => {
+  const fig = (x: number) => String(Number(x.toPrecision(4)));
+  const scoresOf = async (trace: string) => (await api(`/scores?trace_id=${trace}`)).body.items;
+
+  it("annotates an execution: the config's range refused with the API's 422 detail, then a score added and deleted", async () => {
+    const { page } = browser;
+    const config = {
+      name: 'helpfulness',
+      data_type: 'NUMERIC',
+      min_value: 0,
+      max_value: 1,
+      description: 'How much the answer helped, 0 to 1',
+    };
+    expect((await api('/score-configs', { method: 'POST', as: 'admin', body: JSON.stringify(config) })).status).toBe(201);
+    // An evaluator's score on one span: the list names the span.
+    type Node = { span_id: string; name: string; children: Node[] };
+    const all = (nodes: Node[]): Node[] => nodes.flatMap((n) => [n, ...all(n.children)]);
+    const tool = all((await api(`/executions/${traceId}/hierarchy`)).body.spans).find((n) => n.name === 'execute_tool get_weather');
+    const onSpan = { trace_id: traceId, span_id: tool!.span_id, name: 'tool_ok', value: true, source: 'eval' };
+    expect((await api('/scores', { method: 'POST', body: JSON.stringify(onSpan) })).status).toBe(201);
+
+    await page.goto(`${svc.url}/projects/${P}/executions/${traceId}`);
+    const spanRow = page.locator('tr[data-score-name=tool_ok]');
+    await spanRow.locator('td:has-text("span execute_tool get_weather")').waitFor();
+    await expect(spanRow.locator('td.value').textContent()).resolves.toBe('true');
+
+    await page.fill('input[name=score_name]', 'helpfulness');
+    const value = page.locator('input[name=score_value][type=number]');
+    expect([await value.getAttribute('min'), await value.getAttribute('max')]).toEqual(['0', '1']);
+    await value.fill('1.5');
+    await page.click('form.add-score button[type=submit]');
+    const refused = await api('/scores', {
+      method: 'POST',
+      body: JSON.stringify({ trace_id: traceId, name: 'helpfulness', value: 1.5, source: 'annotation' }),
+    });
+    expect(refused.status).toBe(422);
+    await expect(page.locator('form.add-score .error .detail').textContent()).resolves.toBe(refused.body.detail);
+    await expect(page.locator('form.add-score .error .status').textContent()).resolves.toContain('422');
+
+    await value.fill('0.8');
+    await page.fill('input[name=score_comment]', 'clear and correct');
+    await page.click('form.add-score button[type=submit]');
+    const row = page.locator('tr[data-score-name=helpfulness]');
+    await row.waitFor();
+    const cells = await row.locator('td').allTextContents();
+    expect(cells.slice(1, 6)).toEqual(['0.8', 'execution', 'annotation', expect.stringMatching(/^api_key:/), 'clear and correct']);
+    await expect(page.locator('form.add-score .error').count()).resolves.toBe(0);
+    const stored = (await scoresOf(traceId)).find((s: { name: string }) => s.name === 'helpfulness');
+    expect(stored).toMatchObject({ value: 0.8, source: 'annotation', comment: 'clear and correct', data_type: 'NUMERIC' });
+    expect(stored.config_id).toBeTruthy();
+    await browser.screenshot('execution-scores');
+
+    page.once('dialog', (d) => void d.accept());
+    await row.locator('button:has-text("Delete")').click();
+    await page.locator('tr[data-score-name=helpfulness]').waitFor({ state: 'detached' });
+    expect((await scoresOf(traceId)).map((s: { name: string }) => s.name)).toEqual(['tool_ok']);
+  });
+
+  it('filters the executions by score: the URL carries score.<name>.gte, a reload and the export keep it', async () => {
+    const { page } = browser;
+    const judged = [
+      { trace_id: traceId, name: 'helpfulness', value: 0.9 },
+      { trace_id: 'direct-1', name: 'helpfulness', value: 0.2 },
+    ];
+    expect((await api('/scores', { method: 'POST', body: JSON.stringify(judged) })).status).toBe(201);
+    await page.goto(`${svc.url}/projects/${P}/executions`);
+    await page.locator('tr[data-trace-id="direct-1"]').waitFor();
+    await page.fill('input[name=filter_score_name]', 'helpfulness');
+    await page.selectOption('select[name=filter_score_op]', 'gte');
+    await page.fill('input[name=filter_score_value]', '0.5');
+    await page.click('form.filters button[type=submit]');
+    await page.locator('.chip:has-text("helpfulness ≥ 0.5")').waitFor();
+    await page.locator('tr[data-trace-id="direct-1"]').waitFor({ state: 'detached' });
+    expect(await page.locator('tr[data-trace-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-trace-id')))).toEqual([
+      traceId,
+    ]);
+    expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual({ 'score.helpfulness.gte': '0.5' });
+    await browser.screenshot('executions-score-filter');
+
+    await page.reload();
+    await page.locator(`tr[data-trace-id="${traceId}"]`).waitFor();
+    await expect(page.locator('tr[data-trace-id]').count()).resolves.toBe(1);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('.export button:has-text("CSV")')]);
+    const csv = fs
+      .readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
+    expect(csv.map((l) => l.split(',')[0])).toEqual(['trace_id', traceId]);
+
+    // "Has score": both judged executions, whatever the value.
+    await page.click('.chip button');
+    await page.fill('input[name=has_score]', 'helpfulness');
+    await page.click('form.filters button[type=submit]');
+    await page.locator('.chip:has-text("has score helpfulness")').waitFor();
+    await page.locator('tr[data-trace-id="direct-1"]').waitFor();
+    await expect(page.locator('tr[data-trace-id]').count()).resolves.toBe(2);
+    expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual({ has_score: 'helpfulness' });
+  });
+
+  it('compares two versions: both groups side by side with their means, the tested difference and the verdict', async () => {
+    const { page } = browser;
+    // Three executions of v1 and three of v2, each judged by a person (small costs: the budget
+    // the admin tests set stays at its alert threshold, not exceeded).
+    const judged: object[] = [];
+    for (const [version, cost, quality] of [
+      [1, [0.00002, 0.000021, 0.000019], [0.4, 0.5, 0.45]],
+      [2, [0.00003, 0.000032, 0.000031], [0.8, 0.85, 0.9]],
+    ] as const) {
+      for (let i = 0; i < 3; i++) {
+        const id = `cmp-v${version}-${i}`;
+        const r = await api('/executions', {
+          method: 'POST',
+          body: JSON.stringify({
+            trace_id: id,
+            agent_id: 'support-bot',
+            provider: 'openai',
+            model: 'gpt-4o-mini',
+            cost_usd: cost[i],
+            latency_ms: 500 * version + 10 * i,
+            template_usages: [{ prompt_id: 'support-reply', version }],
+          }),
+        });
+        expect(r.status, JSON.stringify(r.body)).toBe(201);
+        judged.push({ trace_id: id, name: 'quality', value: quality[i], source: 'annotation' });
+      }
+    }
+    expect((await api('/scores', { method: 'POST', body: JSON.stringify(judged) })).status).toBe(201);
+    const expected = (await api('/prompts/support-reply/compare?versions=1,2&scores=quality')).body;
+    expect(expected.groups.map((g: { executions: number }) => g.executions)).toEqual([4, 3]); // direct-1 used v1 too
+    const verdict = expected.comparison.scores.quality.verdict;
+    expect(verdict).toMatch(/^v2 scores 0\.4\d* higher/);
+
+    await page.goto(`${svc.url}/projects/${P}/prompts/support-reply`);
+    await page.click('button[role=tab]:has-text("Compare")');
+    await page.selectOption('select[name=compare-a]', '1');
+    await page.selectOption('select[name=compare-b]', '2');
+    const quality = (side: string) => page.locator(`.group-${side} tr[data-score=quality]`);
+    await quality('b').locator('td.mean').waitFor();
+    for (const [i, side] of [
+      [0, 'a'],
+      [1, 'b'],
+    ] as const) {
+      const g = expected.groups[i];
+      await expect(page.locator(`.group-${side} h2`).textContent()).resolves.toBe(`${side}: v${i + 1}`);
+      await expect(page.locator(`.group-${side} [data-field=executions]`).textContent()).resolves.toBe(String(g.executions));
+      await expect(quality(side).locator('td.mean').textContent()).resolves.toBe(fig(g.scores.quality.mean));
+      await expect(quality(side).locator('td').nth(2).textContent()).resolves.toBe(
+        `${fig(g.scores.quality.ci.low)} to ${fig(g.scores.quality.ci.high)}`,
+      );
+    }
+    const diff = page.locator('.difference[data-score=quality]');
+    await expect(diff.locator('.verdict').textContent()).resolves.toBe(`quality: ${verdict}`);
+    await expect(diff.textContent()).resolves.toContain("Welch's t-test");
+    await expect(diff.locator('.badge').textContent()).resolves.toBe(
+      expected.comparison.scores.quality.significant ? 'significant' : 'not significant',
+    );
+    const relative = expected.comparison.cost_per_execution.relative;
+    await expect(page.locator('.difference[data-score=cost] .relative').textContent()).resolves.toBe(
+      `(${relative > 0 ? '+' : ''}${fig(relative * 100).replace('-', '−')} %)`,
+    );
+    const url = new URL(page.url());
+    expect([url.searchParams.get('tab'), url.searchParams.get('a'), url.searchParams.get('b')]).toEqual(['compare', '1', '2']);
+    await browser.screenshot('prompt-compare');
+    await page.reload();
+    await expect(page.locator('.difference[data-score=quality] .verdict').textContent()).resolves.toBe(`quality: ${verdict}`);
+  });
+});
+
 describe('web console, signed in as an admin with a JWT', () => {
   it('signs out, signs in with a pasted token, and sets a budget that the spend gauge shows', async () => {
     const { page } = browser;

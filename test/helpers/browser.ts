@@ -24,7 +24,7 @@ const ARGS = [
 export interface TestBrowser {
   context: BrowserContext;
   page: Page;
-  /** Full-page PNG at .tmp/console/<store mode>-<name>.png; returns its path. */
+  /** Full-page PNGs at .tmp/console/<store mode>-<name>.png and …-<name>-dark.png (the dark theme); returns the first path. */
   screenshot(name: string): Promise<string>;
   close(): Promise<void>;
 }
@@ -54,6 +54,9 @@ export async function launchBrowser(): Promise<TestBrowser> {
     async screenshot(name) {
       const file = path.join(SCREENSHOTS, `${mode}-${name}.png`);
       await page.screenshot({ path: file, fullPage: true });
+      await page.emulateMedia({ colorScheme: 'dark' });
+      await page.screenshot({ path: path.join(SCREENSHOTS, `${mode}-${name}-dark.png`), fullPage: true });
+      await page.emulateMedia({ colorScheme: 'light' });
       return file;
     },
     async close() {

@@ -91,7 +91,7 @@ export function App() {
   let page;
   if (!role) page = <ErrorBox error={new ApiError(403, `You have no access to project "${projectId}". Pick one of yours on the left.`)} />;
   else if (section === 'executions')
-    page = item ? <ExecutionDetail key={item} projectId={projectId} traceId={item} /> : <Executions projectId={projectId} />;
+    page = item ? <ExecutionDetail key={item} projectId={projectId} traceId={item} role={role} /> : <Executions projectId={projectId} />;
   else if (section === 'prompts')
     page = item ? <PromptDetail key={item} projectId={projectId} promptId={item} role={role} /> : <Prompts projectId={projectId} />;
   else if (section === 'spend') page = <Spend projectId={projectId} role={role} />;

@@ -1,12 +1,29 @@
 // Charts: a daily cost bar chart (uPlot, canvas) and the month-to-date budget gauge (SVG).
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { pct, usd } from './format.ts';
 import type { DailyCost } from './types.ts';
 
+/** A colour of the theme (light or dark, styles.css), for the canvas. */
+const cssVar = (name: string, fallback: string): string =>
+  getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+
+/** Whether the page is dark now: a canvas is redrawn in the theme's colours when it changes. */
+function useDark(): boolean {
+  const query = matchMedia('(prefers-color-scheme: dark)');
+  const [dark, setDark] = useState(query.matches);
+  useEffect(() => {
+    const change = () => setDark(query.matches);
+    query.addEventListener('change', change);
+    return () => query.removeEventListener('change', change);
+  }, []);
+  return dark;
+}
+
 /** Cost per UTC day, every day of the window (the API includes the zero days). */
 export function DailyCostChart({ days, height = 220 }: { days: DailyCost[]; height?: number }) {
   const el = useRef<HTMLDivElement>(null);
+  const dark = useDark();
   useEffect(() => {
     const root = el.current;
     if (!root) return;
@@ -14,6 +31,7 @@ export function DailyCostChart({ days, height = 220 }: { days: DailyCost[]; heig
     const costs = days.map((d) => d.cost);
     const runs = days.map((d) => d.executions);
     const bars = uPlot.paths.bars!({ size: [0.7, 40], align: 0 });
+    const muted = cssVar('--muted', '#5b6475');
     const plot = new uPlot(
       {
         width: Math.max(root.clientWidth, 300),
@@ -27,11 +45,17 @@ export function DailyCostChart({ days, height = 220 }: { days: DailyCost[]; heig
         },
         axes: [
           {
-            stroke: '#5b6475',
+            stroke: muted,
             grid: { show: false },
             values: (_u, ticks) => ticks.map((t) => new Date(t * 1000).toISOString().slice(5, 10)),
           },
-          { scale: 'usd', stroke: '#5b6475', size: 84, grid: { stroke: '#eef0f4' }, values: (_u, ticks) => ticks.map((t) => usd(t)) },
+          {
+            scale: 'usd',
+            stroke: muted,
+            size: 84,
+            grid: { stroke: cssVar('--chart-grid', '#eef0f4') },
+            values: (_u, ticks) => ticks.map((t) => usd(t)),
+          },
         ],
         series: [
           { label: 'Day (UTC)', value: (_u, v) => (v === null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)) },
@@ -64,7 +88,7 @@ export function DailyCostChart({ days, height = 220 }: { days: DailyCost[]; heig
       resize.disconnect();
       plot.destroy();
     };
-  }, [days, height]);
+  }, [days, height, dark]);
   return <div class="chart" ref={el} data-days={days.length} />;
 }
 

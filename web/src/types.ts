@@ -61,6 +61,7 @@ export interface Execution extends ExecutionListItem {
   tags?: string[];
   metadata?: Record<string, string>;
   template_usages?: TemplateUsageRecord[];
+  scores?: Score[];
 }
 
 export interface HierarchySpan {
@@ -272,4 +273,72 @@ export interface Page<T> {
 
 export interface PromptWithLatest extends Prompt {
   latest: PromptVersion;
+}
+
+export type ScoreDataType = 'NUMERIC' | 'CATEGORICAL' | 'BOOLEAN';
+
+export interface Score {
+  id: string;
+  trace_id: string | null;
+  span_id: string | null;
+  session_id: string | null;
+  name: string;
+  data_type: ScoreDataType;
+  value: number | boolean | string;
+  comment: string | null;
+  source: 'api' | 'annotation' | 'eval' | 'otel';
+  author: string;
+  config_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ScoreConfig {
+  config_id: string;
+  name: string;
+  data_type: ScoreDataType;
+  min_value: number | null;
+  max_value: number | null;
+  categories: string[] | null;
+  description: string | null;
+  archived: boolean;
+}
+
+export interface Interval {
+  low: number;
+  high: number;
+}
+
+export type GroupScore =
+  | { data_type: 'NUMERIC'; n: number; scored_executions: number; mean: number; ci: Interval | null }
+  | { data_type: 'BOOLEAN'; n: number; scored_executions: number; rate: number; ci: Interval | null }
+  | { data_type: 'CATEGORICAL'; n: number; scored_executions: number; labels: Record<string, number> };
+
+export interface CompareGroup {
+  version?: number;
+  label?: string;
+  executions: number;
+  cost: { total_usd: number; per_execution: { mean_usd: number | null; p50_usd: number | null; p95_usd: number | null } };
+  latency_ms: { p50: number | null; p95: number | null };
+  tokens: { in: number; out: number };
+  scores: Record<string, GroupScore>;
+}
+
+export interface TestOutcome {
+  test: 'welch_t' | 'two_proportion_z';
+  difference: number | null;
+  ci: Interval | null;
+  p_value: number | null;
+  significant: boolean;
+}
+
+export interface PromptComparison {
+  prompt_id: string;
+  by: 'version' | 'label';
+  window: { start: string; end: string };
+  groups: [CompareGroup, CompareGroup];
+  comparison: {
+    cost_per_execution: TestOutcome & { relative: number | null };
+    scores: Record<string, TestOutcome & { verdict: string }>;
+  };
 }

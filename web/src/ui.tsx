@@ -51,10 +51,22 @@ export function useAction<A extends unknown[], R>(fn: (...args: A) => Promise<R>
 }
 
 /** A form whose submit runs `onSubmit` instead of navigating. */
-export function Form({ class: cls, onSubmit, children }: { class?: string; onSubmit(): unknown; children: ComponentChildren }) {
+export function Form({
+  class: cls,
+  onSubmit,
+  children,
+  noValidate,
+}: {
+  class?: string;
+  onSubmit(): unknown;
+  children: ComponentChildren;
+  /** Leave the checks to the API (its detail is shown), not the browser's bubbles. */
+  noValidate?: boolean;
+}) {
   return (
     <form
       class={cls}
+      noValidate={noValidate}
       onSubmit={(e) => {
         e.preventDefault();
         void onSubmit();

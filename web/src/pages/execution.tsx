@@ -1,16 +1,17 @@
 // One execution: cost and tokens (with the price row that priced it), the chat and tool timeline,
-// the span tree as a waterfall, and the prompt versions it used.
+// the span tree as a waterfall, the prompt versions it used, and its scores (scores.tsx).
 import { enc } from '../api.ts';
 import { duration, int, usd, utc } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
-import type { Execution } from '../types.ts';
+import type { Execution, Role } from '../types.ts';
 import { Badge, Card, Empty, Load, Stat, Tabs, useApi } from '../ui.tsx';
+import { ExecutionScores } from './scores.tsx';
 import { Timeline } from './timeline.tsx';
 import { Waterfall } from './waterfall.tsx';
 
 type Tab = 'timeline' | 'spans' | 'templates';
 
-export function ExecutionDetail({ projectId, traceId }: { projectId: string; traceId: string }) {
+export function ExecutionDetail({ projectId, traceId, role }: { projectId: string; traceId: string; role: Role }) {
   const loc = useLocation();
   const base = `/api/projects/${enc(projectId)}/executions/${enc(traceId)}`;
   const execution = useApi<Execution>(base);
@@ -29,6 +30,7 @@ export function ExecutionDetail({ projectId, traceId }: { projectId: string; tra
         {(e) => (
           <>
             <Summary e={e} />
+            <ExecutionScores projectId={projectId} traceId={traceId} initial={e.scores ?? []} role={role} />
             <Tabs<Tab>
               tabs={[
                 ['timeline', 'Timeline'],

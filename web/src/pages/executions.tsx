@@ -1,5 +1,6 @@
 // Executions: the filtered list (GET .../executions), keyset pages by next_cursor, export. The
-// query string of the page is the API's own query (plus `sort`), so a link keeps the filters.
+// query string of the page is the API's own query (plus `sort`), so a link keeps the filters,
+// score filters included (`score.<name>.gte|lte|eq`, `has_score`: score-filter.tsx).
 import { useEffect, useLayoutEffect, useMemo, useState } from 'preact/hooks';
 import { enc } from '../api.ts';
 import { duration, fromLocalInput, int, toLocalInput, usd, utc } from '../format.ts';
@@ -7,6 +8,7 @@ import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { ExecutionList, ExecutionListItem } from '../types.ts';
 import { Badge, Card, Empty, Form, Load, useApi } from '../ui.tsx';
 import { ExportButtons } from './export.tsx';
+import { emptyDraft, isScoreFilter, ScoreFilters, withDraft } from './score-filter.tsx';
 
 export const FILTERS = [
   'provider',
@@ -44,6 +46,7 @@ export function Executions({ projectId }: { projectId: string }) {
       const v = loc.params.get(k);
       if (v) f.set(k, v);
     }
+    for (const [k, v] of loc.params) if (v && isScoreFilter(k)) f.append(k, v);
     return f;
   }, [loc.params.toString()]);
   const cursor = loc.params.get('cursor') ?? '';
@@ -78,14 +81,10 @@ export function Executions({ projectId }: { projectId: string }) {
         <ExportButtons path={`${base}/export`} filters={filters} />
       </header>
       <FilterBar
+        projectId={projectId}
         filters={filters}
         onApply={(f) =>
-          navigate(
-            withParams(
-              { path: loc.path, params: new URLSearchParams(f) },
-              { limit: limit === '50' ? null : limit, sort: loc.params.get('sort') },
-            ),
-          )
+          navigate(withParams({ path: loc.path, params: f }, { limit: limit === '50' ? null : limit, sort: loc.params.get('sort') }))
         }
       />
       <Load state={list} label="Loading executions…">
@@ -222,14 +221,22 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
   );
 }
 
-function FilterBar({ filters, onApply }: { filters: URLSearchParams; onApply(f: Record<string, string>): void }) {
+function FilterBar({ projectId, filters, onApply }: { projectId: string; filters: URLSearchParams; onApply(f: URLSearchParams): void }) {
   const initial = () => Object.fromEntries(FILTERS.map((k) => [k, filters.get(k) ?? ''])) as Record<Filter, string>;
+  const initialScores = () => [...filters].filter(([k]) => isScoreFilter(k));
   const [f, setF] = useState(initial);
-  useEffect(() => setF(initial()), [filters.toString()]);
+  const [scores, setScores] = useState(initialScores);
+  const [draft, setDraft] = useState(emptyDraft);
+  useEffect(() => {
+    setF(initial());
+    setScores(initialScores());
+    setDraft(emptyDraft);
+  }, [filters.toString()]);
   const set = (k: Filter) => (e: Event) => setF({ ...f, [k]: (e.target as HTMLInputElement).value });
-  const apply = (over: Partial<Record<Filter, string>> = {}) => {
-    const merged = { ...f, ...over };
-    onApply(Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== '')));
+  const apply = (over: Partial<Record<Filter, string>> = {}, scoreParams = withDraft(scores, draft)) => {
+    const q = new URLSearchParams(Object.entries({ ...f, ...over }).filter(([, v]) => v !== ''));
+    for (const [k, v] of scoreParams) q.append(k, v);
+    onApply(q);
   };
   return (
     <Form class="filters card" onSubmit={() => apply()}>
@@ -299,11 +306,12 @@ function FilterBar({ filters, onApply }: { filters: URLSearchParams; onApply(f: 
           </button>
         ))}
       </div>
+      <ScoreFilters projectId={projectId} params={scores} draft={draft} onDraft={setDraft} onApply={(p) => apply({}, p)} />
       <div class="apply">
         <button type="submit" class="primary">
           Apply
         </button>
-        <button type="button" onClick={() => onApply({})}>
+        <button type="button" onClick={() => onApply(new URLSearchParams())}>
           Reset
         </button>
       </div>

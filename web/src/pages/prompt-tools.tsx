@@ -201,7 +201,7 @@ export function Diff({ base, p }: { base: string; p: PromptWithLatest }) {
   );
 }
 
-const DAYS: Array<[string, number]> = [
+export const DAYS: Array<[string, number]> = [
   ['7 days', 7],
   ['30 days', 30],
   ['90 days', 90],

@@ -1,14 +1,15 @@
 // One prompt: its versions, the content of one, its labels (move, add, remove), rollback; and the
-// render, diff and analytics tabs (prompt-tools.tsx).
+// render, diff and analytics tabs (prompt-tools.tsx) and the comparison (prompt-compare.tsx).
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
 import { text, utc } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { PromptVersion, PromptWithLatest, Role, VersionSummary } from '../types.ts';
 import { Badge, Card, ErrorBox, Form, Load, Tabs, useAction, useApi } from '../ui.tsx';
+import { Compare } from './prompt-compare.tsx';
 import { Analytics, Diff, RenderPreview } from './prompt-tools.tsx';
 
-type Tab = 'versions' | 'render' | 'diff' | 'analytics';
+type Tab = 'versions' | 'render' | 'diff' | 'analytics' | 'compare';
 
 export function PromptDetail({ projectId, promptId, role }: { projectId: string; promptId: string; role: Role }) {
   const loc = useLocation();
@@ -40,6 +41,7 @@ export function PromptDetail({ projectId, promptId, role }: { projectId: string;
                 ['render', 'Render preview'],
                 ['diff', 'Diff'],
                 ['analytics', 'Analytics'],
+                ['compare', 'Compare'],
               ]}
               active={tab}
               onChange={(t) => navigate(withParams(loc, { tab: t === 'versions' ? null : t }), { replace: true })}
@@ -56,6 +58,7 @@ export function PromptDetail({ projectId, promptId, role }: { projectId: string;
             {tab === 'render' && <RenderPreview base={base} p={p} />}
             {tab === 'diff' && <Diff base={base} p={p} />}
             {tab === 'analytics' && <Analytics base={base} p={p} />}
+            {tab === 'compare' && <Compare base={base} p={p} />}
           </>
         )}
       </Load>

@@ -10,7 +10,7 @@ interface Row {
   depth: number;
 }
 
-function flatten(spans: HierarchySpan[], depth = 0, out: Row[] = []): Row[] {
+export function flatten(spans: HierarchySpan[], depth = 0, out: Row[] = []): Row[] {
   for (const span of spans) {
     out.push({ span, depth });
     flatten(span.children, depth + 1, out);
