@@ -263,14 +263,17 @@ export function createBreakdowns(
         read(groups, limit),
         multiValued ? read([], 1) : undefined,
         scoresBy(groups),
-        scoresBy([]),
+        // An execution is in one group unless tags or prompts are grouped: then the groups' scores add up to the total's.
+        groups.length > 0 && multiValued ? scoresBy([]) : undefined,
       ]);
       const keyOf = (r: Record<string, unknown>) => JSON.stringify(groups.map((_, i) => String(r[`g${i}`])));
       const scoresByKey = new Map<string, Map<string, ScoreSums>>();
+      let totalOfGroups: Map<string, ScoreSums> | undefined;
       for (const r of groupScores ?? []) {
         let byName = scoresByKey.get(keyOf(r));
         if (!byName) scoresByKey.set(keyOf(r), (byName = new Map()));
         byName.set(r.name, sumsOf(r));
+        (totalOfGroups ??= new Map()).set(r.name, addSums(totalOfGroups.get(r.name), sumsOf(r)));
       }
       const shown = (byName: Map<string, ScoreSums> | undefined) =>
         Object.fromEntries(scoreNames.flatMap((n) => (byName?.get(n) ? [[n, present(byName.get(n)!)]] : [])));
@@ -315,7 +318,9 @@ export function createBreakdowns(
         total: t
           ? measures(t.all_cost_t, t.all_executions_t, t.all_tokens_in_t, t.all_tokens_out_t, t.all_unpriced_t)
           : measures('0', '0', '0', '0', '0'),
-        ...(scoreNames.length ? { total_scores: shown(new Map((totalScores ?? []).map((r) => [r.name, sumsOf(r)]))) } : {}),
+        ...(scoreNames.length
+          ? { total_scores: shown(totalScores ? new Map(totalScores.map((r) => [r.name, sumsOf(r)])) : totalOfGroups) }
+          : {}),
         groups: groupCount,
         rows: items,
         other:
