@@ -194,19 +194,7 @@ export async function groupScores(
   params: Record<string, unknown>,
   names: string[] | undefined,
 ): Promise<GroupScoreRow[]> {
-  return ch.query<GroupScoreRow>(
-    `SELECT grp, name, any(data_type) AS data_type, toString(count()) AS n, toString(uniqExact(trace_id)) AS scored,
-       avg(value) AS mean, varSamp(value) AS variance, sum(value) AS total,
-       sumMap([label], [toUInt64(1)]) AS labels
-     FROM (
-       SELECT e.grp AS grp, s.name AS name, s.data_type AS data_type, s.value AS value, s.label AS label, s.trace_id AS trace_id
-       FROM scores AS s FINAL
-       INNER JOIN (${groupRows}) AS e ON s.trace_id = e.trace_id
-       WHERE s.project_id = {cmp_p:String} AND s.sign = 1 ${names ? 'AND s.name IN {cmp_names:Array(String)}' : ''})
-     GROUP BY grp, name ORDER BY grp, name`,
-    names ? { ...params, cmp_names: names } : params,
-    'quality.compare.scores',
-  );
+  return scoresJoined<GroupScoreRow>(ch, { rows: groupRows, params, keys: ['grp'], project: 'cmp_p', names }, 'quality.compare.scores');
 }
 
 export type KeyedScoreRow = Omit<GroupScoreRow, 'grp'> & Record<`g${number}`, string | number>;
@@ -223,14 +211,29 @@ export async function scoresByGroup(
   names: string[],
 ): Promise<KeyedScoreRow[]> {
   const g = Array.from({ length: groups }, (_x, i) => `g${i}`);
-  return ch.query<KeyedScoreRow>(
-    `SELECT ${[...g.map((x) => `e.${x} AS ${x}`), 's.name AS name'].join(', ')}, any(s.data_type) AS data_type, toString(count()) AS n,
-       toString(uniqExact(s.trace_id)) AS scored, avg(s.value) AS mean, sum(s.value) AS total, sumMap([s.label], [toUInt64(1)]) AS labels
-     FROM scores AS s FINAL
-     INNER JOIN (${keys.text}) AS e ON s.trace_id = e.trace_id
-     WHERE s.project_id = {p:String} AND s.sign = 1 AND s.name IN {score_names:Array(String)}
-     GROUP BY ${[...g, 'name'].join(', ')}`,
-    { ...keys.params, score_names: names },
-    'spend.breakdown.scores',
+  return scoresJoined<KeyedScoreRow>(ch, { rows: keys.text, params: keys.params, keys: g, project: 'p', names }, 'spend.breakdown.scores');
+}
+
+/**
+ * The one shape of both: live scores joined to the rows `rows` selects (`trace_id` and the `keys`
+ * columns), aggregated per keys and score name; `{<project>}` is the project's parameter.
+ */
+function scoresJoined<T>(
+  ch: ClickHouseStore,
+  q: { rows: string; params: Record<string, unknown>; keys: string[]; project: string; names: string[] | undefined },
+  comment: string,
+): Promise<T[]> {
+  return ch.query<T>(
+    `SELECT ${[...q.keys, 'name'].join(', ')}, any(data_type) AS data_type, toString(count()) AS n, toString(uniqExact(trace_id)) AS scored,
+       avg(value) AS mean, varSamp(value) AS variance, sum(value) AS total, sumMap([label], [toUInt64(1)]) AS labels
+     FROM (
+       SELECT ${q.keys.map((k) => `e.${k} AS ${k}`).join(', ')}${q.keys.length ? ', ' : ''}s.name AS name, s.data_type AS data_type,
+         s.value AS value, s.label AS label, s.trace_id AS trace_id
+       FROM scores AS s FINAL
+       INNER JOIN (${q.rows}) AS e ON s.trace_id = e.trace_id
+       WHERE s.project_id = {${q.project}:String} AND s.sign = 1 ${q.names ? 'AND s.name IN {score_names:Array(String)}' : ''})
+     GROUP BY ${[...q.keys, 'name'].join(', ')}`,
+    q.names ? { ...q.params, score_names: q.names } : q.params,
+    comment,
   );
 }
