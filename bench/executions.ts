@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
-import { startService } from '../src/service.ts';
+import { startService, type Service } from '../src/service.ts';
 import { quantile, timeEach } from './timing.ts';
 import type { ClickHouseStore } from '../src/stores/clickhouse.ts';
 
@@ -60,9 +60,9 @@ export async function generateExecutions(
   }
 }
 
-export async function benchExecutions(rows: number): Promise<Figure[]> {
-  const figures: Figure[] = [];
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-exec-'));
+/** The API on fresh embedded stores in a new temporary DATA_DIR (the caller removes it), no authentication, silent. */
+export async function startEmbeddedService(prefix: string): Promise<{ svc: Service; dir: string }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const config = loadConfig({
     DATA_DIR: dir,
     PORT: '0',
@@ -72,7 +72,12 @@ export async function benchExecutions(rows: number): Promise<Figure[]> {
     DATABASE_URL: '',
     REDIS_URL: '',
   });
-  const svc = await startService(config, { logger: createLogger({ logLevel: 'silent' }) });
+  return { svc: await startService(config, { logger: createLogger({ logLevel: 'silent' }) }), dir };
+}
+
+export async function benchExecutions(rows: number): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const { svc, dir } = await startEmbeddedService('traceloom-bench-exec-');
   const ch = svc.stores.clickhouse;
   try {
     // 50 projects × 90 days; project p-7 is the one the API reads (as "default").

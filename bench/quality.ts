@@ -2,29 +2,14 @@
 // the embedded engine (INSERT ... SELECT FROM numbers()), then, over HTTP, the version comparison
 // and a spend breakdown with scores, and the rate of score ingest in batches of 1,000.
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../src/config.ts';
-import { createLogger } from '../src/logger.ts';
-import { startService } from '../src/service.ts';
-import { generateExecutions, type Figure } from './executions.ts';
+import { generateExecutions, type Figure, startEmbeddedService } from './executions.ts';
 import { formatCount, quantile, timeEach } from './timing.ts';
 
 const ms = (n: number) => n.toFixed(1);
 
 export async function benchQuality(executions: number): Promise<Figure[]> {
   const figures: Figure[] = [];
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-quality-'));
-  const config = loadConfig({
-    DATA_DIR: dir,
-    PORT: '0',
-    OTLP_GRPC_PORT: '0',
-    AUTH_REQUIRED: 'false',
-    LOG_LEVEL: 'silent',
-    DATABASE_URL: '',
-    REDIS_URL: '',
-  });
-  const svc = await startService(config, { logger: createLogger({ logLevel: 'silent' }) });
+  const { svc, dir } = await startEmbeddedService('traceloom-bench-quality-');
   const ch = svc.stores.clickhouse;
   const api = `${svc.url}/api/projects/default`;
   const call = async (method: string, url: string, body?: unknown) => {

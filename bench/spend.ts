@@ -5,12 +5,7 @@
 // Run: `npx tsx -e "import('./bench/spend.ts').then((m) => m.benchSpend())"` (BENCH_EXECUTIONS
 // sets the row count, default 10,000,000).
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../src/config.ts';
-import { createLogger } from '../src/logger.ts';
-import { startService } from '../src/service.ts';
-import { generateExecutions } from './executions.ts';
+import { generateExecutions, startEmbeddedService } from './executions.ts';
 import { quantile, timeEach } from './timing.ts';
 
 const ms = (n: number) => n.toFixed(1);
@@ -18,17 +13,7 @@ const us = (n: number) => Math.round(n * 1000);
 
 export async function benchSpend(): Promise<void> {
   const rows = Number(process.env.BENCH_EXECUTIONS ?? 10_000_000);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'traceloom-bench-spend-'));
-  const config = loadConfig({
-    DATA_DIR: dir,
-    PORT: '0',
-    OTLP_GRPC_PORT: '0',
-    AUTH_REQUIRED: 'false',
-    LOG_LEVEL: 'silent',
-    DATABASE_URL: '',
-    REDIS_URL: '',
-  });
-  const svc = await startService(config, { logger: createLogger({ logLevel: 'silent' }) });
+  const { svc, dir } = await startEmbeddedService('traceloom-bench-spend-');
   const figures: Array<[string, string]> = [];
   try {
     const t0 = performance.now();
