@@ -19,6 +19,19 @@ const pct = quantile;
 const ms = (n: number) => n.toFixed(1);
 const timed = async (n: number, fn: (i: number) => Promise<unknown>) => (await timeEach(n, fn)).samples;
 
+/** The columns of the generated execution `number`, as SQL over `number` (shared with the scores the quality bench generates). */
+export const GENERATED = {
+  projectId: "if(number % 50 = 7, 'default', concat('p-', toString(number % 50)))",
+  startedAt: "toDateTime64('2026-11-01 00:00:00', 3, 'UTC') - toIntervalMillisecond((number * 7919) % (90 * 86400000))",
+  traceId: "concat('tr-', toString(number))",
+  agentId: "concat('agent-', toString(number % 20))",
+  provider: "['openai', 'anthropic', 'google'][number % 3 + 1]",
+  model: "concat('model-', toString(number % 12))",
+  /** With two prompt versions: whether the execution uses prompt "support", and which version. */
+  usesPrompt: 'number % 4 = 3',
+  version: (versions: [number, number]) => `[${versions[0]}, ${versions[1]}][intDiv(number, 4) % 2 + 1]`,
+};
+
 /**
  * Generates `rows` executions inside the engine (INSERT ... SELECT FROM numbers(), through the same
  * materialized views as real writes): 50 projects × 90 days before 2026-11-01; project p-7 is
@@ -31,8 +44,8 @@ export async function generateExecutions(
 ): Promise<void> {
   // A quarter of the executions use prompt "support": version 1; or, for the quality bench, two
   // versions alternating, on a quarter that holds executions of the project the API reads.
-  const version = opts.promptVersions ? `[${opts.promptVersions[0]}, ${opts.promptVersions[1]}][intDiv(number, 4) % 2 + 1]` : '1';
-  const uses = opts.promptVersions ? 'number % 4 = 3' : 'number % 4 = 0';
+  const version = opts.promptVersions ? GENERATED.version(opts.promptVersions) : '1';
+  const uses = opts.promptVersions ? GENERATED.usesPrompt : 'number % 4 = 0';
   // Spend breakdowns: 100,000 distinct users in the "default" project, two tags per execution (of 3 and 7).
   const attribution = opts.attribution
     ? {
@@ -47,10 +60,9 @@ export async function generateExecutions(
     await ch.command(
       `INSERT INTO executions (project_id, started_at, trace_id, version, sign, ended_at, received_at, source, agent_id, provider, model, status,
          tokens_in, tokens_out, latency_ms, cost_usd, cost_source, price_id, content_hash, \`tu.prompt_id\`, \`tu.version\`, \`tu.version_ref\`, \`tu.role\`, \`tu.source\`, \`tu.message_index\`, conversation_history${attribution.columns})
-       SELECT if(number % 50 = 7, 'default', concat('p-', toString(number % 50))) AS project_id,
-         toDateTime64('2026-11-01 00:00:00', 3, 'UTC') - toIntervalMillisecond((number * 7919) % (90 * 86400000)) AS started_at,
-         concat('tr-', toString(number)) AS trace_id, 1, 1, started_at + toIntervalMillisecond(800), started_at + toIntervalMillisecond(900), 'api',
-         concat('agent-', toString(number % 20)), ['openai', 'anthropic', 'google'][number % 3 + 1], concat('model-', toString(number % 12)),
+       SELECT ${GENERATED.projectId} AS project_id, ${GENERATED.startedAt} AS started_at,
+         ${GENERATED.traceId} AS trace_id, 1, 1, started_at + toIntervalMillisecond(800), started_at + toIntervalMillisecond(900), 'api',
+         ${GENERATED.agentId}, ${GENERATED.provider}, ${GENERATED.model},
          if(number % 37 = 0, 'error', 'ok'), 500 + number % 4000, 50 + number % 900, 200 + number % 5000,
          toDecimal64((number % 1000) / 100000, 9), 'computed', 'bench', 'h',
          if(${uses}, ['support'], []), if(${uses}, [${version}], []), if(${uses}, ['latest'], []), if(${uses}, [''], []), if(${uses}, [''], []), if(${uses}, [-1], []),

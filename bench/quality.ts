@@ -2,7 +2,7 @@
 // the embedded engine (INSERT ... SELECT FROM numbers()), then, over HTTP, the version comparison
 // and a spend breakdown with scores, and the rate of score ingest in batches of 1,000.
 import fs from 'node:fs';
-import { generateExecutions, type Figure, startEmbeddedService } from './executions.ts';
+import { GENERATED, generateExecutions, type Figure, startEmbeddedService } from './executions.ts';
 import { formatCount, quantile, timeEach } from './timing.ts';
 
 const ms = (n: number) => n.toFixed(1);
@@ -28,15 +28,21 @@ export async function benchQuality(executions: number): Promise<Figure[]> {
       what: `generated ${formatCount(executions)} executions (50 projects, 90 days)`,
       value: `${((performance.now() - t) / 1000).toFixed(1)} s`,
     });
-    // Two scores per execution: a NUMERIC accuracy and a BOOLEAN resolved, both a little better with version 7.
+    // Two scores per execution: a NUMERIC accuracy and a BOOLEAN resolved, both a little better
+    // with version 7; stamped with their execution's dimensions as a write would stamp them.
     t = performance.now();
     const chunk = 2_000_000;
+    const g = GENERATED;
+    const uses = g.usesPrompt;
     for (let offset = 0; offset < executions; offset += chunk) {
       await ch.command(
-        `INSERT INTO scores (project_id, trace_id, id, version, sign, span_id, session_id, name, data_type, value, label, comment, source, author, config_id, created_at, updated_at)
-         SELECT if(number % 50 = 7, 'default', concat('p-', toString(number % 50))) AS project_id, concat('tr-', toString(number)), concat('s-', toString(number), '-', n.2),
+        `INSERT INTO scores (project_id, trace_id, id, version, sign, span_id, session_id, name, data_type, value, label, comment, source, author, config_id, created_at, updated_at,
+           counted, exec_version, exec_hour, exec_provider, exec_model, exec_agent_id, exec_user_id, exec_session_id, exec_prompt_ids, exec_prompt_versions, exec_prompt_refs)
+         SELECT ${g.projectId} AS project_id, ${g.traceId}, concat('s-', toString(number), '-', n.2),
            1, 1, '', '', n.2, n.1, n.3, if(n.1 = 'BOOLEAN', if(n.3 = 1, 'true', 'false'), ''), '', 'eval', 'bench', '',
-           toDateTime64('2026-11-01 00:00:00', 3, 'UTC') - toIntervalMillisecond((number * 7919) % (90 * 86400000)) AS at, at
+           ${g.startedAt} AS at, at,
+           1, 1, toStartOfHour(at, 'UTC'), ${g.provider}, ${g.model}, ${g.agentId}, '', '',
+           if(${uses}, ['support'], []), if(${uses}, [toUInt32(${g.version([6, 7])})], []), if(${uses}, ['latest'], [])
          FROM numbers(${offset}, ${Math.min(chunk, executions - offset)})
          ARRAY JOIN [('NUMERIC', 'accuracy', (number % 100) / 100 + if(intDiv(number, 4) % 2 = 1, 0.02, 0)),
                      ('BOOLEAN', 'resolved', toFloat64((number % 10) < if(intDiv(number, 4) % 2 = 1, 7, 6)))] AS n`,

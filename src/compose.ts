@@ -151,6 +151,8 @@ export function createDomain(
     prices: resolver,
     queries,
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
+    // `scores` is created below: called only once the service runs.
+    onExecutionsWritten: (projectId, traceIds) => scores.service.executionsWritten(projectId, traceIds),
   });
 
   const pending = stores.redis ? createRedisPendingTraces(stores.redis, { lockMs: 120_000, retryMs: 1_000 }) : createLocalPendingTraces();
@@ -166,6 +168,7 @@ export function createDomain(
     metrics,
     prices: resolver,
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
+    onExecutionsWritten: (projectId, traceIds) => scores.service.executionsWritten(projectId, traceIds),
     async resolvePrompt(projectId, promptId, ref) {
       // A span names prompts in free text: only a well-formed id is looked up.
       if (!PROMPT_ID.test(promptId)) return undefined;
@@ -195,7 +198,13 @@ export function createDomain(
   });
   const scoreConfigs = createScoreConfigs(stores.postgres);
   const scores = {
-    service: createScoreService({ repository: createScoreRepository(stores.clickhouse), configs: scoreConfigs }),
+    service: createScoreService({
+      repository: createScoreRepository(stores.clickhouse),
+      configs: scoreConfigs,
+      stamps: (projectId, traceIds) => queries.scoreStamps(projectId, traceIds),
+      timing: config.scores.stampTiming,
+      onStampError: (err) => logger.warn({ err: { message: (err as Error).message } }, 'scores not stamped; trying again shortly'),
+    }),
     configs: scoreConfigs,
     comparison: createComparison(stores.clickhouse, () => new Date()),
   };
@@ -343,12 +352,16 @@ export function createDomain(
     flush: async () => {
       if (ingestStarted) await loader.flush();
       await Promise.all([writer.flush(), logsWriter.flush()]);
+      await scores.service.flushStamps();
     },
     close: async () => {
       await recovering;
       if (ingestStarted) await loader.stop();
       await encodePool?.close();
       await Promise.all([writer.close(), logsWriter.close()]);
+      await scores.service
+        .flushStamps()
+        .catch((err: unknown) => logger.warn({ err: { message: (err as Error).message } }, 'scores not stamped at shutdown'));
     },
   };
 }

@@ -103,6 +103,15 @@ export interface Config {
     /** a trace whose root span never arrives is finalised after this long without new spans */
     readonly quietMs: number;
   };
+  /** Scores (docs/scores.md, "Storage") */
+  readonly scores: {
+    /**
+     * the scores of a trace whose execution was just written, or unknown when they were, are
+     * stamped again with its dimensions this long after (firstMs: 0, at once in the background),
+     * then once more (againMs), which finds a score and an execution written at the same moment
+     */
+    readonly stampTiming: { readonly firstMs: number; readonly againMs: number };
+  };
   /** Budgets, alerts and retention (docs/spend.md) */
   readonly spend: {
     /** how often every budget is evaluated (a job scheduler) */
@@ -358,6 +367,12 @@ export function loadConfig(env: Env = process.env): Config {
     traces: {
       debounceMs: int(env, 'TRACE_DEBOUNCE_MS', 1_000, 0, 600_000),
       quietMs: int(env, 'TRACE_QUIET_MS', 60_000, 0, 86_400_000),
+    },
+    scores: {
+      stampTiming: {
+        firstMs: int(env, 'SCORE_STAMP_DELAY_MS', 0, 0, 600_000),
+        againMs: int(env, 'SCORE_STAMP_AGAIN_MS', 10_000, 0, 3_600_000),
+      },
     },
     spend: {
       budgetEvalIntervalMs: int(env, 'BUDGET_EVAL_INTERVAL_MS', 60_000, 100, 86_400_000),

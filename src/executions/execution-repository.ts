@@ -4,6 +4,7 @@
 // only (never messages or template inputs); a trace is found through the trace index.
 import { badRequest } from '../errors.ts';
 import type { ClickHouseSettings } from '@clickhouse/client';
+import type { ExecutionStamp } from '../scores/score-stamps.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { breakdownKeysSql, breakdownSql, type BreakdownRead, type BreakdownRow, type BreakdownSourceSql } from './spend-breakdown-sql.ts';
 import { toScaled } from '../pricing/decimal.ts';
@@ -308,6 +309,29 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
       );
       return Number(r?.n ?? 0);
     },
+    /**
+     * The stamp a score of each of these traces carries (src/scores/score-stamps.ts): its live
+     * execution's version, hour and dimensions, and per distinct prompt the version and reference
+     * of its first use. Traces without an execution are absent.
+     */
+    async scoreStamps(projectId: string, traceIds: string[]): Promise<Map<string, ExecutionStamp>> {
+      if (traceIds.length === 0) return new Map();
+      const rows = await ch.query<ExecutionStamp & { trace_id: string }>(
+        `SELECT trace_id, toString(version) AS exec_version, toString(toStartOfHour(started_at, 'UTC')) AS exec_hour,
+           provider AS exec_provider, model AS exec_model, agent_id AS exec_agent_id, user_id AS exec_user_id,
+           session_id AS exec_session_id, arrayDistinct(\`tu.prompt_id\`) AS exec_prompt_ids,
+           arrayMap(id -> arrayFirst((v, x) -> x = id, \`tu.version\`, \`tu.prompt_id\`), exec_prompt_ids) AS exec_prompt_versions,
+           arrayMap(id -> arrayFirst((r, x) -> x = id, \`tu.version_ref\`, \`tu.prompt_id\`), exec_prompt_ids) AS exec_prompt_refs
+         FROM executions FINAL
+         WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} AND sign = 1
+           AND (started_at, trace_id) IN (SELECT started_at, trace_id FROM execution_traces WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)})
+         SETTINGS do_not_merge_across_partitions_select_final = 1`,
+        { p: projectId, ids: traceIds },
+        'scores.stamps',
+      );
+      return new Map(rows.map(({ trace_id, ...stamp }) => [trace_id, stamp]));
+    },
+
     /** The stored rows (latest version) of these traces, every column, exact decimals as text; and which traces the index knows. */
     async current(projectId: string, traceIds: string[]): Promise<CurrentRows> {
       const located = await ch.query<{ trace_id: string; started_at: string }>(

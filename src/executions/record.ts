@@ -54,6 +54,8 @@ export interface RecordDeps {
   startWindow(nowMs: number): StartWindow;
   /** Called after a write that moved the project's spend (budget evaluation: domain.spend.spendMoved). */
   onSpendMoved?: (projectId: string) => void;
+  /** An execution of this trace was written (its scores take its dimensions). */
+  onExecutionsWritten?: (projectId: string, traceIds: string[]) => void;
 }
 
 export function createExecutionRecorder(deps: RecordDeps) {
@@ -198,6 +200,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
     const bytes = row.conversation_history.length + row.template_inputs.length + 1024;
     await deps.writer.write([row], bytes);
     deps.onSpendMoved?.(projectId);
+    deps.onExecutionsWritten?.(projectId, [input.trace_id]);
     return { created: true, traceId: input.trace_id, execution: asDetail(row) };
   }
 

@@ -73,8 +73,8 @@ export interface BreakdownSourceSql {
   arrayJoins?(grouped: ReadonlySet<string>): string[];
 }
 
-/** The parts every read of a breakdown shares: its filter, joins and group keys. */
-function breakdownParts(r: BreakdownRead, source: BreakdownSourceSql) {
+/** The parts every read of a breakdown shares: its filter, joins and group keys (`names`: g0, g1, ...). */
+export function breakdownGroups(r: BreakdownRead, source: BreakdownSourceSql) {
   const time = source.hour;
   const params: Record<string, unknown> = { p: r.projectId, s: r.start, e: r.end, limit: r.limit };
   const where = ['project_id = {p:String}', `${time} >= toDateTime({s:String}, 'UTC')`, `${time} < toDateTime({e:String}, 'UTC')`];
@@ -106,7 +106,7 @@ function breakdownParts(r: BreakdownRead, source: BreakdownSourceSql) {
 }
 
 export function breakdownSql(r: BreakdownRead, source: BreakdownSourceSql): { text: string; params: Record<string, unknown> } {
-  const { where, joins, keys, names, params } = breakdownParts(r, source);
+  const { where, joins, keys, names, params } = breakdownGroups(r, source);
   const text = `SELECT ${[
     ...names,
     'toString(c) AS cost_t',
@@ -142,7 +142,7 @@ export function breakdownKeysSql(
   r: BreakdownRead,
   source: BreakdownSourceSql & { live: string },
 ): { text: string; params: Record<string, unknown> } {
-  const { where, joins, keys, params } = breakdownParts(r, source);
+  const { where, joins, keys, params } = breakdownGroups(r, source);
   return {
     text: `SELECT ${['trace_id', ...keys].join(', ')} ${source.from} ${joins.join(' ')} WHERE ${[...where, source.live].join(' AND ')}`,
     params,

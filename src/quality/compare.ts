@@ -6,7 +6,7 @@
 // interval and test (Welch's t-test for means, the two-proportion z-test for rates) and a sentence.
 import { badRequest } from '../errors.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
-import { promptGroupCosts, promptGroupRowsSql, type PromptGroupBy } from '../executions/execution-repository.ts';
+import { promptGroupCosts, type PromptGroupBy } from '../executions/execution-repository.ts';
 import { groupScores, type GroupScoreRow } from '../scores/score-repository.ts';
 import { average, nanos, usd } from '../spend/money.ts';
 import { dayWindow } from '../spend/window.ts';
@@ -83,7 +83,7 @@ export function createComparison(ch: ClickHouseStore, now: () => Date) {
       };
       const [costs, scores] = await Promise.all([
         promptGroupCosts(ch, by, params),
-        groupScores(ch, promptGroupRowsSql(by), params, names?.length ? names : undefined),
+        groupScores(ch, by, params, names?.length ? names : undefined),
       ]);
       const name = (g: string) => (by === 'version' ? `v${g}` : g);
       const shaped = groups.map((g) => {

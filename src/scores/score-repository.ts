@@ -3,14 +3,18 @@
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { badRequest } from '../errors.ts';
 import { timeRange } from '../time.ts';
-import type { ScoreRow } from './score.ts';
+import type { ScoreWrite, StampedScore } from './score-stamps.ts';
+import { breakdownGroups, type BreakdownRead } from '../executions/spend-breakdown-sql.ts';
+import type { PromptGroupBy } from '../executions/execution-repository.ts';
 
 // created_at and updated_at are read as text under their own names: a filter on the time column
 // names it scores.created_at.
 const COLUMNS = `project_id, id, trace_id, span_id, session_id, name, data_type, value, label, comment, source, author, config_id,
-  toString(created_at) AS created_at, toString(updated_at) AS updated_at, toString(version) AS version`;
+  toString(created_at) AS created_at, toString(updated_at) AS updated_at, toString(version) AS version, counted,
+  toString(exec_version) AS exec_version, toString(exec_hour) AS exec_hour, exec_provider, exec_model, exec_agent_id, exec_user_id,
+  exec_session_id, exec_prompt_ids, exec_prompt_versions, exec_prompt_refs`;
 
-export type StoredScore = ScoreRow & { version: string };
+export type StoredScore = StampedScore;
 
 export interface ScoreListQuery {
   name?: string[];
@@ -40,22 +44,55 @@ function decodeCursor(cursor: string): [string, string] {
 
 export function createScoreRepository(ch: ClickHouseStore) {
   return {
-    /** The live scores of these ids: found through the id index (score_ids), then read under their traces. */
-    async byIds(projectId: string, ids: string[]): Promise<Map<string, StoredScore>> {
+    /** The trace each of these ids' live score is under (through the id index: '' for a session's score). */
+    async tracesOfIds(projectId: string, ids: string[]): Promise<Map<string, string>> {
       if (ids.length === 0) return new Map();
       const found = await ch.query<{ id: string; trace_id: string }>(
         'SELECT id, trace_id FROM score_ids FINAL WHERE project_id = {p:String} AND id IN {ids:Array(String)} AND sign = 1',
         { p: projectId, ids },
         'scores.byIds.index',
       );
-      if (found.length === 0) return new Map();
-      const rows = await ch.query<StoredScore>(
-        `SELECT ${COLUMNS} FROM scores FINAL
-         WHERE project_id = {p:String} AND trace_id IN {traces:Array(String)} AND id IN {ids:Array(String)} AND sign = 1`,
-        { p: projectId, traces: [...new Set(found.map((f) => f.trace_id))], ids: found.map((f) => f.id) },
-        'scores.byIds',
+      return new Map(found.map((f) => [f.id, f.trace_id]));
+    },
+
+    /**
+     * The live scores of these traces (their spans' and, with '', sessions' of these ids), by id;
+     * with `names`, only those of these names and these ids. Read without FINAL (which would merge
+     * every granule the traces touch) and collapsed here: a row lives while no cancel row repeats
+     * its id and version.
+     */
+    async ofTraces(projectId: string, traceIds: string[], ids: string[] = [], names?: string[]): Promise<Map<string, StoredScore>> {
+      if (traceIds.length === 0) return new Map();
+      const rows = await ch.query<StoredScore & { sign: number }>(
+        `SELECT ${COLUMNS}, sign FROM scores
+         PREWHERE project_id = {p:String} AND trace_id IN {traces:Array(String)}
+         WHERE (trace_id != '' OR id IN {ids:Array(String)})${names ? ' AND (name IN {names:Array(String)} OR id IN {ids:Array(String)})' : ''}`,
+        { p: projectId, traces: traceIds, ids, names: names ?? [] },
+        'scores.ofTraces',
       );
-      return new Map(rows.map((r) => [r.id, r]));
+      const net = new Map<string, { row: StoredScore; n: number }>();
+      for (const r of rows) {
+        const k = `${r.id}\u0000${r.version}`;
+        const e = net.get(k);
+        if (e) e.n += Number(r.sign);
+        else net.set(k, { row: r, n: Number(r.sign) });
+      }
+      const live = new Map<string, StoredScore>();
+      for (const { row, n } of net.values()) {
+        if (n <= 0) continue;
+        const { sign: _sign, ...score } = row as StoredScore & { sign: number };
+        const other = live.get(score.id);
+        if (!other || BigInt(other.version) < BigInt(score.version)) live.set(score.id, score);
+      }
+      return live;
+    },
+
+    /** The live scores of these ids. */
+    async byIds(projectId: string, ids: string[]): Promise<Map<string, StoredScore>> {
+      const traces = await this.tracesOfIds(projectId, ids);
+      if (traces.size === 0) return new Map();
+      const live = await this.ofTraces(projectId, [...new Set(traces.values())], [...traces.keys()]);
+      return new Map([...live].filter(([id]) => traces.has(id)));
     },
 
     /** The live scores of a trace (its spans' included), oldest first. */
@@ -68,7 +105,7 @@ export function createScoreRepository(ch: ClickHouseStore) {
     },
 
     /** New rows (`sign` 1) and cancel rows (`sign` -1, a copy of the row they cancel), in one insert. */
-    async write(rows: Array<ScoreRow & { version: string | number; sign: 1 | -1 }>): Promise<void> {
+    async write(rows: ScoreWrite[]): Promise<void> {
       if (rows.length) await ch.insert('scores', rows);
     },
 
@@ -183,18 +220,58 @@ export interface GroupScoreRow {
   labels: [string[], Array<string | number>];
 }
 
+/** The aggregates of a rollup's signed sums, as the joined read gives them (score_hourly*, 013_score_rollups.sql). */
+const ROLLUP_AGGREGATES = `any(data_type) AS data_type, toString(sum(scores)) AS n, toString(sum(scored)) AS scored,
+  sum(value_sum) / sum(scores) AS mean,
+  if(sum(scores) > 1, greatest(0, sum(value_squares) - pow(sum(value_sum), 2) / sum(scores)) / (sum(scores) - 1), NULL) AS variance,
+  sum(value_sum) AS total, sumMap([label], [scores]) AS labels`;
+
 /**
- * The live scores of the executions `groupRows` selects (`trace_id, grp, ...`: executions'
- * promptGroupRowsSql), per group and score name: count, executions scored, mean and sample
- * variance of the values, their sum (a boolean's trues), and label counts. `{cmp_p}` is the project.
+ * The live scores of a prompt's executions in [start, end) by version or by the label they were
+ * fetched by (`cmp_groups`), per group and score name, from the prompts' score rollup: count,
+ * executions scored, mean and sample variance of the values, their sum (a boolean's trues), and
+ * label counts. Parameters: cmp_p (project), cmp_prompt, cmp_start, cmp_end (whole hours), cmp_groups.
  */
 export async function groupScores(
   ch: ClickHouseStore,
-  groupRows: string,
+  by: PromptGroupBy,
   params: Record<string, unknown>,
   names: string[] | undefined,
 ): Promise<GroupScoreRow[]> {
-  return scoresJoined<GroupScoreRow>(ch, { rows: groupRows, params, keys: ['grp'], project: 'cmp_p', names }, 'quality.compare.scores');
+  return ch.query<GroupScoreRow>(
+    `SELECT grp, name, ${ROLLUP_AGGREGATES}
+     FROM (
+       SELECT ${by === 'version' ? 'toString(prompt_version)' : 'version_ref'} AS grp, name, data_type, label, scores, scored, value_sum, value_squares
+       FROM score_hourly_prompts
+       WHERE project_id = {cmp_p:String} AND prompt_id = {cmp_prompt:String}
+         AND hour >= toDateTime64({cmp_start:String}, 3, 'UTC') AND hour < toDateTime64({cmp_end:String}, 3, 'UTC')
+         ${names ? 'AND name IN {score_names:Array(String)}' : ''})
+     WHERE grp IN {cmp_groups:Array(String)}
+     GROUP BY grp, name
+     HAVING sum(scores) != 0`,
+    names ? { ...params, score_names: names } : params,
+    'quality.compare.scores',
+  );
+}
+
+/**
+ * A breakdown's scores from a score rollup (`read.source` spend_hourly → score_hourly,
+ * spend_hourly_prompts → score_hourly_prompts: keyed alike), per group (`g0, g1, ...`) and name.
+ */
+export async function rollupScoresByGroup(ch: ClickHouseStore, read: BreakdownRead, names: string[]): Promise<KeyedScoreRow[]> {
+  const table = read.source === 'spend_hourly_prompts' ? 'score_hourly_prompts' : 'score_hourly';
+  const { where, joins, keys, names: groups, params } = breakdownGroups(read, { from: `FROM ${table}`, hour: 'hour', measures: '' });
+  return ch.query<KeyedScoreRow>(
+    `SELECT ${[...groups, 'name'].join(', ')}, ${ROLLUP_AGGREGATES}
+     FROM (
+       SELECT ${[...keys, 'name', 'data_type', 'label', 'scores', 'scored', 'value_sum', 'value_squares'].join(', ')}
+       FROM ${table} ${joins.join(' ')}
+       WHERE ${[...where, 'name IN {score_names:Array(String)}'].join(' AND ')})
+     GROUP BY ${[...groups, 'name'].join(', ')}
+     HAVING sum(scores) != 0`,
+    { ...params, score_names: names },
+    `spend.breakdown.scores.${table}`,
+  );
 }
 
 export type KeyedScoreRow = Omit<GroupScoreRow, 'grp'> & Record<`g${number}`, string | number>;
@@ -202,7 +279,8 @@ export type KeyedScoreRow = Omit<GroupScoreRow, 'grp'> & Record<`g${number}`, st
 /**
  * The live scores named `names` of the executions `keys` selects (`trace_id, g0, g1, ...`: a spend
  * breakdown's live rows), per group and name: count, executions scored, mean, sum (a boolean's
- * trues) and label counts. `{p}` is the project; `groups` the number of g columns.
+ * trues) and label counts. `{p}` is the project; `groups` the number of g columns. For the
+ * breakdowns no score rollup serves (tags, API keys, metadata).
  */
 export async function scoresByGroup(
   ch: ClickHouseStore,
@@ -211,29 +289,17 @@ export async function scoresByGroup(
   names: string[],
 ): Promise<KeyedScoreRow[]> {
   const g = Array.from({ length: groups }, (_x, i) => `g${i}`);
-  return scoresJoined<KeyedScoreRow>(ch, { rows: keys.text, params: keys.params, keys: g, project: 'p', names }, 'spend.breakdown.scores');
-}
-
-/**
- * The one shape of both: live scores joined to the rows `rows` selects (`trace_id` and the `keys`
- * columns), aggregated per keys and score name; `{<project>}` is the project's parameter.
- */
-function scoresJoined<T>(
-  ch: ClickHouseStore,
-  q: { rows: string; params: Record<string, unknown>; keys: string[]; project: string; names: string[] | undefined },
-  comment: string,
-): Promise<T[]> {
-  return ch.query<T>(
-    `SELECT ${[...q.keys, 'name'].join(', ')}, any(data_type) AS data_type, toString(count()) AS n, toString(uniqExact(trace_id)) AS scored,
+  return ch.query<KeyedScoreRow>(
+    `SELECT ${[...g, 'name'].join(', ')}, any(data_type) AS data_type, toString(count()) AS n, toString(uniqExact(trace_id)) AS scored,
        avg(value) AS mean, varSamp(value) AS variance, sum(value) AS total, sumMap([label], [toUInt64(1)]) AS labels
      FROM (
-       SELECT ${q.keys.map((k) => `e.${k} AS ${k}`).join(', ')}${q.keys.length ? ', ' : ''}s.name AS name, s.data_type AS data_type,
+       SELECT ${g.map((k) => `e.${k} AS ${k}`).join(', ')}${g.length ? ', ' : ''}s.name AS name, s.data_type AS data_type,
          s.value AS value, s.label AS label, s.trace_id AS trace_id
        FROM scores AS s FINAL
-       INNER JOIN (${q.rows}) AS e ON s.trace_id = e.trace_id
-       WHERE s.project_id = {${q.project}:String} AND s.sign = 1 ${q.names ? 'AND s.name IN {score_names:Array(String)}' : ''})
-     GROUP BY ${[...q.keys, 'name'].join(', ')}`,
-    q.names ? { ...q.params, score_names: q.names } : q.params,
-    comment,
+       INNER JOIN (${keys.text}) AS e ON s.trace_id = e.trace_id
+       WHERE s.project_id = {p:String} AND s.sign = 1 AND s.name IN {score_names:Array(String)})
+     GROUP BY ${[...g, 'name'].join(', ')}`,
+    { ...keys.params, score_names: names },
+    'spend.breakdown.scores',
   );
 }

@@ -1,13 +1,16 @@
 // Scores (docs/scores.md): written one at a time or in batches of up to 1,000, each upserted by
 // its id (a client-chosen id makes a retry or a correction an update, never a second score);
 // listed, read with their execution, deleted. A batch is checked whole before anything is
-// written: one bad item refuses it all, naming the item. Scores never touch spend.
+// written: one bad item refuses it all, naming the item. Scores never touch spend. Every write
+// stamps its scores with their execution's dimensions (score-stamps.ts), which the score rollups
+// sum by; a score whose execution arrives or changes later is stamped again.
 import crypto from 'node:crypto';
 import { badRequest, DomainError, notFound } from '../errors.ts';
 import { toClickHouseTime } from '../time.ts';
 import type { ScoreConfigs } from './score-configs.ts';
 import type { ScoreRepository, ScoreListQuery, StoredScore } from './score-repository.ts';
 import { presentScore, sameScore, scoreFields, type Score, type ScoreInput, type ScoreRow } from './score.ts';
+import { planTraceScores, type ExecutionStamp } from './score-stamps.ts';
 
 export const MAX_SCORES_PER_REQUEST = 1_000;
 
@@ -22,10 +25,29 @@ export interface EvaluationScore {
   timeNs: string;
 }
 
-export function createScoreService(deps: { repository: ScoreRepository; configs: ScoreConfigs; now?: () => number }) {
+/** The current stamp of each of these traces' executions (those not known yet are absent). */
+export type ExecutionStamps = (projectId: string, traceIds: string[]) => Promise<Map<string, ExecutionStamp>>;
+
+/** How long after a write its traces are stamped again, and again after that (docs/scores.md, "Storage"). */
+export interface StampTiming {
+  firstMs: number;
+  againMs: number;
+}
+
+const MAX_WAITING_TRACES = 100_000;
+
+export function createScoreService(deps: {
+  repository: ScoreRepository;
+  configs: ScoreConfigs;
+  stamps: ExecutionStamps;
+  timing?: StampTiming;
+  onStampError?: (err: unknown) => void;
+  now?: () => number;
+}) {
   const now = deps.now ?? Date.now;
-  // One read-then-write at a time per score id on this node, so two concurrent updates of one
-  // score cannot both cancel the same row.
+  const timing = deps.timing ?? { firstMs: 0, againMs: 10_000 };
+  // One read-then-write at a time per score id and per trace on this node, so two concurrent
+  // writes cannot both cancel the same row, nor both count a trace's first score of a name.
   const inFlight = new Map<string, Promise<unknown>>();
   async function exclusive<T>(keys: string[], work: () => Promise<T>): Promise<T> {
     for (;;) {
@@ -42,11 +64,109 @@ export function createScoreService(deps: { repository: ScoreRepository; configs:
       for (const k of keys) if (inFlight.get(k) === settled) inFlight.delete(k);
     }
   }
+  const idKey = (projectId: string, id: string) => `${projectId}\u0000id\u0000${id}`;
+  const traceKey = (projectId: string, traceId: string) => `${projectId}\u0000trace\u0000${traceId}`;
   let lastVersion = 0;
   /** A version above every one this node gave (rows of one id must order by version). */
   const nextVersion = () => (lastVersion = Math.max(lastVersion + 1, now() * 1_000));
 
-  return {
+  /**
+   * The live scores of `traces` (and of the session scores `sessionIds`) become what `change` makes
+   * of them (ids to their new rows, or null to delete), each stamped with its execution's current
+   * stamp and one counted per trace and name. The caller holds the locks of the traces and ids.
+   */
+  async function rewrite(
+    projectId: string,
+    traces: Iterable<string>,
+    change: ((stored: ReadonlyMap<string, StoredScore>) => Map<string, ScoreRow | null>) | undefined,
+    scope: { ids?: string[]; names?: string[] } = {},
+  ): Promise<ReadonlyMap<string, StoredScore>> {
+    const restampOnly = change === undefined;
+    const traceIds = [...new Set(traces)].filter(Boolean);
+    const ids = scope.ids ?? [];
+    // Only the names written matter to who is counted (and the old names of the ids written).
+    const read = async () => {
+      const first = await deps.repository.ofTraces(projectId, [...traceIds, ...(ids.length ? [''] : [])], ids, scope.names);
+      if (!scope.names) return first;
+      const more = [...first.values()].filter((r) => !scope.names!.includes(r.name)).map((r) => r.name);
+      return more.length ? deps.repository.ofTraces(projectId, [...traceIds, ''], ids, [...scope.names, ...new Set(more)]) : first;
+    };
+    // A restamp (no change) looks up the executions of the traces that hold scores only: most
+    // executions written have none.
+    const stampsOf = async (of: string[]) => (of.length ? deps.stamps(projectId, of) : new Map<string, ExecutionStamp>());
+    const [stored, stamps] = restampOnly
+      ? await read().then(async (s) => [s, await stampsOf([...new Set([...s.values()].map((r) => r.trace_id).filter(Boolean))])] as const)
+      : await Promise.all([read(), stampsOf(traceIds)]);
+    const changes = change?.(stored) ?? new Map<string, ScoreRow | null>();
+    const next = new Map<string, ScoreRow>(stored);
+    const changed = new Set<string>();
+    for (const [id, row] of changes) {
+      if (row) {
+        next.set(id, row);
+        changed.add(id);
+      } else next.delete(id);
+    }
+    await deps.repository.write(planTraceScores(stored, next, changed, stamps, nextVersion));
+    const scoredTraces = new Set([...next.values()].map((r) => r.trace_id));
+    const unstamped = traceIds.filter((t) => !stamps.has(t) && scoredTraces.has(t));
+    if (unstamped.length) stampLater(projectId, unstamped);
+    return stored;
+  }
+
+  // Traces to stamp again a little later (docs/scores.md, "Storage"): scores written while their
+  // execution was unknown, and executions just written. A score and its execution written at the
+  // same moment may each miss the other; looking again once both writes are done finds the pair.
+  // Bounded: beyond the bound, the waiting traces are stamped at once.
+  const waiting = new Map<string, { projectId: string; traceId: string; dueAt: number; again: boolean }>();
+  let timer: NodeJS.Timeout | undefined;
+  let stamping: Promise<void> | undefined;
+  async function stampDue(all: boolean): Promise<void> {
+    const byProject = new Map<string, string[]>();
+    for (const [k, e] of waiting) {
+      if (!all && e.dueAt > now()) continue;
+      waiting.delete(k);
+      if (e.again && !all) waiting.set(k, { ...e, dueAt: now() + timing.againMs, again: false });
+      byProject.set(e.projectId, [...(byProject.get(e.projectId) ?? []), e.traceId]);
+    }
+    for (const [projectId, traces] of byProject)
+      for (let i = 0; i < traces.length; i += MAX_SCORES_PER_REQUEST) {
+        const chunk = traces.slice(i, i + MAX_SCORES_PER_REQUEST);
+        try {
+          await service.restamp(projectId, chunk);
+        } catch (err) {
+          // A store that failed: these traces wait for the next round.
+          for (const traceId of chunk)
+            waiting.set(`${projectId}\u0000${traceId}`, { projectId, traceId, dueAt: now() + timing.againMs, again: false });
+          deps.onStampError?.(err);
+        }
+      }
+  }
+  function schedule(): void {
+    if (timer || stamping || waiting.size === 0) return;
+    const next = Math.min(...[...waiting.values()].map((e) => e.dueAt));
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        stamping = stampDue(waiting.size > MAX_WAITING_TRACES)
+          .catch((err: unknown) => deps.onStampError?.(err))
+          .finally(() => {
+            stamping = undefined;
+            schedule();
+          });
+      },
+      Math.max(0, next - now()),
+    );
+    timer.unref();
+  }
+  function stampLater(projectId: string, traceIds: string[]): void {
+    for (const traceId of traceIds) {
+      const k = `${projectId}\u0000${traceId}`;
+      if (!waiting.has(k)) waiting.set(k, { projectId, traceId, dueAt: now() + timing.firstMs, again: true });
+    }
+    schedule();
+  }
+
+  const service = {
     /** Upserts scores by id, all or none; returns them as stored, in the order sent. */
     async upsert(projectId: string, inputs: ScoreInput[], author: string, prefix: (i: number) => string): Promise<Score[]> {
       if (inputs.length > MAX_SCORES_PER_REQUEST)
@@ -63,24 +183,33 @@ export function createScoreService(deps: { repository: ScoreRepository; configs:
         return { id: s.id ?? crypto.randomUUID(), ...f };
       });
       const ids = fields.map((f) => f.id);
-      return exclusive(
-        ids.map((id) => `${projectId}\u0000${id}`),
-        async () => {
-          const existing = await deps.repository.byIds(projectId, ids);
-          const at = toClickHouseTime(new Date(now()));
-          const rows: Array<ScoreRow & { version: string | number; sign: 1 | -1 }> = [];
-          const out = fields.map((f) => {
-            const old = existing.get(f.id);
-            if (old && sameScore(old, f)) return old;
-            const row: ScoreRow = { project_id: projectId, ...f, author, created_at: old?.created_at ?? at, updated_at: at };
-            if (old) rows.push({ ...old, sign: -1 });
-            rows.push({ ...row, version: nextVersion(), sign: 1 });
-            return row;
-          });
-          await deps.repository.write(rows);
-          return out.map(presentScore);
-        },
-      );
+      const traces = fields.map((f) => f.trace_id).filter(Boolean);
+      return exclusive([...ids.map((id) => idKey(projectId, id)), ...new Set(traces.map((t) => traceKey(projectId, t)))], async () => {
+        // An id may move from one trace (or session) to another: where it is now is read too.
+        const was = await deps.repository.tracesOfIds(projectId, ids);
+        const at = toClickHouseTime(new Date(now()));
+        const out: ScoreRow[] = [];
+        await rewrite(
+          projectId,
+          [...traces, ...was.values()],
+          (stored) => {
+            const change = new Map<string, ScoreRow | null>();
+            for (const f of fields) {
+              const old = stored.get(f.id);
+              if (old && sameScore(old, f)) {
+                out.push(old);
+                continue;
+              }
+              const row: ScoreRow = { project_id: projectId, ...f, author, created_at: old?.created_at ?? at, updated_at: at };
+              change.set(f.id, row);
+              out.push(row);
+            }
+            return change;
+          },
+          { ids, names: [...new Set(fields.map((f) => f.name))] },
+        );
+        return out.map(presentScore);
+      });
     },
 
     /**
@@ -116,7 +245,7 @@ export function createScoreService(deps: { repository: ScoreRepository; configs:
         }
       }
       for (let i = 0; i < byId.size; i += MAX_SCORES_PER_REQUEST)
-        await this.upsert(projectId, [...byId.values()].slice(i, i + MAX_SCORES_PER_REQUEST), author, () => '');
+        await service.upsert(projectId, [...byId.values()].slice(i, i + MAX_SCORES_PER_REQUEST), author, () => '');
       return { stored: byId.size, rejected };
     },
 
@@ -128,11 +257,46 @@ export function createScoreService(deps: { repository: ScoreRepository; configs:
 
     /** Deletes a score: its row is cancelled (counts and means drop it at once). */
     async remove(projectId: string, id: string): Promise<void> {
-      await exclusive([`${projectId}\u0000${id}`], async () => {
-        const old = (await deps.repository.byIds(projectId, [id])).get(id);
-        if (!old) throw notFound('Score');
-        await deps.repository.write([{ ...old, sign: -1 } as StoredScore & { sign: -1 }]);
+      const traceId = (await deps.repository.tracesOfIds(projectId, [id])).get(id);
+      if (traceId === undefined) throw notFound('Score');
+      await exclusive([idKey(projectId, id), ...(traceId ? [traceKey(projectId, traceId)] : [])], async () => {
+        await rewrite(
+          projectId,
+          [traceId],
+          (stored) => {
+            if (!stored.has(id)) throw notFound('Score');
+            return new Map([[id, null]]);
+          },
+          { ids: [id] },
+        );
       });
+    },
+
+    /**
+     * Stamps the live scores of these traces with their executions' current stamps (after an
+     * execution is written, or later when a score's execution was unknown). Writes nothing for a
+     * score whose stamp is current.
+     */
+    async restamp(projectId: string, traceIds: string[]): Promise<void> {
+      const traces = [...new Set(traceIds)].filter(Boolean);
+      if (traces.length === 0) return;
+      await exclusive(
+        traces.map((t) => traceKey(projectId, t)),
+        () => rewrite(projectId, traces, undefined),
+      );
+    },
+
+    /** Executions of these traces were just written: their scores are stamped again shortly. */
+    executionsWritten(projectId: string, traceIds: string[]): void {
+      stampLater(projectId, traceIds);
+    },
+
+    /** Stamps every waiting trace now (shutdown, tests). */
+    async flushStamps(): Promise<void> {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      await stamping;
+      await stampDue(true);
     },
 
     async list(projectId: string, q: ScoreListQuery) {
@@ -144,6 +308,7 @@ export function createScoreService(deps: { repository: ScoreRepository; configs:
       return (await deps.repository.ofTrace(projectId, traceId)).map(presentScore);
     },
   };
+  return service;
 }
 
 export type ScoreService = ReturnType<typeof createScoreService>;

@@ -171,15 +171,12 @@ function measures(cost: string, executions: string, tokensIn: string, tokensOut:
 /** Reads a breakdown from one source. */
 type BreakdownReader = Pick<SpendRollupRepository, 'breakdown'>;
 
-/** The live executions of a breakdown, keyed by its groups: `trace_id, g0, ...` (executions' createExecutionBreakdowns). */
-type KeysReader = { keys(r: BreakdownRead): { text: string; params: Record<string, unknown> } };
-
-/** The scores of those executions by group and name (scores/score-repository.ts scoresByGroup). */
-export type ScoresByGroup = (
-  keys: { text: string; params: Record<string, unknown> },
-  groups: number,
-  names: string[],
-) => Promise<KeyedScoreRow[]>;
+/**
+ * The live scores named `names` of a breakdown's executions (`read`: its groups, filter, window
+ * and the source its spend is read from), by group and name (src/spend/index.ts: a score rollup,
+ * or the scores joined to the executions rows).
+ */
+export type ScoresByGroup = (read: BreakdownRead, names: string[]) => Promise<KeyedScoreRow[]>;
 
 type ScoreSummary = {
   data_type: string;
@@ -229,12 +226,7 @@ function present(s: ScoreSums): ScoreSummary {
   return { ...base, labels: Object.fromEntries([...s.labels].sort(([x], [y]) => (x < y ? -1 : 1))) };
 }
 
-export function createBreakdowns(
-  rollups: BreakdownReader,
-  executions: BreakdownReader & KeysReader,
-  now: () => Date,
-  scoresOf?: ScoresByGroup,
-) {
+export function createBreakdowns(rollups: BreakdownReader, executions: BreakdownReader, now: () => Date, scoresOf?: ScoresByGroup) {
   const readFrom = (r: BreakdownRead) => (r.source === 'executions' ? executions : rollups).breakdown(r);
   return {
     async breakdown(projectId: string, q: BreakdownQuery) {
@@ -246,17 +238,19 @@ export function createBreakdowns(
       const scoreNames = [...new Set(split(q.scores))];
       if (scoreNames.length > 20) throw badRequest(`scores: at most 20 score names, got ${scoreNames.length}`);
       if (scoreNames.some((n) => n.length > 200)) throw badRequest('scores: a score name has at most 200 characters');
-      const read = (g: GroupColumn[], n: number) =>
-        readFrom({ projectId, source: sourceOf(g, filter), start: chTime(w.start), end: chTime(w.end), groups: g, filter, limit: n });
+      const readOf = (g: GroupColumn[], n: number): BreakdownRead => ({
+        projectId,
+        source: sourceOf(g, filter),
+        start: chTime(w.start),
+        end: chTime(w.end),
+        groups: g,
+        filter,
+        limit: n,
+      });
+      const read = (g: GroupColumn[], n: number) => readFrom(readOf(g, n));
       // The scores of the groups' live executions (every group, for the `other` row), and of all of them.
       const scoresBy = (g: GroupColumn[]) =>
-        scoreNames.length && scoresOf
-          ? scoresOf(
-              executions.keys({ projectId, source: 'executions', start: chTime(w.start), end: chTime(w.end), groups: g, filter, limit: 0 }),
-              g.length,
-              scoreNames,
-            )
-          : Promise.resolve(undefined);
+        scoreNames.length && scoresOf ? scoresOf(readOf(g, 0), scoreNames) : Promise.resolve(undefined);
       const multiValued = groups.some((g) => g.kind === 'column' && (g.column === 'tag' || g.column === 'prompt_id'));
       // Rows of a tag (prompt) breakdown count an execution once per value: the total counts it once.
       const [rows, totals, groupScores, totalScores] = await Promise.all([

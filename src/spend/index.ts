@@ -16,7 +16,7 @@ import { createRetention, RETENTION_JOB } from './retention.ts';
 import { createBreakdowns } from './breakdowns.ts';
 import { createExecutionBreakdowns } from '../executions/execution-repository.ts';
 import { createSpendRollupRepository } from './spend-rollup-repository.ts';
-import { scoresByGroup } from '../scores/score-repository.ts';
+import { rollupScoresByGroup, scoresByGroup } from '../scores/score-repository.ts';
 import { createScopedBudgets, SCOPED_EVALUATE_JOB } from './scoped-budgets.ts';
 import { createScopedBudgetStore } from './scoped-budget-store.ts';
 import { getApiKey } from '../auth/api-keys.ts';
@@ -52,12 +52,16 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
     logger: log,
   });
 
+  const executionBreakdowns = createExecutionBreakdowns(stores.clickhouse);
   return {
     clock,
     stats: createStats(dailySpend, (projectId) => countActivePrompts(stores.postgres, projectId), now),
     analytics: createAnalytics(stores.clickhouse, now),
-    breakdowns: createBreakdowns(rollups, createExecutionBreakdowns(stores.clickhouse), now, (keys, groups, names) =>
-      scoresByGroup(stores.clickhouse, keys, groups, names),
+    breakdowns: createBreakdowns(rollups, executionBreakdowns, now, (read, names) =>
+      // The spend rollups' keys are the score rollups': their breakdowns read scores summed alike.
+      read.source === 'spend_hourly' || read.source === 'spend_hourly_prompts'
+        ? rollupScoresByGroup(stores.clickhouse, read, names)
+        : scoresByGroup(stores.clickhouse, executionBreakdowns.keys({ ...read, source: 'executions' }), read.groups.length, names),
     ),
     scopedBudgets,
     budgets,

@@ -56,6 +56,8 @@ export interface AssemblerDeps extends SummarizeDeps {
   metrics: Pick<Metrics, 'executionsAssembled' | 'rowsWritten'>;
   /** Called with each project whose spend an assembly moved (budget evaluation). */
   onSpendMoved?: (projectId: string) => void;
+  /** Executions of these traces were written (their scores take the new dimensions). */
+  onExecutionsWritten?: (projectId: string, traceIds: string[]) => void;
   now?: () => number;
 }
 
@@ -200,6 +202,7 @@ export function createAssembler(deps: AssemblerDeps) {
       return [...written, ...notWritten];
     }
     deps.onSpendMoved?.(projectId);
+    deps.onExecutionsWritten?.(projectId, written);
     deps.metrics.rowsWritten.inc({ table: 'executions' }, batch.rows);
     return notWritten;
   }
@@ -269,6 +272,8 @@ export function createAssembler(deps: AssemblerDeps) {
         }
       });
       if (moved) deps.onSpendMoved?.(projectId);
+      const wrote = mine.filter((_w, i) => results[i]!.status === 'fulfilled').map((w) => w.trace.traceId);
+      if (wrote.length) deps.onExecutionsWritten?.(projectId, wrote);
     }
     return { done, later };
   }

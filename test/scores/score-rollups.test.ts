@@ -1,0 +1,93 @@
+// The score rollups (docs/scores.md, "Storage") over HTTP: a score follows its execution's
+// dimensions into the spend breakdowns and the version comparison, whether it arrived before the
+// execution, and when the execution changes; "executions scored" stays exact through deletes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropTestDatabases, mode } from '../helpers/env.ts';
+import { getJson, startTestService, type TestService } from '../helpers/service.ts';
+import { agentTrace } from '../helpers/ingest-log.ts';
+import { until } from '../helpers/wait.ts';
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(async () => {
+  await svc?.close();
+  await dropTestDatabases();
+});
+
+const call = (method: string, path: string, body?: unknown) =>
+  getJson(`${svc.url}/api/projects/default${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+const sendSpans = async (spans: object[]) => {
+  const r = await fetch(`${svc.url}/api/v1/traces`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ spans }),
+  });
+  expect(r.status).toBe(200);
+};
+const hex = (n: number, t: number) => t.toString(16).padStart(n, '0');
+type Row = { user?: string; scores: Record<string, { n: number; scored_executions: number; mean?: number }> };
+const byUser = async (name: string) => {
+  const r = await call('GET', `/spend?group_by=user&scores=${name}&window=2d`);
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  return Object.fromEntries((r.body.rows as Row[]).filter((x) => x.scores[name]).map((x) => [x.user, x.scores[name]]));
+};
+
+describe(`score rollups (${mode} mode)`, () => {
+  it('a score sent before its execution joins its group once assembled, and moves when the execution changes', async () => {
+    const t = 0x7a0001;
+    const traceId = hex(32, t);
+    expect((await call('POST', '/scores', { id: 'r-early', trace_id: traceId, name: 'rq', value: 0.4 })).status).toBe(201);
+    expect(await byUser('rq')).toEqual({});
+    const start = BigInt(Date.now()) * 1_000_000n;
+    await sendSpans(agentTrace(t, start));
+    expect(await until(async () => (await byUser('rq'))[''], 'the score in the group of its execution (no user)')).toEqual({
+      data_type: 'NUMERIC',
+      n: 1,
+      scored_executions: 1,
+      mean: 0.4,
+    });
+    // A late span names the user: the execution is corrected, and its score follows it.
+    await sendSpans([
+      {
+        trace_id: traceId,
+        span_id: hex(16, t * 2 + 3),
+        parent_span_id: hex(16, t * 2 + 1),
+        span_name: 'lookup',
+        attributes: { 'user.id': 'u-late' },
+        start_time_ns: String(start + 2_000n),
+        end_time_ns: String(start + 3_000n),
+      },
+    ]);
+    expect(
+      await until(async () => {
+        const groups = await byUser('rq');
+        return groups['u-late'] && !groups[''] ? groups : undefined;
+      }, 'the score moved with its execution'),
+    ).toEqual({ 'u-late': { data_type: 'NUMERIC', n: 1, scored_executions: 1, mean: 0.4 } });
+  });
+
+  it('two scores of one name on one execution count it once, through the delete of either', async () => {
+    const t = 0x7a0002;
+    const traceId = hex(32, t);
+    await sendSpans(agentTrace(t));
+    await until(async () => (await call('GET', `/executions/${traceId}`)).status === 200, 'the execution');
+    for (const [id, value] of [
+      ['c-a', 1],
+      ['c-b', 3],
+    ] as const)
+      expect((await call('POST', '/scores', { id, trace_id: traceId, name: 'cq', value })).status).toBe(201);
+    expect((await byUser('cq'))['']).toEqual({ data_type: 'NUMERIC', n: 2, scored_executions: 1, mean: 2 });
+    expect((await call('DELETE', '/scores/c-a')).status).toBe(204);
+    expect((await byUser('cq'))['']).toEqual({ data_type: 'NUMERIC', n: 1, scored_executions: 1, mean: 3 });
+    expect((await call('POST', '/scores', { id: 'c-b', trace_id: traceId, name: 'cq', value: 5 })).status).toBe(201);
+    expect((await byUser('cq'))['']).toEqual({ data_type: 'NUMERIC', n: 1, scored_executions: 1, mean: 5 });
+    expect((await call('DELETE', '/scores/c-b')).status).toBe(204);
+    expect(await byUser('cq')).toEqual({});
+  });
+});
