@@ -107,9 +107,13 @@ export function createScoreService(deps: {
       } else next.delete(id);
     }
     await deps.repository.write(planTraceScores(stored, next, changed, stamps, nextVersion));
-    const scoredTraces = new Set([...next.values()].map((r) => r.trace_id));
-    const unstamped = traceIds.filter((t) => !stamps.has(t) && scoredTraces.has(t));
-    if (unstamped.length) stampLater(projectId, unstamped);
+    // Scores written while their execution is unknown are looked at again (a restamp is itself
+    // that look: it queues nothing, or scores of an execution that never comes would cycle).
+    if (!restampOnly) {
+      const scoredTraces = new Set([...next.values()].map((r) => r.trace_id));
+      const unstamped = traceIds.filter((t) => !stamps.has(t) && scoredTraces.has(t));
+      if (unstamped.length) stampLater(projectId, unstamped);
+    }
     return stored;
   }
 
