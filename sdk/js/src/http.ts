@@ -1,5 +1,5 @@
 // HTTP to the service: one deadline per call (timeoutMs covers every attempt and the waits
-// between them), retries on network errors, timeouts, 429 and 5xx with exponential backoff and
+// between them, and the call settles when it passes), retries on network errors, timeouts, 429 and 5xx with exponential backoff and
 // full jitter, errors typed. Only fetch, AbortController and setTimeout: Node >= 20 and browsers.
 import type { ResolvedOptions } from './config.ts';
 import { TraceloomApiError, TraceloomError, TraceloomUnavailableError } from './errors.ts';
@@ -8,6 +8,13 @@ export interface RequestOptions {
   query?: Record<string, string | string[] | undefined>;
   body?: unknown;
 }
+
+/**
+ * The deadline timer fires this much early (at most 20 ms, 5% of the timeout), so that the
+ * rejection, scheduled behind whatever the event loop is busy with, still reaches the caller
+ * within timeoutMs.
+ */
+const timerMarginMs = (timeoutMs: number) => Math.min(20, timeoutMs * 0.05);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -45,33 +52,70 @@ export class Http {
     });
   }
 
+  /**
+   * The call, settled by the deadline at the latest: a timer rejects it the moment the deadline
+   * passes (and aborts the attempt in flight), so a hung service never holds the caller longer.
+   */
   async call<T>(method: string, path: string, opts: RequestOptions, deadline = this.o.now() + this.o.timeoutMs): Promise<T> {
     const url = new URL(this.o.baseUrl + path);
     for (const [k, v] of Object.entries(opts.query ?? {}))
       for (const item of v === undefined ? [] : Array.isArray(v) ? v : [v]) url.searchParams.append(k, item);
-    let last = 'no attempt made';
-    for (let attempt = 0; ; attempt++) {
-      const left = deadline - this.o.now();
-      if (left <= 0) throw new TraceloomUnavailableError(`${method} ${path} timed out after ${this.o.timeoutMs} ms (${last})`, attempt);
-      const r = await this.attempt(method, url, opts.body, left);
+    const controller = new AbortController();
+    const state = { attempts: 0, last: 'no attempt made' };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => {
+          controller.abort();
+          reject(
+            new TraceloomUnavailableError(
+              `${method} ${path} failed after ${state.attempts} attempt(s) within ${this.o.timeoutMs} ms: ${state.last}`,
+              state.attempts,
+            ),
+          );
+        },
+        Math.max(0, deadline - this.o.now() - timerMarginMs(this.o.timeoutMs)),
+      );
+    });
+    const work = this.attempts<T>(method, path, url, opts.body, deadline, controller.signal, state);
+    work.catch(() => {}); // settled after the deadline: nobody is waiting for it any more
+    try {
+      return await Promise.race([work, expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async attempts<T>(
+    method: string,
+    path: string,
+    url: URL,
+    body: unknown,
+    deadline: number,
+    signal: AbortSignal,
+    state: { attempts: number; last: string },
+  ): Promise<T> {
+    for (;;) {
+      state.attempts++;
+      state.last = 'no answer by the deadline';
+      const r = await this.attempt(method, url, body, signal);
       if (r.ok) return r.body as T;
-      last = r.reason;
-      if (attempt >= this.o.retries)
-        throw new TraceloomUnavailableError(`${method} ${path} failed after ${attempt + 1} attempt(s): ${r.reason}`, attempt + 1);
-      const ceiling = Math.min(this.o.maxBackoffMs, this.o.backoffMs * 2 ** attempt);
+      state.last = r.reason;
+      if (signal.aborted) throw new TraceloomUnavailableError(`${method} ${path}: ${r.reason}`, state.attempts);
+      if (state.attempts > this.o.retries)
+        throw new TraceloomUnavailableError(`${method} ${path} failed after ${state.attempts} attempt(s): ${r.reason}`, state.attempts);
+      const ceiling = Math.min(this.o.maxBackoffMs, this.o.backoffMs * 2 ** (state.attempts - 1));
       const wait = r.retryAfterMs !== undefined ? Math.min(r.retryAfterMs, this.o.maxBackoffMs) : Math.random() * ceiling;
       if (this.o.now() + wait >= deadline)
         throw new TraceloomUnavailableError(
-          `${method} ${path} failed after ${attempt + 1} attempt(s) within ${this.o.timeoutMs} ms: ${r.reason}`,
-          attempt + 1,
+          `${method} ${path} failed after ${state.attempts} attempt(s) within ${this.o.timeoutMs} ms: ${r.reason}`,
+          state.attempts,
         );
       await sleep(wait);
     }
   }
 
-  private async attempt(method: string, url: URL, body: unknown, timeoutMs: number): Promise<Attempt> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
+  private async attempt(method: string, url: URL, body: unknown, signal: AbortSignal): Promise<Attempt> {
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (this.o.apiKey) headers['X-API-Key'] = this.o.apiKey;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -80,7 +124,7 @@ export class Http {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: controller.signal,
+        signal,
       });
       const text = await res.text();
       let parsed: unknown = undefined;
@@ -102,12 +146,10 @@ export class Http {
       throw new TraceloomApiError(res.status, detailOf(parsed, res.statusText || 'no detail'), `${method} ${url.pathname}`);
     } catch (e) {
       if (e instanceof TraceloomError) throw e;
-      const reason = controller.signal.aborted
-        ? `no answer within ${timeoutMs} ms`
+      const reason = signal.aborted
+        ? 'no answer by the deadline'
         : `unreachable (${e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : String(e)})`;
       return { ok: false, retryable: true, reason };
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -107,11 +107,11 @@ class Http:
                 return False, f"HTTP {e.code}: {_detail(parsed, e.reason or '')}", retry_after
             raise TraceloomApiError(e.code, _detail(parsed, e.reason or "no detail"), f"{method} {urllib.parse.urlsplit(url).path}") from None
         except (socket.timeout, TimeoutError):
-            return False, f"no answer within {timeout:.3g} s", None
+            return False, "no answer by the deadline", None
         except urllib.error.URLError as e:
             reason = e.reason
             if isinstance(reason, (socket.timeout, TimeoutError)):
-                return False, f"no answer within {timeout:.3g} s", None
+                return False, "no answer by the deadline", None
             return False, f"unreachable ({reason})", None
         except (ConnectionError, OSError) as e:
             return False, f"unreachable ({e})", None
