@@ -106,6 +106,13 @@ const benches: Record<string, () => Promise<unknown>> = {
     for (const p of f.problems) console.log(`problem: ${p}`);
     if (f.problems.length > 0) process.exitCode = 1;
   },
+  sdk: async () => {
+    const { benchSdk } = await import('./sdk.ts');
+    console.log('\n## SDK prompt reads (embedded stores)');
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchSdk()) console.log(`| ${f.what} | ${f.value} |`);
+  },
   ingest: async () => {
     const { benchIngest } = await import('./ingest.ts');
     console.log('\n## OTLP ingest over HTTP (embedded chDB; load from a separate process)');

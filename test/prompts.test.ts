@@ -207,6 +207,7 @@ describe(`prompts (${mode} mode)`, () => {
       text: 'Dear Ann, re: bills!',
       config: { temperature: 0 },
       unused_inputs: ['unused'],
+      unused_placeholders: [],
     });
     const missing = await call('POST', `${BASE}/rt/render`, { inputs: { topic: 'x' } });
     expect(missing.status).toBe(422);

@@ -2,9 +2,10 @@
 // version rendered with the usage's inputs, found among the messages. A chat template is found
 // where its rendered messages appear in a row (the index of the first, and its role); a text
 // template at the first message whose content is the rendered text, else that contains it.
-// Undetermined (null in the API) when the template has variables the usage gives no input for,
+// A chat template with placeholders (filled with the history at render time) is found by its first
+// run of messages between placeholders. Undetermined (null in the API) when the template has variables the usage gives no input for,
 // or the rendered content is not in the conversation (an SDK that does not record content).
-import { render, type Template } from '../prompts/template.ts';
+import { isPlaceholder, render, type ChatEntry, type Template } from '../prompts/template.ts';
 import type { NormalizedMessage } from './span.ts';
 
 export interface TemplateLocation {
@@ -14,12 +15,22 @@ export interface TemplateLocation {
 
 const text = (m: NormalizedMessage | undefined) => (typeof m?.content === 'string' ? m.content.trim() : '');
 
+/** The messages before the first placeholder, else after it (and so on): what appears in a row. */
+function firstRun(template: ChatEntry[]): ChatEntry[] {
+  const runs: ChatEntry[][] = [[]];
+  for (const e of template) {
+    if (isPlaceholder(e)) runs.push([]);
+    else runs[runs.length - 1]!.push(e);
+  }
+  return runs.find((r) => r.length > 0) ?? [];
+}
+
 export function locateTemplate(
   template: Template,
   inputs: Record<string, unknown>,
   conversation: readonly NormalizedMessage[],
 ): TemplateLocation | undefined {
-  const r = render(template, inputs);
+  const r = render(typeof template === 'string' ? template : firstRun(template), inputs);
   if (r.missing.length > 0) return undefined;
   if (r.text !== undefined) {
     const wanted = r.text.trim();

@@ -5,9 +5,22 @@ import type { PostgresStore, Queryable } from '../stores/postgres.ts';
 import type { PromptCache } from './cache.ts';
 import { diffLines, unified, type DiffLine } from './diff.ts';
 import * as repo from './repository.ts';
-import { canonicalJson, contentHash, extractVariables, render, type PromptType, type Template } from './template.ts';
+import {
+  canonicalJson,
+  contentHash,
+  extractPlaceholders,
+  extractVariables,
+  isPlaceholder,
+  placeholderProblem,
+  render,
+  type PlaceholderFill,
+  type PromptType,
+  type Template,
+} from './template.ts';
 
 export const LABEL = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+/** A version's config (model, temperature, tools...) is returned with every read: kept small. */
+export const CONFIG_MAX_BYTES = 64 * 1024;
 
 export interface CreatePromptInput {
   prompt_id: string;
@@ -49,6 +62,12 @@ function checkTemplate(type: PromptType, template: Template): void {
     throw unprocessable('template: must be an array of {"role","content"} messages for a chat prompt');
 }
 
+function checkConfig(config: Record<string, unknown> | undefined): void {
+  if (config === undefined) return;
+  const bytes = Buffer.byteLength(canonicalJson(config));
+  if (bytes > CONFIG_MAX_BYTES) throw badRequest(`config: ${bytes} bytes of JSON, at most ${CONFIG_MAX_BYTES}`);
+}
+
 function checkLabels(labels: readonly string[] | undefined): string[] {
   const out = [...new Set(labels ?? [])];
   for (const l of out) {
@@ -78,6 +97,7 @@ export function presentVersion(v: repo.VersionRow) {
     type: v.type,
     template: v.template,
     variables: v.variables,
+    placeholders: extractPlaceholders(v.template),
     config: v.config,
     commit_message: v.commit_message,
     created_at: v.created_at.toISOString(),
@@ -163,6 +183,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
     async create(projectId: string, input: CreatePromptInput, userId: string) {
       const labels = checkLabels(input.labels);
       checkTemplate(input.type, input.template);
+      checkConfig(input.config);
       await db.transaction(async (tx) => {
         const inserted = await repo.insertPrompt(tx, {
           projectId,
@@ -204,6 +225,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
 
     async addVersion(projectId: string, promptId: string, input: NewVersionInput, userId: string) {
       const labels = checkLabels(input.labels);
+      checkConfig(input.config);
       const result = await db.transaction(async (tx) => {
         const p = await lockPrompt(tx, projectId, promptId, true);
         // An omitted config keeps the latest version's: editing the text does not reset the model parameters.
@@ -293,11 +315,23 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
       await cache.invalidate(projectId, promptId);
     },
 
-    async render(projectId: string, promptId: string, ref: VersionRef, inputs: Record<string, unknown>) {
+    async render(
+      projectId: string,
+      promptId: string,
+      ref: VersionRef,
+      inputs: Record<string, unknown>,
+      placeholders: PlaceholderFill = {},
+    ) {
+      const problem = placeholderProblem(placeholders);
+      if (problem) throw badRequest(problem);
       await guard?.beforeRender(projectId);
       const v = await readVersion(projectId, promptId, ref);
-      const r = render(v.template, inputs);
-      if (r.missing.length > 0) throw unprocessable(`Missing variables: ${r.missing.join(', ')}`);
+      const r = render(v.template, inputs, placeholders);
+      const missing = [
+        ...(r.missing.length > 0 ? [`Missing variables: ${r.missing.join(', ')}`] : []),
+        ...(r.missingPlaceholders.length > 0 ? [`Missing placeholders: ${r.missingPlaceholders.join(', ')}`] : []),
+      ];
+      if (missing.length > 0) throw unprocessable(missing.join('; '));
       return {
         prompt_id: promptId,
         version: v.version,
@@ -305,12 +339,16 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
         ...(r.text !== undefined ? { text: r.text } : { messages: r.messages }),
         config: v.config,
         unused_inputs: r.unusedInputs,
+        unused_placeholders: r.unusedPlaceholders,
       };
     },
 
     async diff(projectId: string, promptId: string, a: VersionRef, b: VersionRef) {
       const [va, vb] = [await readVersion(projectId, promptId, a), await readVersion(projectId, promptId, b)];
-      const lines = (t: Template) => (typeof t === 'string' ? t.split('\n') : t.flatMap((m) => [`[${m.role}]`, ...m.content.split('\n')]));
+      const lines = (t: Template) =>
+        typeof t === 'string'
+          ? t.split('\n')
+          : t.flatMap((m) => (isPlaceholder(m) ? [`[placeholder: ${m.name}]`] : [`[${m.role}]`, ...m.content.split('\n')]));
       const configLines = (c: Record<string, unknown>) => JSON.stringify(JSON.parse(canonicalJson(c)), null, 2).split('\n');
       const section = (d: DiffLine[]) => ({ changed: d.some((l) => l.op !== 'equal'), lines: d, unified: unified(d) });
       const content = section(diffLines(lines(va.template), lines(vb.template)));

@@ -1,8 +1,8 @@
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { startService, type Service } from '../../src/service.ts';
 import type { AppDeps } from '../../src/http/app.ts';
-import { testEnv, type TestEnv } from './env.ts';
+import { dropTestDatabases, testEnv, type TestEnv } from './env.ts';
 
 export interface TestService extends Service {
   testEnv: TestEnv;
@@ -43,4 +43,17 @@ export function healthyBody(mode: 'embedded' | 'server') {
     refusing_writes: [],
     data_dir: { free_bytes: expect.any(Number), total_bytes: expect.any(Number), min_free_bytes: 256 * 1024 * 1024 },
   };
+}
+
+/** One service for the whole test file: started before its tests, closed (and its databases dropped) after them. */
+export function serviceForFile(overrides: Record<string, string | undefined> = {}): () => TestService {
+  let svc: TestService | undefined;
+  beforeAll(async () => {
+    svc = await startTestService(overrides);
+  });
+  afterAll(async () => {
+    await svc?.close();
+    await dropTestDatabases();
+  });
+  return () => svc!;
 }

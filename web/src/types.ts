@@ -121,8 +121,14 @@ export interface PromptVersion {
   prompt_id: string;
   version: number;
   type: 'text' | 'chat';
-  template: string | Array<{ role: string; content: string }>;
+  template:
+    | string
+    | Array<
+        | { role: string; content: string; type?: undefined; name?: string }
+        | { type: 'placeholder'; name: string; role?: undefined; content?: undefined }
+      >;
   variables: string[];
+  placeholders?: string[];
   config: Record<string, unknown>;
   commit_message: string | null;
   created_at: string;

@@ -194,19 +194,25 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
       access: 'authenticated',
       need: 'read',
       body: 'PromptRender',
-      summary: 'Fill the variables of a version (default latest); 422 names each missing variable',
+      summary: 'Fill the variables and placeholders of a version (default latest); 422 names each missing variable and placeholder',
       responses: {
         200: { description: 'Rendered', schema: 'PromptRendered' },
+        400: { description: 'A placeholder fill that is not a list of {role, content} messages', schema: 'Error' },
         404: notFound,
-        422: { description: 'Missing variables', schema: 'Error' },
+        422: { description: 'Missing variables or placeholders', schema: 'Error' },
       },
       async handler(ctx) {
-        const body = ctx.state.body as { version?: string | number; inputs: Record<string, unknown> };
+        const body = ctx.state.body as {
+          version?: string | number;
+          inputs: Record<string, unknown>;
+          placeholders?: Record<string, unknown>;
+        };
         ctx.body = await prompts.render(
           ctx.state.projectId!,
           ctx.params.prompt_id!,
           parseVersionRef(body.version ?? 'latest'),
           body.inputs,
+          body.placeholders,
         );
       },
     },

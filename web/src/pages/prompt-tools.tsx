@@ -32,12 +32,24 @@ export function RenderPreview({ base, p }: { base: string; p: PromptWithLatest }
   const v = selectedVersion(loc.params, p.latest_version);
   const version = useApi<PromptVersion>(`${base}/versions/${v}`);
   const [inputs, setInputs] = useState<Record<string, string>>({});
+  const [slots, setSlots] = useState<Record<string, string>>({});
   const [result, setResult] = useState<Rendered | undefined>();
   const render = useAction(async () => {
     setResult(undefined);
-    // Empty fields are left out, so the API names each missing variable (422).
+    // Empty fields are left out, so the API names each missing variable and placeholder (422).
     const given = Object.fromEntries(Object.entries(inputs).filter(([, x]) => x !== ''));
-    setResult(await api<Rendered>(`${base}/render`, { method: 'POST', body: { version: v, inputs: given } }));
+    const placeholders = Object.fromEntries(
+      Object.entries(slots)
+        .filter(([, x]) => x.trim() !== '')
+        .map(([name, x]) => {
+          try {
+            return [name, JSON.parse(x) as unknown];
+          } catch {
+            throw new Error(`placeholders.${name}: not JSON (a list of {"role", "content"} messages)`);
+          }
+        }),
+    );
+    setResult(await api<Rendered>(`${base}/render`, { method: 'POST', body: { version: v, inputs: given, placeholders } }));
   });
   return (
     <div class="grid two">
@@ -64,6 +76,18 @@ export function RenderPreview({ base, p }: { base: string; p: PromptWithLatest }
                     rows={2}
                     value={inputs[name] ?? ''}
                     onInput={(e) => setInputs({ ...inputs, [name]: (e.target as HTMLTextAreaElement).value })}
+                  />
+                </label>
+              ))}
+              {(pv.placeholders ?? []).map((name) => (
+                <label>
+                  <code class="inline">{`placeholder ${name}`}</code>
+                  <textarea
+                    name={`placeholder-${name}`}
+                    rows={3}
+                    placeholder='[{"role": "user", "content": "..."}]'
+                    value={slots[name] ?? ''}
+                    onInput={(e) => setSlots({ ...slots, [name]: (e.target as HTMLTextAreaElement).value })}
                   />
                 </label>
               ))}

@@ -166,12 +166,19 @@ export function Template({ v }: { v: Pick<PromptVersion, 'template'> }) {
   if (typeof v.template === 'string') return <pre class="template">{v.template}</pre>;
   return (
     <div class="chat-template">
-      {v.template.map((m) => (
-        <div class={`event message role-${m.role}`}>
-          <Badge kind={`role-${m.role}`}>{m.role}</Badge>
-          <pre class="content">{m.content}</pre>
-        </div>
-      ))}
+      {v.template.map((m) =>
+        m.type === 'placeholder' ? (
+          <div class="event message placeholder">
+            <Badge kind="placeholder">placeholder</Badge>
+            <pre class="content">{`{{${String(m.name)}}} (messages given at render time)`}</pre>
+          </div>
+        ) : (
+          <div class={`event message role-${m.role}`}>
+            <Badge kind={`role-${m.role}`}>{m.role}</Badge>
+            <pre class="content">{m.content}</pre>
+          </div>
+        ),
+      )}
     </div>
   );
 }
