@@ -13,7 +13,7 @@ import {
   type BreakdownRow,
   type BreakdownSourceSql,
 } from './spend-breakdown-sql.ts';
-import { toScaled } from '../pricing/decimal.ts';
+import { toScaled } from '../decimal.ts';
 import { EXPORTED_DIMENSION_COLUMNS } from './spend-dimensions.ts';
 import { timeRange, toClickHouseTime } from '../time.ts';
 import { presentDetail, presentListItem, type DetailRow, type ListRow } from './present.ts';
@@ -263,7 +263,7 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
     filterOf: (projectId: string, q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>) => where(projectId, { ...q, limit: 0, offset: 0 }),
 
     /**
-     * The SELECT of a Parquet export (parquet-export.ts runs it with FORMAT Parquet): the live rows
+     * The SELECT of a Parquet export (src/exports/parquet-export.ts runs it with FORMAT Parquet): the live rows
      * matching a filter, newest first, in the JSON Lines columns typed, then user, session, tags,
      * metadata and the API key that sent it ('' for other credentials).
      */

@@ -6,7 +6,7 @@
 import type { SpanPromptUsage } from './span.ts';
 import type { StoredSpan } from './span-rows.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
-import { fromScaled, NANOS } from '../pricing/decimal.ts';
+import { fromScaled, NANOS } from '../decimal.ts';
 import { toClickHouseTime } from '../time.ts';
 import { storedConversation } from './conversation.ts';
 import type { Template } from '../prompts/template.ts';

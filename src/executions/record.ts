@@ -9,7 +9,7 @@ import { parseVersionRef } from '../prompts/service.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
 import { outsideStartWindow, parseTime, toClickHouseTime, type StartWindow } from '../time.ts';
 import { capCost, priceCall } from './pricing.ts';
-import { fromScaled, NANOS } from '../pricing/decimal.ts';
+import { fromScaled, NANOS } from '../decimal.ts';
 import { contentHash as hashOf, executionRow, templateUsageColumns, type ExecutionRow } from './row.ts';
 import type { ExecutionRepository } from './execution-repository.ts';
 import { presentDetail } from './present.ts';

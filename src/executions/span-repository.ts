@@ -1,7 +1,8 @@
-// The `spans` and `span_log_events` tables: every SQL statement that reads them. Each query is
-// scoped to one project (recovery after a restart, which looks across projects, excepted); a span
-// is read once (retried batches store a span again; the newest copy is read). Rows are written by
-// the span loader (RowBinary, src/compose.ts) and the log ingest's batching writer.
+// The `spans` and `span_log_events` tables: every SQL statement that reads them, and how spans
+// are inserted. Each query is scoped to one project (recovery after a restart, which looks across
+// projects, excepted); a span is read once (retried batches store a span again; the newest copy is
+// read). Rows are written by the span loader (RowBinary, `insert` below) and the log ingest's
+// batching writer.
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import type { AttrValue, DecodedEvent } from './span.ts';
 import type { FullSpan, StoredSpan } from './span-rows.ts';
@@ -28,6 +29,27 @@ export type LogEventsByTrace = Map<string, Map<string, DecodedEvent[]>>;
 
 export function createSpanRepository(ch: ClickHouseStore) {
   return {
+    /**
+     * Inserts span rows encoded by `encoderOf('spans')`, as one insert deduplicated by `token`.
+     * `columns`: rows encoded with only the first columns (a record written before later columns
+     * were appended); a record without a count was written before migration 004 appended user_id,
+     * tags, metadata.
+     */
+    async insert(payloads: readonly Buffer[], token: string, columns: number | undefined): Promise<void> {
+      await ch.insertRowBinary(
+        'spans',
+        payloads,
+        {
+          insert_deduplication_token: token,
+          // Spans of one batch may fall in many months (partitions); refusing them would fail the batch for nothing.
+          max_partitions_per_insert_block: '1000',
+          // Duplicates within a batch are left to merges: every reader takes one copy of a span.
+          optimize_on_insert: 0,
+        },
+        columns ?? (await ch.encoderOf('spans')).columns.indexOf('user_id'),
+      );
+    },
+
     /** Every column of one trace's spans (the hierarchy and the timeline). */
     async ofTrace(projectId: string, traceId: string): Promise<FullSpan[]> {
       return ch.query<FullSpan>(

@@ -2,7 +2,7 @@
 // trace assembly reads light columns; everything the exporter sent is kept (attributes, resource,
 // events, links) for the hierarchy, and the normalised messages for the timeline.
 import type { DecodedSpan, MappedSpan, NormalizedMessage } from './span.ts';
-import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
+import { fromScaled, NANOS, toScaled } from '../decimal.ts';
 
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];

@@ -5,7 +5,7 @@
 // dimensions of different rollups together from the signed executions rows (docs/spend.md,
 // "Breakdowns"). Money: nano-dollar BigInts, decimal strings out.
 import { badRequest } from '../errors.ts';
-import { fromScaled, NANOS } from '../pricing/decimal.ts';
+import { fromScaled, NANOS } from '../decimal.ts';
 import { parseTime } from '../time.ts';
 import { nanos } from './money.ts';
 import type { SpendRollupRepository } from './spend-rollup-repository.ts';

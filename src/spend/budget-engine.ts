@@ -10,7 +10,7 @@ import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { RedisStore } from '../stores/redis.ts';
-import { fromScaled, NANOS } from '../pricing/decimal.ts';
+import { fromScaled, NANOS } from '../decimal.ts';
 import type { DailySpendRepository } from './daily-spend.ts';
 import type { SpendRollupRepository } from './spend-rollup-repository.ts';
 import type { AlertDue, BudgetRow, BudgetStore, Period } from './budget-store.ts';

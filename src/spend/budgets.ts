@@ -7,7 +7,7 @@
 // from the stores (or the published state) and never fire an alert nor enqueue a delivery. Alerts
 // fire only in the evaluation job (after spend moved, after a budget change, and periodically).
 import { badRequest, budgetExceeded } from '../errors.ts';
-import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
+import { fromScaled, NANOS, toScaled } from '../decimal.ts';
 import type { DailySpendRepository } from './daily-spend.ts';
 import type { AlertRow, BudgetRow, BudgetStore, EnforcementMode } from './budget-store.ts';
 import type { BudgetState, PublishedState } from './budget-state.ts';

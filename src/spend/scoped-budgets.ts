@@ -6,7 +6,7 @@
 // corrections); each threshold fires once per budget and period; `/budget/check?agent_id&user_id&tag&api_key_id`
 // (and the caller's own API key) answers for every budget that applies, from the published state.
 import { badRequest, conflict, notFound, unprocessable } from '../errors.ts';
-import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
+import { fromScaled, NANOS, toScaled } from '../decimal.ts';
 import { nanos, percent, usd } from './money.ts';
 import type { BudgetRow, BudgetStore, ScopeKind, WebhookFormat, Period } from './budget-store.ts';
 import type { PublishedState } from './budget-state.ts';
