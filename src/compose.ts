@@ -32,18 +32,12 @@ import { createLogIngest, type LogIngest } from './ingest/logs.ts';
 import { createSpanRepository, type SpanRepository } from './executions/span-repository.ts';
 import { createTraceViews, type TraceViews } from './executions/trace-views.ts';
 import { spansWithLogMessages } from './ingest/assembly/log-messages.ts';
-import { DomainError } from './errors.ts';
-import { isConnectivityError, StoreUnavailableError } from './stores/errors.ts';
-
-/** Prompt ids are chosen by users in this form (docs/prompts.md). */
-const PROMPT_ID = /^[a-z0-9][a-z0-9._-]{0,127}$/;
-import { parseVersionRef } from './prompts/service.ts';
-import type { Template } from './prompts/template.ts';
+import { createTracePromptReferences } from './prompts/trace-references.ts';
 import { createSpend, type Spend } from './spend/index.ts';
 import { createReprice, type Reprice } from './spend/reprice.ts';
-import { createParquetExport, type ParquetExport } from './executions/parquet-export.ts';
-import { createScheduledExport, type ScheduledExport } from './executions/scheduled-export.ts';
-import { createExportStore } from './executions/export-store.ts';
+import { createParquetExport, type ParquetExport } from './exports/parquet-export.ts';
+import { createScheduledExport, type ScheduledExport } from './exports/scheduled-export.ts';
+import { createExportStore } from './exports/export-store.ts';
 import { createSpendRollupRepository } from './spend/spend-rollup-repository.ts';
 import path from 'node:path';
 import { createRepriceLedger } from './executions/execution-repository.ts';
@@ -169,26 +163,7 @@ export function createDomain(
     prices: resolver,
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
     onExecutionsWritten: (projectId, traceIds) => scores.service.executionsWritten(projectId, traceIds),
-    async resolvePrompt(projectId, promptId, ref) {
-      // A span names prompts in free text: only a well-formed id is looked up.
-      if (!PROMPT_ID.test(promptId)) return undefined;
-      try {
-        return (await prompts.version(projectId, promptId, parseVersionRef(ref))).version;
-      } catch (err) {
-        if (err instanceof StoreUnavailableError || isConnectivityError(err)) throw err; // retried with the trace
-        if (!(err instanceof DomainError))
-          logger.warn({ prompt_id: promptId, err: { message: (err as Error).message } }, 'prompt reference not resolved');
-        return undefined;
-      }
-    },
-    async promptTemplate(projectId, promptId, version) {
-      try {
-        return (await prompts.version(projectId, promptId, parseVersionRef(version))).template as Template;
-      } catch (err) {
-        if (err instanceof StoreUnavailableError || isConnectivityError(err)) throw err; // retried with the trace
-        return undefined;
-      }
-    },
+    ...createTracePromptReferences(prompts, logger),
   });
   let recovering: Promise<unknown> | undefined;
   const views = createTraceViews({
@@ -228,20 +203,7 @@ export function createDomain(
       const h = await stores.health();
       return h.clickhouse === 'ok' && h.postgres === 'ok' && h.redis !== 'down';
     },
-    insertSpans: async (payloads, token, columns) =>
-      stores.clickhouse.insertRowBinary(
-        'spans',
-        payloads,
-        {
-          insert_deduplication_token: token,
-          // Spans of one batch may fall in many months (partitions); refusing them would fail the batch for nothing.
-          max_partitions_per_insert_block: '1000',
-          // Duplicates within a batch are left to merges: every reader takes one copy of a span.
-          optimize_on_insert: 0,
-        },
-        // A record without a count was written before migration 004 appended user_id, tags, metadata.
-        columns ?? (await stores.clickhouse.encoderOf('spans')).columns.indexOf('user_id'),
-      ),
+    insertSpans: (payloads, token, columns) => spans.insert(payloads, token, columns),
     spanDecoder: (columns) => stores.clickhouse.decoderOf('spans', STORED_SPAN_COLUMNS, columns),
     knownTraces: (projectId, ids) => assembler.knownTraces(projectId, ids),
     assembleFresh: (projectId, traces, token) => assembler.assembleFresh(projectId, traces, token),

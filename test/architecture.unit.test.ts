@@ -5,6 +5,8 @@
 //   src/stores/migrate.ts) are DDL and exempt: they are not under src/ and name every table;
 // - executions/ never imports ingest/ (ingest depends on executions, not the reverse);
 // - domain modules never import http/ (only the edges and the composition do);
+// - no import runs up the layers (foundation < stores < jobs < domain < edges): stores never
+//   import a domain, nothing below the edges imports them;
 // - nothing under src/ imports a path outside src/.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -103,6 +105,46 @@ describe('architecture', () => {
           .map((i) => `${s.file} → ${i}`),
       );
     expect(wrong).toEqual([]);
+  });
+
+  it('no import runs up the layers: foundation, stores, jobs, domain, edges (stores never import a domain)', () => {
+    // Each layer may import its own and the ones below, never one above: the shared foundation
+    // (config, errors, logging, time, decimal money, metrics) under the stores, the stores under the
+    // job runner, those under the domain modules, and the edges and the composition on top.
+    const EDGES = [
+      'src/http/',
+      'src/grpc/',
+      'src/admin/',
+      'src/admin.ts',
+      'src/compose.ts',
+      'src/main.ts',
+      'src/service.ts',
+      'src/worker.ts',
+    ];
+    const layerOf = (file: string): number => {
+      if (EDGES.some((e) => file === e || (e.endsWith('/') && file.startsWith(e)))) return 4;
+      if (file.startsWith('src/stores/')) return 1;
+      if (file.startsWith('src/jobs/')) return 2;
+      if (/^src\/[^/]+$/.test(file)) return 0;
+      return 3;
+    };
+    const NAMES = ['foundation', 'stores', 'jobs', 'domain', 'edges'];
+    const wrong = sources.flatMap((s) =>
+      importsOf(s.file, s.text)
+        .filter((i) => i.startsWith('src/') && layerOf(i) > layerOf(s.file))
+        .map((i) => `${s.file} (${NAMES[layerOf(s.file)]}) → ${i} (${NAMES[layerOf(i)]})`),
+    );
+    expect(wrong).toEqual([]);
+    // The check sees the layers (a rule that classifies nothing would pass for the wrong reason).
+    expect(
+      ['src/decimal.ts', 'src/stores/row-binary.ts', 'src/jobs/runner.ts', 'src/spend/budgets.ts', 'src/compose.ts'].map(layerOf),
+    ).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('exports live in src/exports/ and composition holds no table settings', () => {
+    expect(sources.filter((s) => /^src\/executions\/.*(export|s3-put)/.test(s.file)).map((s) => s.file)).toEqual([]);
+    const compose = code(sources.find((s) => s.file === 'src/compose.ts')!.text);
+    expect(compose).not.toMatch(/insertRowBinary|insert_deduplication_token|prompts\.version\(/);
   });
 
   it('nothing under src/ imports a path outside src/', () => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromClickHouseTime } from '../src/time.ts';
 import { dropTestDatabases, mode, tempDir } from './helpers/env.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
-import { signV4 } from '../src/executions/s3-put.ts';
+import { signV4 } from '../src/exports/s3-put.ts';
 
 let svc: TestService;
 /** The API key that sent y2 (the others come from the dev user: no key). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cataloguePrice } from '../src/pricing/catalogue.ts';
 import { computeCost, type PriceRow } from '../src/pricing/cost.ts';
-import { fromScaled, numberToDecimal, toScaled } from '../src/pricing/decimal.ts';
+import { fromScaled, numberToDecimal, toScaled } from '../src/decimal.ts';
 
 const price: PriceRow = {
   price_id: 'p',

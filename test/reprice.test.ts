@@ -2,7 +2,7 @@
 // the job applies, and stats, daily spend and breakdowns move by exactly that delta. Provided
 // costs and executions outside the window stay; a second run changes nothing; admin only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromScaled, toScaled } from '../src/pricing/decimal.ts';
+import { fromScaled, toScaled } from '../src/decimal.ts';
 import { dropTestDatabases, mode, testEnv } from './helpers/env.ts';
 import { TestIdp } from './helpers/idp.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';

@@ -2,7 +2,7 @@
 // "PUT Object" (Signature Calculations for the Authorization Header, Amazon S3 API reference).
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signPut, signV4 } from '../src/executions/s3-put.ts';
+import { signPut, signV4 } from '../src/exports/s3-put.ts';
 
 const example = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', region: 'us-east-1' };
 

@@ -3,7 +3,7 @@
 // prompts and versions; every day of the window present; consistency with the executions list to
 // the last nano-dollar.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromScaled, toScaled } from '../src/pricing/decimal.ts';
+import { fromScaled, toScaled } from '../src/decimal.ts';
 import { dropTestDatabases, mode } from './helpers/env.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
 

@@ -17,7 +17,7 @@ import OpenAI from 'openai';
 import { OpenAIInstrumentation } from '@arizeai/openinference-instrumentation-openai';
 import { cataloguePrice } from '../src/pricing/catalogue.ts';
 import { computeCost } from '../src/pricing/cost.ts';
-import { fromScaled, NANOS } from '../src/pricing/decimal.ts';
+import { fromScaled, NANOS } from '../src/decimal.ts';
 import { dropTestDatabases, mode } from './helpers/env.ts';
 import { getJson, startTestService, type TestService } from './helpers/service.ts';
 import { until } from './helpers/wait.ts';

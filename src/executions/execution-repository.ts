@@ -6,8 +6,16 @@ import { badRequest } from '../errors.ts';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { ExecutionStamp } from '../scores/score-stamps.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
-import { breakdownKeysSql, breakdownSql, type BreakdownRead, type BreakdownRow, type BreakdownSourceSql } from './spend-breakdown-sql.ts';
-import { toScaled } from '../pricing/decimal.ts';
+import {
+  breakdownKeysSql,
+  breakdownSql,
+  EXECUTIONS_ARRAYS,
+  type BreakdownRead,
+  type BreakdownRow,
+  type BreakdownSourceSql,
+} from './spend-breakdown-sql.ts';
+import { toScaled } from '../decimal.ts';
+import { EXPORTED_DIMENSION_COLUMNS } from './spend-dimensions.ts';
 import { timeRange, toClickHouseTime } from '../time.ts';
 import { presentDetail, presentListItem, type DetailRow, type ListRow } from './present.ts';
 import { scoreFilterSql } from '../scores/score-repository.ts';
@@ -256,14 +264,14 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
     filterOf: (projectId: string, q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>) => where(projectId, { ...q, limit: 0, offset: 0 }),
 
     /**
-     * The SELECT of a Parquet export (parquet-export.ts runs it with FORMAT Parquet): the live rows
+     * The SELECT of a Parquet export (src/exports/parquet-export.ts runs it with FORMAT Parquet): the live rows
      * matching a filter, newest first, in the JSON Lines columns typed, then user, session, tags,
      * metadata and the API key that sent it ('' for other credentials).
      */
     parquetSelect: (filter: { sql: string }) =>
       `SELECT trace_id, agent_id, provider, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_source, status, started_at,
          CAST(notEmpty(\`tu.prompt_id\`) AS Bool) AS has_templates, toUInt32(length(\`tu.prompt_id\`)) AS template_count, span_count, source,
-         user_id, session_id, tags, metadata, api_key_id
+         user_id, session_id, tags, metadata, api_key_id${EXPORTED_DIMENSION_COLUMNS.map((c) => `, ${c}`).join('')}
        FROM executions FINAL WHERE ${filter.sql} AND sign = 1 ORDER BY started_at DESC, trace_id DESC`,
 
     /** Whether any execution row is stored (every project). */
@@ -457,7 +465,7 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
         `SELECT ${LIST_COLUMNS}, ended_at, received_at, error_message, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
            toString(cost_computed_usd) AS cost_computed_text, price_id, usage_warnings, session_id, user_id, tags, metadata,
            \`tu.prompt_id\` AS tu_prompt_id, \`tu.version\` AS tu_version, \`tu.version_ref\` AS tu_version_ref, \`tu.role\` AS tu_role,
-           \`tu.source\` AS tu_source, \`tu.message_index\` AS tu_message_index, template_inputs, api_key_id
+           \`tu.source\` AS tu_source, \`tu.message_index\` AS tu_message_index, template_inputs, api_key_id, environment
            ${includeMessages ? ', conversation_history' : ''}
          FROM executions FINAL
          WHERE project_id = {p:String} AND started_at = toDateTime64({s:String}, 3, 'UTC') AND trace_id = {t:String} AND sign = 1
@@ -591,12 +599,7 @@ const EXECUTIONS_BREAKDOWN: BreakdownSourceSql = {
   hour: "toStartOfHour(started_at, 'UTC')",
   measures: `sum(toDecimal128(cost_usd, 9) * sign) AS c, sum(toInt64(sign)) AS n, sum(toInt64(tokens_in) * sign) AS ti,
     sum(toInt64(tokens_out) * sign) AS tout, sum(if(cost_source = 'unpriced', toInt64(sign), 0)) AS u`,
-  arrayFilter: (column) =>
-    column === 'tag' ? 'hasAny(tags, {f_tag:Array(String)})' : 'hasAny(`tu.prompt_id`, {f_prompt_id:Array(String)})',
-  arrayJoins: (grouped) => [
-    ...(grouped.has('tag') ? ["ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag"] : []),
-    ...(grouped.has('prompt_id') ? ["ARRAY JOIN if(empty(`tu.prompt_id`), [''], arrayDistinct(`tu.prompt_id`)) AS prompt_id"] : []),
-  ],
+  ...EXECUTIONS_ARRAYS,
 };
 
 /** Spend breakdowns no rollup serves (metadata, tag × prompt, several tags), read from the executions ledger. */

@@ -6,7 +6,7 @@
 import type { SpanPromptUsage } from './span.ts';
 import type { StoredSpan } from './span-rows.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
-import { fromScaled, NANOS } from '../pricing/decimal.ts';
+import { fromScaled, NANOS } from '../decimal.ts';
 import { toClickHouseTime } from '../time.ts';
 import { storedConversation } from './conversation.ts';
 import type { Template } from '../prompts/template.ts';
@@ -59,22 +59,22 @@ function agentOf(spans: readonly StoredSpan[], root: StoredSpan | undefined): st
 }
 
 /**
- * The API key the execution is attributed to: the root span's, else that of the earliest span
- * (then lowest span id) that carries one, so every assembly of the same spans gives the same key
- * whatever the order they were read in; '' when no span came with a key.
+ * What the execution is attributed to (its API key, its environment): the root span's, else that
+ * of the earliest span (then lowest span id) that carries one, so every assembly of the same spans
+ * gives the same value whatever the order they were read in; '' when no span came with one.
  */
-function apiKeyOf(spans: readonly StoredSpan[], root: StoredSpan | undefined): string {
-  if (root?.api_key_id) return root.api_key_id;
+function rootOrFirst(spans: readonly StoredSpan[], root: StoredSpan | undefined, field: 'api_key_id' | 'environment'): string {
+  if (root?.[field]) return root[field];
   let first: StoredSpan | undefined;
   for (const s of spans) {
-    if (!s.api_key_id) continue;
+    if (!s[field]) continue;
     const earlier =
       !first ||
       nsBefore(s.start_time_ns, first.start_time_ns) ||
       (digits(s.start_time_ns) === digits(first.start_time_ns) && s.span_id < first.span_id);
     if (earlier) first = s;
   }
-  return first?.api_key_id ?? '';
+  return first?.[field] ?? '';
 }
 
 export async function summarizeTrace(projectId: string, spans: readonly StoredSpan[], deps: SummarizeDeps) {
@@ -217,7 +217,8 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     tags: attributes.tags,
     metadata: attributes.metadata,
     span_count: spans.length,
-    api_key_id: apiKeyOf(spans, root),
+    api_key_id: rootOrFirst(spans, root, 'api_key_id'),
+    ...(rootOrFirst(spans, root, 'environment') ? { environment: rootOrFirst(spans, root, 'environment') } : {}),
     ...templateUsageColumns(
       usages.map((u, i) => ({ ...u, role: locations[i]?.role ?? '', source: 'otlp', message_index: locations[i]?.messageIndex ?? -1 })),
     ),

@@ -41,6 +41,7 @@ export interface DetailRow extends ListRow {
   tu_message_index: number[];
   template_inputs: string;
   api_key_id: string;
+  environment: string;
   conversation_history?: string;
 }
 
@@ -83,6 +84,7 @@ export function presentDetail(r: DetailRow) {
     tags: r.tags,
     metadata: r.metadata,
     api_key_id: r.api_key_id || null,
+    environment: r.environment || null,
     template_usages: r.tu_prompt_id.map((prompt_id, i) => ({
       prompt_id,
       version_ref: r.tu_version_ref[i]!,

@@ -4,7 +4,7 @@
 // ("computed"), else nothing counts ("unpriced"). Exact: nano-dollars, never floating point.
 import type { PriceResolver } from '../pricing/prices.ts';
 import { computeCost, type Cost, type PriceRow, type Usage } from '../pricing/cost.ts';
-import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
+import { fromScaled, NANOS, toScaled } from '../decimal.ts';
 
 export type CostSource = 'provided' | 'computed' | 'unpriced';
 

@@ -9,7 +9,7 @@ import { parseVersionRef } from '../prompts/service.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
 import { outsideStartWindow, parseTime, toClickHouseTime, type StartWindow } from '../time.ts';
 import { capCost, priceCall } from './pricing.ts';
-import { fromScaled, NANOS } from '../pricing/decimal.ts';
+import { fromScaled, NANOS } from '../decimal.ts';
 import { contentHash as hashOf, executionRow, templateUsageColumns, type ExecutionRow } from './row.ts';
 import type { ExecutionRepository } from './execution-repository.ts';
 import { presentDetail } from './present.ts';
@@ -34,6 +34,8 @@ export interface ExecutionInput {
   user_id?: string;
   tags?: string[];
   metadata?: Record<string, string>;
+  /** The deployment environment (production, staging, ...): the `environment` spend dimension. */
+  environment?: string;
   conversation_history?: Array<{ role: string; content?: string | null; [k: string]: unknown }>;
   template_usages?: Array<{
     prompt_id: string;
@@ -147,6 +149,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
         metadata: input.metadata ?? {},
         span_count: 0,
         api_key_id: apiKeyId,
+        ...(input.environment ? { environment: input.environment } : {}),
         ...templateUsageColumns(
           resolved.map((u) => ({
             ...u,
@@ -166,6 +169,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
   function asDetail(row: ExecutionRow) {
     return presentDetail({
       ...row,
+      environment: row.environment ?? '',
       tokens_in: String(row.tokens_in),
       tokens_out: String(row.tokens_out),
       latency_ms: String(row.latency_ms),

@@ -45,6 +45,8 @@ export interface ExecutionContent extends TemplateUsageColumns {
   span_count: number;
   /** The API key that sent it ('' for other credentials); of an OTLP trace, its root span's (docs/spend.md). */
   api_key_id: string;
+  /** The deployment environment (docs/spend.md, the `environment` dimension); absent when none was given, so content hashes stay what they were. */
+  environment?: string;
   /** JSON array of the conversation's messages */
   conversation_history: string;
 }

@@ -1,7 +1,8 @@
-// The `spans` and `span_log_events` tables: every SQL statement that reads them. Each query is
-// scoped to one project (recovery after a restart, which looks across projects, excepted); a span
-// is read once (retried batches store a span again; the newest copy is read). Rows are written by
-// the span loader (RowBinary, src/compose.ts) and the log ingest's batching writer.
+// The `spans` and `span_log_events` tables: every SQL statement that reads them, and how spans
+// are inserted. Each query is scoped to one project (recovery after a restart, which looks across
+// projects, excepted); a span is read once (retried batches store a span again; the newest copy is
+// read). Rows are written by the span loader (RowBinary, `insert` below) and the log ingest's
+// batching writer.
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import type { AttrValue, DecodedEvent } from './span.ts';
 import type { FullSpan, StoredSpan } from './span-rows.ts';
@@ -13,7 +14,7 @@ export const ASSEMBLY_COLUMNS = `trace_id, span_id, parent_span_id, start_time_n
   service_name, span_class, operation, provider, model, agent_id, session_id, user_id, tags, metadata,
   has_usage, tokens_in, tokens_out, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
   toString(cost_provided) AS cost_provided, tool_name, tool_call_id, error_message,
-  prompt_usages, if(span_class IN ('inference', 'tool'), messages, '') AS messages, api_key_id`;
+  prompt_usages, if(span_class IN ('inference', 'tool'), messages, '') AS messages, api_key_id, environment`;
 
 interface EventRow {
   trace_id: string;
@@ -28,13 +29,34 @@ export type LogEventsByTrace = Map<string, Map<string, DecodedEvent[]>>;
 
 export function createSpanRepository(ch: ClickHouseStore) {
   return {
+    /**
+     * Inserts span rows encoded by `encoderOf('spans')`, as one insert deduplicated by `token`.
+     * `columns`: rows encoded with only the first columns (a record written before later columns
+     * were appended); a record without a count was written before migration 004 appended user_id,
+     * tags, metadata.
+     */
+    async insert(payloads: readonly Buffer[], token: string, columns: number | undefined): Promise<void> {
+      await ch.insertRowBinary(
+        'spans',
+        payloads,
+        {
+          insert_deduplication_token: token,
+          // Spans of one batch may fall in many months (partitions); refusing them would fail the batch for nothing.
+          max_partitions_per_insert_block: '1000',
+          // Duplicates within a batch are left to merges: every reader takes one copy of a span.
+          optimize_on_insert: 0,
+        },
+        columns ?? (await ch.encoderOf('spans')).columns.indexOf('user_id'),
+      );
+    },
+
     /** Every column of one trace's spans (the hierarchy and the timeline). */
     async ofTrace(projectId: string, traceId: string): Promise<FullSpan[]> {
       return ch.query<FullSpan>(
         `SELECT trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, received_at, name, kind, status_code, status_message,
            service_name, scope_name, span_class, operation, provider, model, agent_id, session_id, user_id, tags, metadata,
            has_usage, tokens_in, tokens_out, tokens_cached_in, tokens_cache_write_in, tokens_reasoning, toString(cost_provided) AS cost_provided, tool_name, tool_call_id,
-           error_message, prompt_usages, truncated, attributes, resource, events, links, messages, api_key_id
+           error_message, prompt_usages, truncated, attributes, resource, events, links, messages, api_key_id, environment
          FROM spans WHERE project_id = {p:String} AND trace_id = {t:String}
          ORDER BY span_id, received_at DESC LIMIT 1 BY span_id`,
         { p: projectId, t: traceId },

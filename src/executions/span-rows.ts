@@ -2,7 +2,7 @@
 // trace assembly reads light columns; everything the exporter sent is kept (attributes, resource,
 // events, links) for the hierarchy, and the normalised messages for the timeline.
 import type { DecodedSpan, MappedSpan, NormalizedMessage } from './span.ts';
-import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
+import { fromScaled, NANOS, toScaled } from '../decimal.ts';
 
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];
@@ -53,6 +53,8 @@ export interface SpanRow {
   messages: string;
   /** The API key that sent the span ('' when the caller was not an API key): docs/spend.md. */
   api_key_id: string;
+  /** The resource's `deployment.environment.name` (else `deployment.environment`), '' without one. */
+  environment: string;
   /** `gen_ai.response.id`: evaluation events without span context are joined through it. */
   response_id: string;
 }
@@ -82,7 +84,8 @@ type ReadBackColumns =
   | 'error_message'
   | 'prompt_usages'
   | 'messages'
-  | 'api_key_id';
+  | 'api_key_id'
+  | 'environment';
 
 /** The `messages` column of a span, parsed. */
 export interface ParsedMessages {
@@ -126,6 +129,7 @@ export const STORED_SPAN_COLUMNS: ReadonlySet<string> = new Set([
   'prompt_usages',
   'messages',
   'api_key_id',
+  'environment',
 ]);
 
 /** The columns of `spans` that assembly reads (one row per span, duplicates removed): 64-bit counts and decimals come back as text. */
@@ -203,6 +207,7 @@ export function spanRow(
 ): SpanRow {
   const u = mapped.usage;
   const service = span.resource['service.name'];
+  const environment = span.resource['deployment.environment.name'] ?? span.resource['deployment.environment'];
   const notes = [...span.truncated];
   return {
     project_id: projectId,
@@ -257,6 +262,7 @@ export function spanRow(
           })
         : '',
     api_key_id: apiKeyId,
+    environment: typeof environment === 'string' ? environment.slice(0, 128) : '',
     response_id: typeof span.attributes['gen_ai.response.id'] === 'string' ? span.attributes['gen_ai.response.id'] : '',
   };
 }

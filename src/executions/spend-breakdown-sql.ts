@@ -5,11 +5,12 @@
 // (src/spend/spend-rollup-repository.ts). Every read carries the project predicate and bound
 // parameters; sums leave the engine as text.
 
-/** Where a breakdown is read: a rollup, or (metadata, tag × prompt) the signed executions rows. */
-export type BreakdownSource = 'spend_hourly' | 'spend_hourly_tags' | 'spend_hourly_prompts' | 'spend_hourly_api_keys' | 'executions';
+import { dimensionByColumn, SPEND_DIMENSIONS, type DimensionColumn, type Rollup } from './spend-dimensions.ts';
 
-/** The scalar and array columns a breakdown groups or filters by. */
-export type DimensionColumn = 'provider' | 'model' | 'agent_id' | 'user_id' | 'session_id' | 'api_key_id' | 'tag' | 'prompt_id';
+export type { DimensionColumn };
+
+/** Where a breakdown is read: a rollup, or (metadata, tag × prompt, a dimension no rollup holds) the signed executions rows. */
+export type BreakdownSource = Rollup | 'executions';
 
 /** A grouping column of the source: a scalar column, `tag`, `prompt_id` or a metadata key. */
 export type GroupColumn =
@@ -68,7 +69,7 @@ export interface BreakdownSourceSql {
   /** `sum(...) AS c, ... AS n, ... AS ti, ... AS tout, ... AS u` */
   measures: string;
   /** The predicate of a filter on an array dimension not grouped (tags or prompts held as arrays), or undefined: `IN`. */
-  arrayFilter?(column: 'tag' | 'prompt_id'): string | undefined;
+  arrayFilter?(column: DimensionColumn): string | undefined;
   /** The ARRAY JOINs that turn grouped array dimensions into one row per value. */
   arrayJoins?(grouped: ReadonlySet<string>): string[];
 }
@@ -79,13 +80,14 @@ export function breakdownGroups(r: BreakdownRead, source: BreakdownSourceSql) {
   const params: Record<string, unknown> = { p: r.projectId, s: r.start, e: r.end, limit: r.limit };
   const where = ['project_id = {p:String}', `${time} >= toDateTime({s:String}, 'UTC')`, `${time} < toDateTime({e:String}, 'UTC')`];
   const joins: string[] = [];
-  const grouped = new Set(r.groups.flatMap((g) => (g.kind === 'column' ? [g.column] : [])));
+  const grouped = new Set<string>(r.groups.flatMap((g) => (g.kind === 'column' ? [g.column] : [])));
   for (const [column, values] of Object.entries(r.filter.anyOf)) {
     if (!values?.length) continue;
     params[`f_${column}`] = values;
     // An array dimension not grouped is the source's own filter on the array; grouped, the joined
     // value is filtered like any column.
-    const onArray = (column === 'tag' || column === 'prompt_id') && !grouped.has(column) ? source.arrayFilter?.(column) : undefined;
+    const onArray =
+      dimensionByColumn(column)?.fromArray && !grouped.has(column) ? source.arrayFilter?.(column as DimensionColumn) : undefined;
     where.push(onArray ?? `${column} IN {f_${column}:Array(String)}`);
   }
   Object.entries(r.filter.metadata).forEach(([key, value], i) => {
@@ -104,6 +106,23 @@ export function breakdownGroups(r: BreakdownRead, source: BreakdownSourceSql) {
   });
   return { where, joins, keys, names: r.groups.map((_, i) => `g${i}`), params };
 }
+
+/**
+ * How the executions ledger holds the array dimensions (SPEND_DIMENSIONS' `fromArray`): a filter not
+ * grouped is "has any" on the array; grouped, the array is joined, each distinct value once ('' for none).
+ */
+export const EXECUTIONS_ARRAYS: Pick<BreakdownSourceSql, 'arrayFilter' | 'arrayJoins'> = {
+  arrayFilter: (column) => {
+    const d = dimensionByColumn(column);
+    return d?.fromArray ? `hasAny(${d.fromArray.array}, {f_${column}:Array(String)})` : undefined;
+  },
+  arrayJoins: (grouped) =>
+    SPEND_DIMENSIONS.flatMap((d) =>
+      'fromArray' in d && grouped.has(d.column)
+        ? [`ARRAY JOIN if(empty(${d.fromArray.array}), [''], arrayDistinct(${d.fromArray.array})) AS ${d.column}`]
+        : [],
+    ),
+};
 
 export function breakdownSql(r: BreakdownRead, source: BreakdownSourceSql): { text: string; params: Record<string, unknown> } {
   const { where, joins, keys, names, params } = breakdownGroups(r, source);

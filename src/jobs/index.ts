@@ -1,7 +1,6 @@
 // Chooses the job runner once at boot, and lists the processors that exist.
 import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
-import type { Domain } from '../compose.ts';
 import { createBullmqRunner } from './bullmq.ts';
 import { createInProcessRunner } from './in-process.ts';
 import type { JobProcessor, JobRunner } from './runner.ts';
@@ -13,7 +12,10 @@ export type { JobProcessor, JobRunner };
  * schedules they run on. Processors call domain code, never routes. The runner is built before
  * the domain (the domain enqueues through it), so processors are registered once both exist.
  */
-export async function startJobs(runner: JobRunner, domain: Domain): Promise<void> {
+export async function startJobs(
+  runner: JobRunner,
+  domain: { processors(): JobProcessor[]; schedule(runner: JobRunner): Promise<void> },
+): Promise<void> {
   runner.register(domain.processors());
   await domain.schedule(runner);
 }

@@ -1,7 +1,7 @@
 // The built-in price catalogue: @pydantic/genai-prices with its bundled data (never updated at
 // run time). Only the model's per-token rates are taken from it; the arithmetic is ours (exact).
 import { calcPrice } from '@pydantic/genai-prices';
-import { numberToDecimal } from './decimal.ts';
+import { numberToDecimal } from '../decimal.ts';
 import type { PriceRow } from './cost.ts';
 
 type Rate = number | { base: number; tiers: Array<{ start: number; price: number }> } | undefined;

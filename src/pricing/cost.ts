@@ -4,7 +4,7 @@
 //     + cache_write × cache_write_input + tokens_out × output
 // A missing cached (or cache-write) price falls back to the input price. Exact: rates are
 // decimals scaled to 1e-12 USD per million tokens, the result is nano-dollars, rounded once.
-import { fromScaled, mulDiv, NANOS, toScaled } from './decimal.ts';
+import { fromScaled, mulDiv, NANOS, toScaled } from '../decimal.ts';
 
 export const RATE_SCALE = 12;
 

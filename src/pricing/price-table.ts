@@ -8,7 +8,7 @@ import type { Queryable } from '../stores/postgres.ts';
 import { parseTime } from '../time.ts';
 import { cataloguePrice } from './catalogue.ts';
 import type { PriceRow } from './cost.ts';
-import { numberToDecimal } from './decimal.ts';
+import { numberToDecimal } from '../decimal.ts';
 import type { PriceResolver } from './prices.ts';
 import { deleteProjectPrices, pageProjectPrices, priceInForce, upsertProjectPrice, type ProjectPriceRow } from './project-prices.ts';
 import { slowRegexReason, unsafeRegexReason } from './regex-guard.ts';

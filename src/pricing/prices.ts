@@ -10,7 +10,7 @@ import type { Broadcast } from '../stores/broadcast.ts';
 import type { Queryable } from '../stores/postgres.ts';
 import type { PriceRow } from './cost.ts';
 import { cataloguePrice } from './catalogue.ts';
-import { fromScaled, toScaled } from './decimal.ts';
+import { fromScaled, toScaled } from '../decimal.ts';
 import { RATE_SCALE } from './cost.ts';
 import { projectPrices, type ProjectPriceRow } from './project-prices.ts';
 import { MAX_REGEX_INPUT } from './regex-guard.ts';

@@ -1,58 +1,43 @@
-// Spend breakdowns (GET .../spend): cost, executions and tokens grouped by any of time, provider,
-// model, agent, user, session, API key, tag, prompt and metadata.<key>, each also a filter. Read from the
-// hourly rollups (schema/clickhouse/006, 008); metadata, and tag combined with prompt, from the signed
-// executions rows (docs/spend.md, "Breakdowns"). Money: nano-dollar BigInts, decimal strings out.
+// Spend breakdowns (GET .../spend): cost, executions and tokens grouped by time, metadata.<key> and
+// any of the spend dimensions (src/executions/spend-dimensions.ts: provider, model, agent, user,
+// session, API key, environment, tag, prompt), each also a filter. Read from the hourly rollup that
+// holds what is asked (schema/clickhouse/006, 008); metadata, a dimension no rollup holds, and
+// dimensions of different rollups together from the signed executions rows (docs/spend.md,
+// "Breakdowns"). Money: nano-dollar BigInts, decimal strings out.
 import { badRequest } from '../errors.ts';
-import { fromScaled, NANOS } from '../pricing/decimal.ts';
+import { fromScaled, NANOS } from '../decimal.ts';
 import { parseTime } from '../time.ts';
 import { nanos } from './money.ts';
 import type { SpendRollupRepository } from './spend-rollup-repository.ts';
 import type { BreakdownFilter, BreakdownRead, BreakdownRow, BreakdownSource, GroupColumn } from '../executions/spend-breakdown-sql.ts';
+import { dimensionByColumn, dimensionByName, SPEND_DIMENSIONS, type DimensionFilter } from '../executions/spend-dimensions.ts';
 import { MAX_WINDOW_DAYS } from './window.ts';
 import type { KeyedScoreRow } from '../scores/score-repository.ts';
 
 export type Granularity = 'hour' | 'day' | 'week' | 'month';
 
-export interface BreakdownQuery {
+export type BreakdownQuery = {
   group_by?: string[];
   window?: string;
   start?: string;
   end?: string;
   granularity?: Granularity;
   limit?: number;
-  provider?: string[];
-  model?: string[];
-  agent_id?: string[];
-  user_id?: string[];
-  session_id?: string[];
-  api_key_id?: string[];
-  tag?: string[];
-  prompt_id?: string[];
   /** Score names: per group, their mean, true-rate or label counts and how many executions were scored */
   scores?: string[];
   /** `metadata.<key>` filters arrive as such parameters */
   [metadataFilter: `metadata.${string}`]: string | string[] | undefined;
-}
+} & { [filter in DimensionFilter]?: string[] };
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 export const DEFAULT_LIMIT = 100;
 const MAX_METADATA_KEY = 256;
 
-/** group_by names → the source column (time names are handled apart). */
-const DIMENSIONS = {
-  provider: 'provider',
-  model: 'model',
-  agent: 'agent_id',
-  user: 'user_id',
-  session: 'session_id',
-  api_key: 'api_key_id',
-  tag: 'tag',
-  prompt: 'prompt_id',
-} as const;
 const TIME_DIMENSIONS = ['time', 'hour', 'day', 'week', 'month'] as const;
-const FILTERS = ['provider', 'model', 'agent_id', 'user_id', 'session_id', 'api_key_id', 'tag', 'prompt_id'] as const;
-const KNOWN = [...TIME_DIMENSIONS, ...Object.keys(DIMENSIONS), 'metadata.<key>'];
+const KNOWN = [...TIME_DIMENSIONS, ...SPEND_DIMENSIONS.map((d) => d.name), 'metadata.<key>'];
+
+type GroupColumnName = Extract<GroupColumn, { kind: 'column' }>['column'];
 
 interface Dimension {
   /** the name as given in group_by: the key of the value in each row */
@@ -84,8 +69,8 @@ function parseDimensions(groupBy: string[] | undefined, granularity: Granularity
       if (!key || key.length > MAX_METADATA_KEY)
         throw badRequest(`group_by: "${name}" needs a metadata key of 1 to ${MAX_METADATA_KEY} characters`);
       dims.push({ name, group: { kind: 'metadata', key } });
-    } else if (name in DIMENSIONS) {
-      dims.push({ name, group: { kind: 'column', column: DIMENSIONS[name as keyof typeof DIMENSIONS] } });
+    } else if (dimensionByName(name)) {
+      dims.push({ name, group: { kind: 'column', column: dimensionByName(name)!.column as GroupColumnName } });
     } else {
       throw badRequest(`group_by: unknown dimension "${name}"; known: ${KNOWN.join(', ')}`);
     }
@@ -96,10 +81,11 @@ function parseDimensions(groupBy: string[] | undefined, granularity: Granularity
 
 function parseFilter(q: BreakdownQuery): BreakdownFilter {
   const filter: BreakdownFilter = { anyOf: {}, metadata: {} };
-  for (const f of FILTERS) {
+  for (const d of SPEND_DIMENSIONS) {
     // A comma is part of a tag (as in the executions list); other values may be comma-separated.
-    const values = f === 'tag' ? (q.tag ?? []).map((t) => t.trim()).filter(Boolean) : split(q[f]);
-    if (values.length) filter.anyOf[f] = values;
+    const given = q[d.filter];
+    const values = d.commaSeparated ? split(given) : (given ?? []).map((t) => t.trim()).filter(Boolean);
+    if (values.length) filter.anyOf[d.column] = values;
   }
   for (const [param, value] of Object.entries(q)) {
     if (!param.startsWith('metadata.')) continue;
@@ -107,7 +93,7 @@ function parseFilter(q: BreakdownQuery): BreakdownFilter {
     if (!key || key.length > MAX_METADATA_KEY) throw badRequest(`${param}: needs a metadata key of 1 to ${MAX_METADATA_KEY} characters`);
     const values = Array.isArray(value) ? value : [value ?? ''];
     if (values.length !== 1) throw badRequest(`${param}: give one value`);
-    filter.metadata[key] = values[0]!;
+    filter.metadata[key] = String(values[0]);
   }
   return filter;
 }
@@ -137,22 +123,27 @@ export function hourWindow(q: Pick<BreakdownQuery, 'window' | 'start' | 'end'>, 
 }
 
 /**
- * Which table answers: an execution counts once per distinct tag (prompt) in the tag (prompt)
- * rollup, so that rollup is exact when the tag is grouped or filtered by one value. The API key
- * has its own rollup (keyed like spend_hourly). Metadata, tag with prompt, the API key with a tag
- * or prompt, or "any of several tags" without grouping by tag, read the executions rows.
+ * Which table answers: the rollup that holds every dimension grouped or filtered (spend_hourly's
+ * are in each rollup). A rollup of an array dimension (tag, prompt) counts an execution once per
+ * value, so it is exact when that dimension is grouped or filtered by one value. Metadata, a
+ * dimension no rollup holds, dimensions of two different rollups (tag with prompt, the API key with
+ * a tag), or "any of several tags" without grouping by tag, read the executions rows.
  */
 export function sourceOf(groups: GroupColumn[], filter: BreakdownFilter): BreakdownSource {
-  const grouped = (c: string) => groups.some((g) => g.kind === 'column' && g.column === c);
-  const uses = (c: 'tag' | 'prompt_id') => grouped(c) || (filter.anyOf[c]?.length ?? 0) > 0;
-  const exactOn = (c: 'tag' | 'prompt_id') => grouped(c) || (filter.anyOf[c]?.length ?? 0) === 1;
   if (groups.some((g) => g.kind === 'metadata') || Object.keys(filter.metadata).length > 0) return 'executions';
-  if (uses('tag') && uses('prompt_id')) return 'executions';
-  if (grouped('api_key_id') || (filter.anyOf.api_key_id?.length ?? 0) > 0)
-    return uses('tag') || uses('prompt_id') ? 'executions' : 'spend_hourly_api_keys';
-  if (uses('tag')) return exactOn('tag') ? 'spend_hourly_tags' : 'executions';
-  if (uses('prompt_id')) return exactOn('prompt_id') ? 'spend_hourly_prompts' : 'executions';
-  return 'spend_hourly';
+  const grouped = new Set<string>(groups.flatMap((g) => (g.kind === 'column' ? [g.column] : [])));
+  const filtered = Object.entries(filter.anyOf).filter(([, v]) => (v?.length ?? 0) > 0);
+  const used = new Set<string>([...grouped, ...filtered.map(([c]) => c)]);
+  const rollups = new Set<BreakdownSource>();
+  for (const column of used) {
+    const d = dimensionByColumn(column)!;
+    if (d.rollup === null) return 'executions';
+    if (d.rollup !== 'spend_hourly') rollups.add(d.rollup);
+    const exact = grouped.has(column) || (filter.anyOf[column as keyof BreakdownFilter['anyOf']]?.length ?? 0) === 1;
+    if (d.fromArray && !exact) return 'executions';
+  }
+  if (rollups.size > 1) return 'executions';
+  return [...rollups][0] ?? 'spend_hourly';
 }
 
 const dec = (n: bigint) => fromScaled(n, NANOS);
@@ -251,7 +242,7 @@ export function createBreakdowns(rollups: BreakdownReader, executions: Breakdown
       // The scores of the groups' live executions (every group, for the `other` row), and of all of them.
       const scoresBy = (g: GroupColumn[]) =>
         scoreNames.length && scoresOf ? scoresOf(readOf(g, 0), scoreNames) : Promise.resolve(undefined);
-      const multiValued = groups.some((g) => g.kind === 'column' && (g.column === 'tag' || g.column === 'prompt_id'));
+      const multiValued = groups.some((g) => g.kind === 'column' && dimensionByColumn(g.column)?.fromArray);
       // Rows of a tag (prompt) breakdown count an execution once per value: the total counts it once.
       const [rows, totals, groupScores, totalScores] = await Promise.all([
         read(groups, limit),

@@ -1,21 +1,24 @@
-// Where budget checks are answered from: the evaluation writes each project's state here, in this
-// node's memory and (with Redis) under a key every node reads, so `check` never touches
-// ClickHouse or PostgreSQL on the hot path. With Redis a node serves its own copy for
+// Where budget checks are answered from: the budget engine (budget-engine.ts) publishes each
+// project's state — every budget, the monthly one and the scoped ones, with its current period's
+// spend — in this node's memory and (with Redis) under a key every node reads, so a check never
+// touches ClickHouse or PostgreSQL on the hot path. With Redis a node serves its own copy for
 // BUDGET_CHECK_CACHE_MS, then reads Redis again; a Redis that is down leaves the last known state
 // in force (fail-open for a project never seen: ingest and agents keep working).
 //
-// Evaluations can finish out of order (the scheduled one read the budget row before an admin's PUT,
-// whose own evaluation published first). A state therefore carries the version of the budget row
-// it was computed from (its updated_at) and when its reads started, and replaces a published state
-// only when it is not older: a later budget version, or the same version read no earlier. Memory
-// compares in process; Redis compares and sets in one Lua script. The scoped budgets' state is
-// published by the same store (scoped-budget-state.ts), with its own version.
+// Evaluations can finish out of order (the scheduled one listed the budgets before an admin's PUT,
+// whose own evaluation published first). A state therefore carries a version — PostgreSQL's clock
+// read just before the evaluation listed the project's budgets: every change committed before that
+// instant is in the state; one clock for every node, so no skew between workers decides — and when
+// its reads started, and replaces a published state only when it is not older: a later version, or
+// the same version read no earlier. Memory compares in process; Redis compares and sets in one Lua
+// script.
 import type { Logger } from '../logger.ts';
 import type { RedisStore } from '../stores/redis.ts';
-import type { EnforcementMode } from './budget-store.ts';
+import type { EnforcementMode, Period, ScopeKind, Surface } from './budget-store.ts';
 
 export type BudgetStatus = 'ok' | 'alert' | 'exceeded';
 
+/** The project's monthly budget as `…/budget` and its evaluation show it (a view of the published state). */
 export interface BudgetState extends VersionedState {
   /** 'YYYY-MM' the figures belong to; a state of an earlier month reads as a clean new month */
   month: string;
@@ -25,13 +28,6 @@ export interface BudgetState extends VersionedState {
   thresholdPct: number | null;
   mode: EnforcementMode | null;
   status: BudgetStatus;
-  /**
-   * The budget row's updated_at (epoch ms) the state was computed from; 0 without a budget.
-   * Absent in states written before this field existed (treated as 0).
-   */
-  budgetVersion?: number;
-  /** When the evaluation started reading (epoch ms, wall clock). */
-  readAt?: number;
 }
 
 /** Whether `next` may replace `prev`: it was computed from a budget row no older and read no earlier. */
@@ -63,14 +59,38 @@ return 1
 
 /** What orders published states: the version of the budgets they were computed from, then when their reads started. */
 export interface VersionedState {
+  /** PostgreSQL's clock (epoch ms) just before the budgets were listed; absent in states of old versions (0). */
   budgetVersion?: number;
+  /** When the evaluation started reading (epoch ms, this node's clock): orders states of one version. */
   readAt?: number;
+}
+
+/** One budget as the published state carries it. */
+export interface PublishedBudget {
+  id: string;
+  kind: ScopeKind;
+  value: string;
+  period: Period;
+  /** absent in states of earlier versions: 'scoped' */
+  surface?: Surface;
+  /** ISO start of the period the figures belong to: a state of an earlier period reads as a clean new one */
+  periodStart: string;
+  amountNanos: string;
+  spentNanos: string;
+  thresholds: number[];
+  mode: EnforcementMode;
+}
+
+/** A project's published state: every budget with its current period's spend. */
+export interface PublishedState extends VersionedState {
+  budgetVersion: number;
+  readAt: number;
+  budgets: PublishedBudget[];
 }
 
 /**
  * A store of published states under `<prefix>:<name>:<project>`, each replaced only by a state
- * not older (`notOlder`): in memory, and in Redis with one compare-and-set. The project budget's
- * state and the scoped budgets' state are both kept here.
+ * not older (`notOlder`): in memory, and in Redis with one compare-and-set.
  */
 export function createPublishedStateStore<S extends VersionedState>(
   name: string,
@@ -130,8 +150,11 @@ export function createPublishedStateStore<S extends VersionedState>(
   };
 }
 
-export function createBudgetStateStore(redis: RedisStore | undefined, cacheMs: number, logger: Logger) {
-  return createPublishedStateStore<BudgetState>('budget-state', redis, cacheMs, logger);
+/** The budget engine's state store (`<prefix>:budget-state:<project>`); typed by what it holds. */
+export function createBudgetStateStore<S extends VersionedState = BudgetState>(
+  redis: RedisStore | undefined,
+  cacheMs: number,
+  logger: Logger,
+) {
+  return createPublishedStateStore<S>('budget-state', redis, cacheMs, logger);
 }
-
-export type BudgetStateStore = ReturnType<typeof createBudgetStateStore>;

@@ -10,15 +10,14 @@ import { createRetentionSettings } from './retention-settings.ts';
 import { countActivePrompts } from '../prompts/repository.ts';
 import { createAnalytics } from './analytics.ts';
 import { createBudgetStore } from './budget-store.ts';
-import { createBudgetStateStore } from './budget-state.ts';
-import { createBudgets, EVALUATE_JOB, WEBHOOK_JOB, type BudgetMetrics, type Clock } from './budgets.ts';
+import { createBudgetEngine, type BudgetMetrics } from './budget-engine.ts';
+import { createBudgets, type Clock } from './budgets.ts';
 import { createRetention, RETENTION_JOB } from './retention.ts';
 import { createBreakdowns } from './breakdowns.ts';
 import { createExecutionBreakdowns } from '../executions/execution-repository.ts';
 import { createSpendRollupRepository } from './spend-rollup-repository.ts';
 import { rollupScoresByGroup, scoresByGroup } from '../scores/score-repository.ts';
-import { createScopedBudgets, SCOPED_EVALUATE_JOB } from './scoped-budgets.ts';
-import { createScopedBudgetStore } from './scoped-budget-store.ts';
+import { createScopedBudgets } from './scoped-budgets.ts';
 import { getApiKey } from '../auth/api-keys.ts';
 
 export type { Clock };
@@ -29,28 +28,28 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
   const clock: Clock = { now: () => new Date() };
   const now = () => clock.now();
   const dailySpend = createDailySpendRepository(stores.clickhouse);
-  const budgets = createBudgets({
-    store: createBudgetStore(stores.postgres),
-    state: createBudgetStateStore(stores.redis, config.spend.budgetCheckCacheMs, log),
-    spend: dailySpend,
-    jobs,
-    config: config.spend,
-    clock,
-    logger: log,
-    metrics,
-  });
-  const retention = createRetention(stores.clickhouse, createRetentionSettings(stores.postgres), log);
   const rollups = createSpendRollupRepository(stores.clickhouse);
-  const scopedBudgets = createScopedBudgets({
-    store: createScopedBudgetStore(stores.postgres),
-    apiKeyExists: async (projectId, keyId) => (await getApiKey(stores.postgres, projectId, keyId)) !== undefined,
+  const budgetStore = createBudgetStore(stores.postgres);
+  // One engine evaluates every budget of a project; `…/budget` and `…/budgets` are views of it.
+  const engine = createBudgetEngine({
+    store: budgetStore,
     rollups,
+    dailySpend,
     redis: stores.redis,
     jobs,
     config: config.spend,
     now,
     logger: log,
+    metrics,
   });
+  const budgets = createBudgets({ engine, store: budgetStore, dailySpend, clock });
+  const scopedBudgets = createScopedBudgets({
+    engine,
+    store: budgetStore,
+    apiKeyExists: async (projectId, keyId) => (await getApiKey(stores.postgres, projectId, keyId)) !== undefined,
+    now,
+  });
+  const retention = createRetention(stores.clickhouse, createRetentionSettings(stores.postgres), log);
 
   const executionBreakdowns = createExecutionBreakdowns(stores.clickhouse);
   return {
@@ -73,15 +72,7 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
      * whatever the number of writes. Never throws and never waits: ingest does not depend on it.
      */
     spendMoved(projectId: string): void {
-      budgets.requestEvaluation(projectId, config.spend.budgetEvalDebounceMs);
-      jobs
-        .enqueue(SCOPED_EVALUATE_JOB, { projectId }, { jobId: `scoped-${projectId}`, delayMs: config.spend.budgetEvalDebounceMs })
-        .catch((err: Error) =>
-          log.warn(
-            { project_id: projectId, err: { message: err.message } },
-            'scoped budget evaluation not enqueued; the periodic one will catch up',
-          ),
-        );
+      engine.requestEvaluation(projectId, config.spend.budgetEvalDebounceMs);
     },
 
     /** Applies retention settings soon (after a change), besides the daily run. */
@@ -94,24 +85,6 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
     processors(): JobProcessor[] {
       return [
         {
-          name: EVALUATE_JOB,
-          attempts: 3,
-          backoffMs: 1_000,
-          async process(data: { projectId?: string }) {
-            if (data?.projectId) await budgets.evaluate(data.projectId);
-            else await budgets.evaluateAll();
-          },
-        } as JobProcessor,
-        {
-          name: WEBHOOK_JOB,
-          attempts: config.spend.webhookAttempts,
-          backoffMs: config.spend.webhookBackoffMs,
-          concurrency: 4,
-          async process(data: { alertId: string }) {
-            await budgets.deliverAlert(String(data.alertId));
-          },
-        } as JobProcessor,
-        {
           name: RETENTION_JOB,
           attempts: 3,
           backoffMs: 10_000,
@@ -119,17 +92,14 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
             await retention.apply();
           },
         } as JobProcessor,
-        ...scopedBudgets.processors(),
+        ...engine.processors(),
       ];
     },
 
     async schedule(runner: JobRunner): Promise<void> {
-      await runner.every(EVALUATE_JOB, config.spend.budgetEvalIntervalMs, {});
+      await engine.schedule(runner);
       await runner.every(RETENTION_JOB, config.spend.retentionIntervalMs, {});
-      // At boot: warm this node's budget states and catch up on deliveries owed, then retention.
-      await runner.enqueue(EVALUATE_JOB, {}, { jobId: 'boot' });
       await runner.enqueue(RETENTION_JOB, {}, { jobId: 'boot' });
-      await scopedBudgets.schedule(runner);
     },
   };
 }

@@ -1,5 +1,5 @@
 // Money in spend answers: exact nano-dollar BigInts inside, JSON numbers at the edge (docs/api-conventions.md, "Money").
-import { fromScaled, mulDiv, NANOS, toScaled } from '../pricing/decimal.ts';
+import { fromScaled, mulDiv, NANOS, toScaled } from '../decimal.ts';
 
 /** ClickHouse Decimal as text (toString) or a PostgreSQL numeric → nano-dollars. */
 export const nanos = (text: string | null | undefined): bigint => (text ? toScaled(text, NANOS) : 0n);

@@ -7,7 +7,7 @@ import { badRequest, conflict, notFound } from '../errors.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import type { Logger } from '../logger.ts';
 import { computeCost } from '../pricing/cost.ts';
-import { fromScaled, NANOS } from '../pricing/decimal.ts';
+import { fromScaled, NANOS } from '../decimal.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
 import { parseTime, toClickHouseTime } from '../time.ts';
 import { nanos } from './money.ts';

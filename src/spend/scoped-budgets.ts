@@ -1,30 +1,19 @@
 // Budgets at every level (docs/spend.md, "Scoped budgets"): budgets scoped to the project, an
 // agent, a user, a tag or an API key, each with its period (UTC day, ISO week, UTC month), thresholds and
-// alert channel (signed webhook or Slack incoming webhook). Spend comes from the hourly rollups
-// (exact through corrections); each threshold fires once per budget and period (the unique key of
-// scoped_budget_alerts); `/budget/check?agent_id&user_id&tag&api_key_id` (and the caller's own
-// API key) answers for every budget that applies, from the state the evaluation publishes (memory,
-// and Redis with several nodes, compare-and-set: scoped-budget-state.ts).
+// alert channel (signed webhook or Slack incoming webhook): `…/budgets` and the scoped part of
+// `…/budget/check`, views over the budget engine (budget-engine.ts: evaluation, the alert ledger,
+// the published state, deliveries). Spend comes from the hourly rollups (exact through
+// corrections); each threshold fires once per budget and period; `/budget/check?agent_id&user_id&tag&api_key_id`
+// (and the caller's own API key) answers for every budget that applies, from the published state.
 import { badRequest, conflict, notFound, unprocessable } from '../errors.ts';
-import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
-import type { Logger } from '../logger.ts';
-import type { RedisStore } from '../stores/redis.ts';
-import { fromScaled, NANOS, toScaled } from '../pricing/decimal.ts';
-import type { Config } from '../config.ts';
-import { nanos, percent, percentText, usd } from './money.ts';
-import type { SpendRollupRepository } from './spend-rollup-repository.ts';
-import type { Period, ScopedBudgetRow, ScopedBudgetStore, ScopeKind, WebhookFormat } from './scoped-budget-store.ts';
+import { fromScaled, NANOS, toScaled } from '../decimal.ts';
+import { nanos, percent, usd } from './money.ts';
+import type { BudgetRow, BudgetStore, ScopeKind, WebhookFormat, Period } from './budget-store.ts';
+import type { PublishedState } from './budget-state.ts';
 import { checkWebhookUrl, newWebhookSecret } from './webhooks.ts';
-import { createScopedBudgetStateStore, type PublishedBudget, type PublishedState } from './scoped-budget-state.ts';
-import { deliverScopedAlert } from './scoped-budget-alerts.ts';
-import { monthBounds } from './window.ts';
+import { periodBounds, statusOf, type BudgetEngine, type PeriodSpend } from './budget-engine.ts';
 
-export const SCOPED_EVALUATE_JOB = 'scoped-budget-evaluate';
-export const SCOPED_WEBHOOK_JOB = 'scoped-budget-webhook';
-const DAY_MS = 86_400_000;
 const MAX_BUDGET_NANOS = 10n ** 18n; // $1e9
-/** After a period ends, its alerts are still evaluated this long (late data, a crossing evaluated after midnight). */
-const LATE_MS = 48 * 3_600_000;
 
 export interface ScopedBudgetInput {
   scope: { kind: ScopeKind; value?: string };
@@ -54,28 +43,12 @@ export interface CheckQuery {
 }
 
 export interface ScopedBudgetDeps {
-  store: ScopedBudgetStore;
+  engine: BudgetEngine;
+  store: BudgetStore;
   /** Whether the project has this API key (revoked and expired keys included). */
   apiKeyExists(projectId: string, keyId: string): Promise<boolean>;
-  rollups: Pick<SpendRollupRepository, 'scopeSpends'>;
-  redis: RedisStore | undefined;
-  jobs: Pick<JobRunner, 'enqueue'>;
-  config: Config['spend'];
   now: () => Date;
-  logger: Logger;
 }
-
-/** [start, next) of the period holding `d` (UTC; weeks start on Monday). */
-export function periodBounds(period: Period, d: Date): { start: Date; next: Date } {
-  if (period === 'month') return monthBounds(d);
-  const day = Math.floor(d.getTime() / DAY_MS) * DAY_MS;
-  if (period === 'day') return { start: new Date(day), next: new Date(day + DAY_MS) };
-  const monday = day - ((new Date(day).getUTCDay() + 6) % 7) * DAY_MS;
-  return { start: new Date(monday), next: new Date(monday + 7 * DAY_MS) };
-}
-
-const chTime = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
-const dayText = (d: Date) => d.toISOString().slice(0, 10);
 
 function parseAmount(usdAmount: number): string {
   let amount: bigint;
@@ -123,107 +96,13 @@ const SCOPE_NAME: Record<ScopeKind, string> = {
   api_key: 'an API key',
 };
 
-function statusOf(spent: bigint, amount: bigint, thresholds: number[]): 'ok' | 'alert' | 'exceeded' {
-  if (spent >= amount) return 'exceeded';
-  return thresholds.some((t) => spent * 100n >= amount * BigInt(t)) ? 'alert' : 'ok';
-}
-
 export function createScopedBudgets(deps: ScopedBudgetDeps) {
-  const { store, config } = deps;
-  const { published, publish } = createScopedBudgetStateStore(deps.redis, config.budgetCheckCacheMs, deps.logger);
-
-  /** Spend of each budget over the period holding `at`, exact: one read per scope kind and period. */
-  async function spentIn(
-    budgets: ScopedBudgetRow[],
-    at: (b: ScopedBudgetRow) => Date,
-  ): Promise<Map<string, { bounds: { start: Date; next: Date }; spent: bigint }>> {
-    const groups = new Map<string, ScopedBudgetRow[]>();
-    for (const b of budgets) {
-      const k = `${b.scope_kind}\u0000${periodBounds(b.period, at(b)).start.getTime()}\u0000${b.period}`;
-      groups.set(k, [...(groups.get(k) ?? []), b]);
-    }
-    const out = new Map<string, { bounds: { start: Date; next: Date }; spent: bigint }>();
-    for (const group of groups.values()) {
-      const first = group[0]!;
-      const bounds = periodBounds(first.period, at(first));
-      const spends = await deps.rollups.scopeSpends(
-        first.project_id,
-        first.scope_kind,
-        group.map((b) => b.scope_value),
-        chTime(bounds.start),
-        chTime(bounds.next),
-      );
-      for (const b of group) out.set(b.budget_id, { bounds, spent: nanos(spends.get(b.scope_kind === 'project' ? '' : b.scope_value)) });
-    }
-    return out;
-  }
-
-  /** Fires the thresholds a period crossed (each once: the unique key) and enqueues their delivery. */
-  async function fire(b: ScopedBudgetRow, p: { start: Date }, spent: bigint): Promise<void> {
-    const amount = nanos(b.amount_usd);
-    for (const t of b.thresholds_pct) {
-      if (spent * 100n < amount * BigInt(t)) continue;
-      const alertId = await store.fire(
-        b.budget_id,
-        dayText(p.start),
-        t,
-        percentText(spent, amount),
-        fromScaled(spent, NANOS),
-        b.amount_usd,
-      );
-      if (alertId && b.webhook_url) {
-        await deps.jobs
-          .enqueue(SCOPED_WEBHOOK_JOB, { alertId }, { jobId: `scoped-alert-${alertId}` })
-          .catch((err: Error) =>
-            deps.logger.warn(
-              { alert_id: alertId, err: { message: err.message } },
-              'alert delivery not enqueued; the periodic evaluation will',
-            ),
-          );
-      }
-    }
-  }
-
-  async function evaluate(projectId: string): Promise<PublishedState> {
-    const readAt = Date.now();
-    const now = deps.now();
-    const budgetVersion = await store.clock();
-    const rows = await store.list(projectId);
-    const current = await spentIn(rows, () => now);
-    // During the first 48 hours of a period the previous one is evaluated too, for its alerts only.
-    const late = rows.filter((b) => now.getTime() - periodBounds(b.period, now).start.getTime() < LATE_MS);
-    const previous = await spentIn(late, (b) => new Date(periodBounds(b.period, now).start.getTime() - 1));
-    const budgets: PublishedBudget[] = [];
-    for (const b of rows) {
-      const c = current.get(b.budget_id)!;
-      await fire(b, c.bounds, c.spent);
-      const p = previous.get(b.budget_id);
-      if (p) await fire(b, p.bounds, p.spent);
-      budgets.push({
-        id: b.budget_id,
-        kind: b.scope_kind,
-        value: b.scope_value,
-        period: b.period,
-        periodStart: c.bounds.start.toISOString(),
-        amountNanos: nanos(b.amount_usd).toString(),
-        spentNanos: c.spent.toString(),
-        thresholds: b.thresholds_pct,
-        mode: b.enforcement_mode,
-      });
-    }
-    const state: PublishedState = { budgetVersion, readAt, budgets };
-    await publish(projectId, state);
-    return state;
-  }
+  const { store, engine } = deps;
+  const evaluate = async (projectId: string): Promise<PublishedState> => (await engine.evaluate(projectId)).state;
 
   /** A budget with its current period's figures (read now, nothing fired: a pure read). */
-  async function present(
-    b: ScopedBudgetRow,
-    admin: boolean,
-    withAlerts: boolean,
-    figures?: { bounds: { start: Date; next: Date }; spent: bigint },
-  ) {
-    const { bounds: p, spent } = figures ?? (await spentIn([b], () => deps.now())).get(b.budget_id)!;
+  async function present(b: BudgetRow, admin: boolean, withAlerts: boolean, figures?: PeriodSpend) {
+    const { bounds: p, spent } = figures ?? (await engine.spentIn([b], () => deps.now())).get(b.budget_id)!;
     const amount = nanos(b.amount_usd);
     return {
       id: b.budget_id,
@@ -245,7 +124,7 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
       updated_at: b.updated_at.toISOString(),
       ...(withAlerts
         ? {
-            alerts: (await store.alerts(b.budget_id)).map((a) => ({
+            alerts: (await store.alerts(b.budget_id, 'byPeriod')).map((a) => ({
               period_start: a.period_start,
               threshold_pct: a.threshold_pct,
               pct_used: Number(a.pct),
@@ -277,8 +156,8 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
       return { ...(await present(row, true, true)), ...(w.format === 'signed' ? { webhook_secret: secret } : {}) };
     },
     async list(projectId: string, admin: boolean) {
-      const rows = await store.list(projectId);
-      const figures = await spentIn(rows, () => deps.now());
+      const rows = await store.list(projectId, 'scoped');
+      const figures = await engine.spentIn(rows, () => deps.now());
       return { items: await Promise.all(rows.map((b) => present(b, admin, false, figures.get(b.budget_id)))) };
     },
     async get(projectId: string, id: string, admin: boolean) {
@@ -318,18 +197,19 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
      * asked for and the caller's own, `callerKeyId`): the project's, and the matching ones.
      */
     async check(projectId: string, q: CheckQuery, callerKeyId = '') {
-      const state = (await published(projectId)) ?? (await evaluate(projectId));
+      const state = await engine.stateFor(projectId);
       const now = deps.now();
       const tags = new Set(q.tag ?? []);
       const keys = new Set([q.api_key_id, callerKeyId].filter((k): k is string => !!k));
       return state.budgets
         .filter(
           (b) =>
-            b.kind === 'project' ||
-            (b.kind === 'agent' && b.value === q.agent_id) ||
-            (b.kind === 'user' && b.value === q.user_id) ||
-            (b.kind === 'tag' && tags.has(b.value)) ||
-            (b.kind === 'api_key' && keys.has(b.value)),
+            (b.surface ?? 'scoped') === 'scoped' &&
+            (b.kind === 'project' ||
+              (b.kind === 'agent' && b.value === q.agent_id) ||
+              (b.kind === 'user' && b.value === q.user_id) ||
+              (b.kind === 'tag' && tags.has(b.value)) ||
+              (b.kind === 'api_key' && keys.has(b.value))),
         )
         .map((b) => {
           const p = periodBounds(b.period, now);
@@ -346,44 +226,6 @@ export function createScopedBudgets(deps: ScopedBudgetDeps) {
             reset_at: p.next.toISOString(),
           };
         });
-    },
-
-    processors(): JobProcessor[] {
-      return [
-        {
-          name: SCOPED_EVALUATE_JOB,
-          attempts: 3,
-          backoffMs: 1_000,
-          async process(data: { projectId?: string }) {
-            if (data?.projectId) {
-              await evaluate(data.projectId);
-              return;
-            }
-            for (const projectId of await store.projects()) {
-              try {
-                await evaluate(projectId);
-              } catch (err) {
-                deps.logger.warn({ project_id: projectId, err: { message: (err as Error).message } }, 'scoped budget evaluation failed');
-              }
-            }
-            for (const alertId of await store.undelivered(config.webhookAttempts))
-              await deps.jobs.enqueue(SCOPED_WEBHOOK_JOB, { alertId }, { jobId: `scoped-alert-${alertId}` });
-          },
-        } as JobProcessor,
-        {
-          name: SCOPED_WEBHOOK_JOB,
-          attempts: config.webhookAttempts,
-          backoffMs: config.webhookBackoffMs,
-          concurrency: 4,
-          async process(data: { alertId: string }) {
-            await deliverScopedAlert(store, config, String(data.alertId));
-          },
-        } as JobProcessor,
-      ];
-    },
-    async schedule(runner: JobRunner): Promise<void> {
-      await runner.every(SCOPED_EVALUATE_JOB, config.budgetEvalIntervalMs, {});
-      await runner.enqueue(SCOPED_EVALUATE_JOB, {}, { jobId: 'boot' });
     },
   };
 }

@@ -3,7 +3,7 @@
 // execution repository, in the same shape (src/executions/spend-breakdown-sql.ts). Every read
 // carries the project predicate and bound parameters; sums leave the engine as text.
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
-import type { ScopeKind } from './scoped-budget-store.ts';
+import type { ScopeKind } from './budget-store.ts';
 import { breakdownSql, type BreakdownRead, type BreakdownRow, type BreakdownSourceSql } from '../executions/spend-breakdown-sql.ts';
 
 /** The rollups' part of a breakdown (sums already signed); the executions' part is in execution-repository.ts. */

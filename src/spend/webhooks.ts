@@ -9,8 +9,6 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { badRequest } from '../errors.ts';
-import type { AlertRow, EnforcementMode } from './budget-store.ts';
-import { nanos, usd } from './money.ts';
 
 export const WEBHOOK_URL_MAX = 2048;
 
@@ -72,31 +70,6 @@ export function signedEvent(
 /** A Slack incoming-webhook message (Slack authenticates the URL; no signature). */
 export function slackMessage(text: string): { body: string; headers: Record<string, string> } {
   return { body: JSON.stringify({ text }), headers: {} };
-}
-
-/** A project budget alert as its webhook carries it. */
-export function alertDelivery(
-  a: AlertRow & { enforcement_mode: EnforcementMode },
-  secret: string,
-  at: Date,
-): { body: string; headers: Record<string, string> } {
-  return signedEvent(
-    `budget.${a.kind}`,
-    `evt_budget_${a.alert_id}`,
-    {
-      project_id: a.project_id,
-      month: a.month,
-      kind: a.kind,
-      pct_used: Number(a.pct),
-      spent_usd: usd(nanos(a.spent_usd)),
-      budget_monthly_usd: usd(nanos(a.budget_monthly_usd)),
-      alert_threshold_pct: a.alert_threshold_pct,
-      enforcement_mode: a.enforcement_mode,
-      created_at: a.created_at.toISOString(),
-    },
-    secret,
-    at,
-  );
 }
 
 const blocked = new net.BlockList();

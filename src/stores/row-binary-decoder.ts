@@ -1,7 +1,7 @@
 // RowBinary decoding, the inverse of row-binary.ts's encoders, generated from the same column list:
 // the ingest loader reads the spans of the log's records from their payloads (assembly without a
 // read-back), with values as the engine's JSON output gives them, so both paths see the same rows.
-import { fromScaled } from '../pricing/decimal.ts';
+import { fromScaled } from '../decimal.ts';
 import { toClickHouseTime } from '../time.ts';
 import { parseType, type ColumnDef } from './row-binary.ts';
 

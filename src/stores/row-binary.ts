@@ -4,7 +4,7 @@
 // parsing text (no JSON escapes, no number parsing), which is what made JSONEachRow the ceiling.
 // Types covered are the ones our tables use; an unknown type fails when the encoder is built
 // (at start), never on a row.
-import { toScaled } from '../pricing/decimal.ts';
+import { toScaled } from '../decimal.ts';
 
 export interface ColumnDef {
   name: string;

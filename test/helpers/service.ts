@@ -34,6 +34,16 @@ export async function getJson(url: string, init?: RequestInit): Promise<{ status
 }
 
 /** The body of GET /api/health when all is well, in the current mode, with DISK_MIN_FREE_BYTES at its default. */
+/** JSON calls under one base path (`<service>/api/projects/<id>`): method, path, optional body. */
+export function jsonCaller(base: () => string, headers: Record<string, string> = {}) {
+  return (method: string, path: string, body?: unknown) =>
+    getJson(`${base()}${path}`, {
+      method,
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+}
+
 export function healthyBody(mode: 'embedded' | 'server') {
   return {
     status: 'ok',

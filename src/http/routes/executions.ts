@@ -3,7 +3,7 @@ import type { ExecutionInput } from '../../executions/record.ts';
 import type { ListQuery } from '../../executions/execution-repository.ts';
 import { notFound } from '../errors.ts';
 import { apiKeyIdOf } from '../../auth/principal.ts';
-import { toLines } from '../../executions/export.ts';
+import { toLines } from '../../exports/lines.ts';
 import { Readable } from 'node:stream';
 import type { RouteDef } from './types.ts';
 

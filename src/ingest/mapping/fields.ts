@@ -3,7 +3,7 @@
 // key it used; a present key that lost to an earlier one, or that held the wrong type, is listed
 // as ignored with the reason.
 import type { SpanClass } from '../../executions/span.ts';
-import { numberToDecimal } from '../../pricing/decimal.ts';
+import { numberToDecimal } from '../../decimal.ts';
 import { asId, asStr, MALFORMED, parseStructured, preview, type SpanCtx } from './context.ts';
 import { LF_COST, langfuseCost } from './dialects/langfuse.ts';
 import {

@@ -7,7 +7,7 @@
 // generations, as Langfuse does). OpenAI-style names inside usage_details (prompt_tokens, ...) keep
 // their own, inclusive, meaning; the numbers (a total) decide over both (usage.ts).
 import type { NormalizedMessage, SpanClass } from '../../../executions/span.ts';
-import { numberToDecimal, fromScaled, toScaled } from '../../../pricing/decimal.ts';
+import { numberToDecimal, fromScaled, toScaled } from '../../../decimal.ts';
 import { asCount, asStr, isObj, preview, toText, type SpanCtx } from '../context.ts';
 import { normalizeMessages } from '../normalize.ts';
 import type { Count, UsageParts } from '../usage.ts';

@@ -10,8 +10,9 @@ import type { Logger } from '../logger.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import type { ExportStore } from './export-store.ts';
 import type { ParquetExport } from './parquet-export.ts';
-import type { ExecutionRepository } from './execution-repository.ts';
+import type { ExecutionRepository } from '../executions/execution-repository.ts';
 import { putObject } from './s3-put.ts';
+import { EXPORTED_DIMENSION_COLUMNS } from '../executions/spend-dimensions.ts';
 
 export const EXPORT_JOB = 'executions-export';
 const DAY_MS = 86_400_000;
@@ -35,6 +36,7 @@ const PARQUET_COLUMNS = [
   'session_id',
   'tags',
   'metadata',
+  ...EXPORTED_DIMENSION_COLUMNS,
 ];
 
 export interface ScheduledExportDeps {

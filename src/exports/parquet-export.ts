@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
-import type { ExecutionRepository } from './execution-repository.ts';
+import type { ExecutionRepository } from '../executions/execution-repository.ts';
 
 const SETTINGS = {
   output_format_parquet_string_as_string: 1,

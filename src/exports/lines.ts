@@ -1,5 +1,5 @@
 // Export formats: JSON Lines (one list item per line) and CSV (RFC 4180 quoting).
-import type { presentListItem } from './present.ts';
+import type { presentListItem } from '../executions/present.ts';
 
 type Item = ReturnType<typeof presentListItem>;
 

@@ -1,0 +1,53 @@
+// The spend dimensions are one list (src/executions/spend-dimensions.ts): the API schema of
+// breakdowns offers exactly its filters and names every dimension in group_by, and the rollup
+// choice follows each entry (a dimension no rollup holds is read from the executions rows).
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SPEND_DIMENSIONS } from '../../src/executions/spend-dimensions.ts';
+import { sourceOf } from '../../src/spend/breakdowns.ts';
+import { API_SCHEMA_DIR } from '../../src/http/validation.ts';
+
+const query = JSON.parse(fs.readFileSync(path.join(API_SCHEMA_DIR, 'SpendBreakdownQuery.json'), 'utf8')) as {
+  properties: Record<string, { type: string; description?: string; items?: { type: string } }>;
+};
+const NOT_DIMENSIONS = ['group_by', 'scores'];
+
+describe('spend dimensions', () => {
+  it('the breakdown query schema has a filter per dimension and no other list parameter', () => {
+    const lists = Object.entries(query.properties)
+      .filter(([name, p]) => p.type === 'array' && !NOT_DIMENSIONS.includes(name))
+      .map(([name]) => name)
+      .sort();
+    expect(lists).toEqual(SPEND_DIMENSIONS.map((d) => d.filter).sort());
+    for (const d of SPEND_DIMENSIONS) expect(query.properties[d.filter]!.items?.type).toBe('string');
+  });
+
+  it('group_by names every dimension', () => {
+    const text = query.properties.group_by!.description!;
+    for (const d of SPEND_DIMENSIONS) expect(text, d.name).toMatch(new RegExp(`\\b${d.name}\\b`));
+  });
+
+  it('each dimension is read from its rollup, or from the executions rows when none holds it', () => {
+    for (const d of SPEND_DIMENSIONS) {
+      const grouped = sourceOf([{ kind: 'column', column: d.column }], { anyOf: {}, metadata: {} });
+      expect(grouped, d.name).toBe(d.rollup ?? 'executions');
+      const filtered = sourceOf([], { anyOf: { [d.column]: ['x'] }, metadata: {} });
+      expect(filtered, d.name).toBe(d.rollup ?? 'executions');
+    }
+    // Two rollups of their own, or an array dimension filtered by several values ungrouped: the executions rows.
+    expect(
+      sourceOf(
+        [
+          { kind: 'column', column: 'tag' },
+          { kind: 'column', column: 'api_key_id' },
+        ],
+        { anyOf: {}, metadata: {} },
+      ),
+    ).toBe('executions');
+    expect(sourceOf([], { anyOf: { tag: ['a', 'b'] }, metadata: {} })).toBe('executions');
+    expect(sourceOf([{ kind: 'column', column: 'agent_id' }], { anyOf: { api_key_id: ['k'] }, metadata: {} })).toBe(
+      'spend_hourly_api_keys',
+    );
+  });
+});
