@@ -76,6 +76,7 @@ function checked(item: Record<string, unknown>, opts: ImportOptions): ItemInput 
     throw new LineProblem('metadata: must be a JSON object');
   if (
     item.source_trace_id !== undefined &&
+    item.source_trace_id !== null &&
     (typeof item.source_trace_id !== 'string' || item.source_trace_id.length === 0 || item.source_trace_id.length > 256)
   )
     throw new LineProblem('source_trace_id: must be a string of 1 to 256 characters');
