@@ -63,7 +63,13 @@ function uniqueName<T>(name: string) {
 }
 
 export function createDatasetRepository(db: PostgresStore) {
-  async function insertItems(tx: Queryable, projectId: string, datasetId: string, items: readonly NewItem[]): Promise<ItemRow[]> {
+  async function insertItems(
+    tx: Queryable,
+    projectId: string,
+    datasetId: string,
+    items: readonly NewItem[],
+    readBack: boolean,
+  ): Promise<ItemRow[]> {
     if (items.length === 0) return [];
     const doc = JSON.stringify(
       items.map((it) => ({
@@ -155,9 +161,14 @@ export function createDatasetRepository(db: PostgresStore) {
       if (rows.length === 0) throw notFound('Dataset');
     },
 
-    /** Adds items (version 1 each) in one transaction: all or none. */
+    /** Adds items (version 1 each) in one transaction: all or none; returns them as stored. */
     async addItems(projectId: string, datasetId: string, items: readonly NewItem[]): Promise<ItemRow[]> {
-      return db.transaction((tx) => insertItems(tx, projectId, datasetId, items));
+      return db.transaction((tx) => insertItems(tx, projectId, datasetId, items, true));
+    },
+
+    /** Adds items as addItems does, without reading them back (imports). */
+    async addItemsQuietly(projectId: string, datasetId: string, items: readonly NewItem[]): Promise<void> {
+      await db.transaction((tx) => insertItems(tx, projectId, datasetId, items, false));
     },
 
     async getItem(projectId: string, datasetId: string, itemId: string): Promise<ItemRow> {
