@@ -93,6 +93,7 @@ export function createDatasetRepository(db: PostgresStore) {
        FROM jsonb_array_elements($2::jsonb) AS e(v)`,
       [projectId, doc],
     );
+    if (!readBack) return [];
     return tx.query<ItemRow>(
       `SELECT ${ITEM_COLUMNS} FROM ${ITEM_FROM} WHERE i.project_id = $1 AND i.item_id = ANY($2::uuid[]) ORDER BY i.seq`,
       [projectId, items.map((i) => i.item_id)],
