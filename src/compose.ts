@@ -211,7 +211,11 @@ export function createDomain(
   const runRepository = createRunRepository(stores.postgres);
   const runReads = { executions: queries, scores: scoreRepository };
   const datasets = {
-    datasets: createDatasets({ repository: datasetRepository, executions: queries }),
+    datasets: createDatasets({
+      repository: datasetRepository,
+      executions: queries,
+      runCount: (projectId, datasetId) => runRepository.count(projectId, datasetId),
+    }),
     runs: createRuns({ ...runReads, runs: runRepository, items: datasetRepository }),
     comparison: createRunComparison({
       runs: runRepository,

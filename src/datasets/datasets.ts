@@ -3,7 +3,7 @@
 // imported (import.ts); an edit of an item's content is a new item version, an archive hides it
 // from listings and new runs without touching the versions runs used. No Koa here.
 import crypto from 'node:crypto';
-import { badRequest, notFound, unprocessable } from '../errors.ts';
+import { badRequest, conflict, notFound, unprocessable } from '../errors.ts';
 import type { NormalizedMessage } from '../executions/span.ts';
 import type { DatasetRepository, DatasetRow, ItemContent, ItemRow, NewItem } from './dataset-repository.ts';
 
@@ -84,7 +84,12 @@ export function itemFromConversation(messages: readonly NormalizedMessage[]): { 
   return { input: messages.slice(0, last), output };
 }
 
-export function createDatasets(deps: { repository: DatasetRepository; executions: ExecutionSource }) {
+export function createDatasets(deps: {
+  repository: DatasetRepository;
+  executions: ExecutionSource;
+  /** How many runs a dataset has (run-repository.ts count). */
+  runCount(projectId: string, datasetId: string): Promise<number>;
+}) {
   const repo = deps.repository;
   const newItem = (i: ItemInput): NewItem => ({ item_id: crypto.randomUUID(), ...i });
 
@@ -111,7 +116,11 @@ export function createDatasets(deps: { repository: DatasetRepository; executions
       return presentDataset(await repo.updateDataset(projectId, datasetId, input));
     },
 
+    /** Deletes a dataset and its items; one with runs is refused (a run is the record of an experiment: delete its runs first). */
     async remove(projectId: string, datasetId: string) {
+      await repo.getDataset(projectId, datasetId);
+      const runs = await deps.runCount(projectId, datasetId);
+      if (runs > 0) throw conflict(`The dataset has ${runs} run${runs === 1 ? '' : 's'}: delete them first (DELETE …/runs/{run_id})`);
       await repo.deleteDataset(projectId, datasetId);
     },
 

@@ -102,6 +102,15 @@ export function createRunRepository(db: PostgresStore) {
       );
     },
 
+    /** How many runs a dataset has. */
+    async count(projectId: string, datasetId: string): Promise<number> {
+      const [r] = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM dataset_runs WHERE project_id = $1 AND dataset_id = $2', [
+        projectId,
+        datasetId,
+      ]);
+      return Number(r?.n ?? 0);
+    },
+
     async remove(projectId: string, datasetId: string, runId: string): Promise<void> {
       const rows =
         isUuid(runId) && isUuid(datasetId)

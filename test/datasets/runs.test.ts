@@ -310,7 +310,10 @@ describe(`experiment runs (${mode} mode)`, () => {
     expect((await call('GET', `/datasets/${ds.dataset_id}/runs/${run.run_id}`)).body.totals.items.linked).toBe(0);
     const list = await call('GET', `/datasets/${ds.dataset_id}/runs`);
     expect(list.body.items.map((r: { name: string }) => r.name)).toEqual(['r']);
+    const refused = await call('DELETE', `/datasets/${ds.dataset_id}`);
+    expect([refused.status, refused.body.detail]).toEqual([409, expect.stringMatching(/^The dataset has 1 run: delete them first/)]);
     expect((await call('DELETE', `/datasets/${ds.dataset_id}/runs/${run.run_id}`)).status).toBe(204);
+    expect((await call('DELETE', `/datasets/${ds.dataset_id}`)).status).toBe(204);
     expect((await call('GET', `/datasets/${ds.dataset_id}/runs/${run.run_id}`)).status).toBe(404);
   });
 });

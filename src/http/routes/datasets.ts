@@ -84,8 +84,12 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       tag,
       access: 'authenticated',
       need: 'admin',
-      summary: 'Delete a dataset with its items and runs (admin); the executions stay',
-      responses: { 204: { description: 'Deleted' }, ...notFound404('dataset') },
+      summary: 'Delete a dataset with its items (admin); one with runs is refused until they are deleted; the executions stay',
+      responses: {
+        204: { description: 'Deleted' },
+        ...notFound404('dataset'),
+        409: { description: 'The dataset has runs: delete them first', schema: 'Error' },
+      },
       async handler(ctx) {
         await datasets.remove(ctx.state.projectId!, ctx.params.dataset_id!);
         ctx.status = 204;
