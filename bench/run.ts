@@ -81,6 +81,15 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('| what | figure |');
     console.log('|---|---|');
     for (const f of await benchQuality(rows)) console.log(`| ${f.what} | ${f.value} |`);
+    await benches.datasets!();
+  },
+  datasets: async () => {
+    const { benchDatasetImport } = await import('./datasets.ts');
+    const items = Number(process.env.BENCH_IMPORT_ITEMS ?? 100_000);
+    console.log(`\n## dataset import (${items.toLocaleString('en-US')} items, JSON Lines, embedded stores)`);
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchDatasetImport(items)) console.log(`| ${f.what} | ${f.value} |`);
   },
   poison: async () => {
     const { benchPoison } = await import('./poison.ts');
@@ -127,5 +136,6 @@ console.log(
 );
 for (const [name, run] of Object.entries(benches)) {
   if (only && only !== name) continue;
+  if (!only && name === 'datasets') continue; // part of quality
   await run();
 }

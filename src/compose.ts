@@ -42,6 +42,11 @@ import { createSpendRollupRepository } from './spend/spend-rollup-repository.ts'
 import path from 'node:path';
 import { createRepriceLedger } from './executions/execution-repository.ts';
 import { createRepriceJobStore } from './spend/reprice-job-store.ts';
+import { createDatasetRepository } from './datasets/dataset-repository.ts';
+import { createDatasets, type Datasets } from './datasets/datasets.ts';
+import { createRunRepository } from './datasets/run-repository.ts';
+import { createRuns, type Runs } from './datasets/runs.ts';
+import { createRunComparison, type RunComparison } from './datasets/run-compare.ts';
 
 export interface Domain {
   metrics: Metrics;
@@ -67,6 +72,8 @@ export interface Domain {
     deadLetters: DeadLetterService;
   };
   scores: { service: ScoreService; configs: ScoreConfigs; comparison: Comparison };
+  /** Datasets, their items and experiment runs: src/datasets, docs/datasets.md. */
+  datasets: { datasets: Datasets; runs: Runs; comparison: RunComparison };
   /** OTLP logs: GenAI events joined to their spans (stored in span_log_events, merged where spans are read). */
   logs: { ingest: LogIngest; writer: BatchWriter };
   /** Stats, template analytics, budgets (alerts, checks) and retention: src/spend, docs/spend.md. */
@@ -172,9 +179,10 @@ export function createDomain(
     prices: resolver,
   });
   const scoreConfigs = createScoreConfigs(stores.postgres);
+  const scoreRepository = createScoreRepository(stores.clickhouse);
   const scores = {
     service: createScoreService({
-      repository: createScoreRepository(stores.clickhouse),
+      repository: scoreRepository,
       configs: scoreConfigs,
       stamps: (projectId, traceIds) => queries.scoreStamps(projectId, traceIds),
       timing: config.scores.stampTiming,
@@ -182,6 +190,21 @@ export function createDomain(
     }),
     configs: scoreConfigs,
     comparison: createComparison(stores.clickhouse, () => new Date()),
+  };
+  const datasetRepository = createDatasetRepository(stores.postgres);
+  const runRepository = createRunRepository(stores.postgres);
+  const runReads = { executions: queries, scores: scoreRepository };
+  const datasets = {
+    datasets: createDatasets({
+      repository: datasetRepository,
+      executions: queries,
+      runCount: (projectId, datasetId) => runRepository.count(projectId, datasetId),
+    }),
+    runs: createRuns({ ...runReads, runs: runRepository, items: datasetRepository }),
+    comparison: createRunComparison({
+      runs: runRepository,
+      reads: { ...runReads, versionsOf: (projectId, pairs) => datasetRepository.versionsOf(projectId, pairs) },
+    }),
   };
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
@@ -228,6 +251,7 @@ export function createDomain(
     spanMaxAgeDays: config.ingest.spanMaxAgeDays,
     spanMaxFutureDays: config.ingest.spanMaxFutureDays,
     recordEvaluations: (projectId, evaluations, author) => scores.service.recordEvaluations(projectId, evaluations, author),
+    recordRunLinks: (projectId, links) => datasets.runs.linkFromSpans(projectId, links),
     metrics,
     refusals: stores.refusals,
     logger,
@@ -263,6 +287,7 @@ export function createDomain(
     metrics,
     prompts,
     scores,
+    datasets,
     executions: { queries, recorder, writer, views, parquet, scheduledExport },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
     traces: { ingest, assembler, spans, log, loader, pending, deadLetters: createDeadLetterService({ log, deadLetters }) },

@@ -20,6 +20,13 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   ExecutionCreate: { trace_id: 'matrix-exec' },
   ScoreCreateRequest: { trace_id: 'matrix-exec', name: 'matrix', value: 1 },
   ScoreConfigCreate: { name: 'matrix', data_type: 'NUMERIC' },
+  DatasetCreate: { name: 'matrix' },
+  DatasetUpdate: { description: 'matrix' },
+  DatasetItemCreateRequest: { input: 'matrix' },
+  DatasetItemUpdate: { input: 'matrix' },
+  DatasetItemFromExecution: { trace_id: 'canary-trace' },
+  DatasetRunCreate: { name: 'matrix' },
+  DatasetRunItemLinkRequest: { item_id: '00000000-0000-4000-8000-000000000000', trace_id: 'canary-trace' },
 };
 
 /** Other path parameters name one of tenant B's objects: the worst case. */
@@ -34,6 +41,9 @@ const B_PARAMS: Record<string, () => string> = {
   score_id: () => 'canary-score',
   config_id: () => tenants.b.configId,
   dead_letter_id: () => '1',
+  dataset_id: () => tenants.b.datasetId,
+  item_id: () => tenants.b.itemId,
+  run_id: () => tenants.b.runId,
 };
 
 const idp = new TestIdp();
@@ -45,6 +55,9 @@ interface Tenant {
   key: string;
   keyId: string;
   configId: string;
+  datasetId: string;
+  itemId: string;
+  runId: string;
 }
 const tenants: Record<'a' | 'b', Tenant> = {} as never;
 
@@ -60,7 +73,7 @@ beforeAll(async () => {
       body: JSON.stringify({ name: canary[t] }),
     });
     expect(r.status).toBe(201);
-    tenants[t] = { project, jwt, key: r.body.key, keyId: r.body.key_id, configId: '' };
+    tenants[t] = { project, jwt, key: r.body.key, keyId: r.body.key_id, configId: '', datasetId: '', itemId: '', runId: '' };
   }
   const p = await getJson(`${svc.url}/api/projects/tenant-b/prompts`, {
     method: 'POST',
@@ -87,6 +100,26 @@ beforeAll(async () => {
   });
   expect(config.status).toBe(201);
   tenants.b.configId = config.body.config_id;
+  // A dataset of B's with an item and a run linked to B's execution, each carrying the canary.
+  const asB = (path: string, body: unknown) =>
+    getJson(`${svc.url}/api/projects/tenant-b${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tenants.b.jwt}` },
+      body: JSON.stringify(body),
+    });
+  const dataset = await asB('/datasets', { name: 'canary-dataset', description: canary.b });
+  expect(dataset.status).toBe(201);
+  tenants.b.datasetId = dataset.body.dataset_id;
+  const item = await asB(`/datasets/${tenants.b.datasetId}/items`, { input: canary.b, expected_output: canary.b });
+  expect(item.status).toBe(201);
+  tenants.b.itemId = item.body.item_id;
+  const run = await asB(`/datasets/${tenants.b.datasetId}/runs`, { name: 'canary-run', metadata: { secret: canary.b } });
+  expect(run.status).toBe(201);
+  tenants.b.runId = run.body.run_id;
+  expect(
+    (await asB(`/datasets/${tenants.b.datasetId}/runs/${tenants.b.runId}/items`, { item_id: tenants.b.itemId, trace_id: 'canary-trace' }))
+      .status,
+  ).toBe(200);
 });
 afterAll(async () => {
   await svc?.close();
@@ -155,6 +188,11 @@ describe(`tenant isolation matrix (${mode} mode)`, () => {
     expect((await getJson(`${svc.url}/api/me/context`, { headers: { 'X-API-Key': b.key } })).status).toBe(200);
     const bp = await getJson(`${svc.url}/api/projects/tenant-b/prompts/canary-prompt`, { headers: { Authorization: `Bearer ${b.jwt}` } });
     expect(bp.body).toMatchObject({ latest_version: 1, archived_at: null, labels: { production: 1 } });
+    const bRun = await getJson(`${svc.url}/api/projects/tenant-b/datasets/${b.datasetId}/runs/${b.runId}`, {
+      headers: { Authorization: `Bearer ${b.jwt}` },
+    });
+    expect(bRun.body).toMatchObject({ name: 'canary-run', totals: { dataset_items: 1, items: { linked: 1 } } });
+    expect(bRun.body.items[0]).toMatchObject({ item_id: b.itemId, item_version: 1, input: canary.b, trace_id: 'canary-trace' });
   });
 
   it("A's context names only A's projects", async () => {

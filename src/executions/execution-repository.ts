@@ -454,6 +454,27 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
       }
     },
 
+    /**
+     * The live executions of these traces (light columns; the conversation too with `withMessages`),
+     * found through the trace index; a trace not assembled yet is simply absent.
+     */
+    async ofTraces(projectId: string, traceIds: string[], withMessages: boolean): Promise<Array<ListRow & { conversation_history?: string }>> {
+      if (traceIds.length === 0) return [];
+      const located = await ch.query<{ started_at: string }>(
+        'SELECT DISTINCT started_at FROM execution_traces FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}',
+        { p: projectId, ids: traceIds },
+        'executions.ofTraces.locate',
+      );
+      if (located.length === 0) return [];
+      return ch.query<ListRow & { conversation_history?: string }>(
+        `SELECT ${LIST_COLUMNS}${withMessages ? ', conversation_history' : ''} FROM executions FINAL
+         WHERE project_id = {p:String} AND started_at IN {starts:Array(DateTime64(3, 'UTC'))} AND trace_id IN {ids:Array(String)} AND sign = 1
+         SETTINGS do_not_merge_across_partitions_select_final = 1`,
+        { p: projectId, starts: located.map((l) => l.started_at), ids: traceIds },
+        'executions.ofTraces',
+      );
+    },
+
     async get(projectId: string, traceId: string, includeMessages: boolean) {
       const [loc] = await ch.query<{ started_at: string }>(
         'SELECT started_at FROM execution_traces FINAL WHERE project_id = {p:String} AND trace_id = {t:String} LIMIT 1',

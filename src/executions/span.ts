@@ -127,6 +127,8 @@ export interface MappedSpan {
   outputMessages: NormalizedMessage[];
   /** error.type or the status message when the span failed ('' otherwise) */
   errorMessage: string;
+  /** The dataset run and item this span's trace ran (traceloom.dataset.run_id and .item_id), when it names both */
+  datasetLink?: { runId: string; itemId: string };
   /** For ?explain=true: what was mapped (field → source key) and what was ignored and why */
   explain: { mapped: Record<string, string>; ignored: Array<{ key: string; reason: string }> };
 }

@@ -53,6 +53,8 @@ export interface EncodedSpans {
   errors: string[];
   /** Evaluation events of the spans (gen_ai.evaluation.result): they become scores. */
   evaluations: Evaluation[];
+  /** Links of traces to the dataset items they ran (traceloom.dataset.*): stored as run items. */
+  datasetLinks: Array<{ traceId: string; runId: string; itemId: string }>;
   explain?: SpanExplanation[];
 }
 
@@ -114,6 +116,7 @@ export function encodeSpans(
   const explained: SpanExplanation[] = [];
   const traces = new Map<string, { genAi: boolean; root: boolean }>(); // what each trace holds in this request
   const evaluations: Evaluation[] = [];
+  const datasetLinks: EncodedSpans['datasetLinks'] = [];
   const sink = new ByteSink(spans.length * 2048);
   for (let i = 0; i < spans.length; i++) {
     const span = spans[i]!;
@@ -130,6 +133,7 @@ export function encodeSpans(
     if (!trace) traces.set(span.traceId, (trace = { genAi: false, root: false }));
     if (mapped.spanClass === 'inference') trace.genAi = true;
     if (!row.parent_span_id) trace.root = true;
+    if (mapped.datasetLink) datasetLinks.push({ traceId: span.traceId, ...mapped.datasetLink });
     let evaluated: SpanExplanation['evaluations'];
     for (const e of span.events) {
       if (e.name !== EVALUATION_EVENT) continue;
@@ -154,6 +158,7 @@ export function encodeSpans(
     rejected,
     errors,
     evaluations,
+    datasetLinks,
     ...(opts.explain ? { explain: explained } : {}),
   };
 }

@@ -38,6 +38,11 @@ export interface TraceIngestDeps {
   pending: Pick<PendingTraces, 'claimGenAi'>;
   /** Stores evaluation events as scores (scores/service.ts recordEvaluations). */
   recordEvaluations(projectId: string, evaluations: Evaluation[], author: string): Promise<{ stored: number; rejected: string[] }>;
+  /** Stores the links of traces to dataset run items their spans state (datasets/runs.ts linkFromSpans). */
+  recordRunLinks(
+    projectId: string,
+    links: Array<{ traceId: string; runId: string; itemId: string }>,
+  ): Promise<{ stored: number; rejected: string[] }>;
   /** The ingest queue's bound: a request beyond it could never be accepted (413). */
   maxQueueRows: number;
   maxQueueBytes: number;
@@ -137,6 +142,16 @@ export function createTraceIngest(deps: TraceIngestDeps) {
         } catch (err) {
           deps.logger.warn({ err: { message: (err as Error).message } }, 'spans stored, their evaluation scores not');
           throw unavailable('The spans were stored but the scores of their evaluation events could not be; retry', 1);
+        }
+      }
+
+      // Run links too (an upsert per run and item: a retry writes the same link again).
+      if (encoded.datasetLinks.length > 0) {
+        try {
+          errors.push(...(await deps.recordRunLinks(projectId, encoded.datasetLinks)).rejected.slice(0, 20));
+        } catch (err) {
+          deps.logger.warn({ err: { message: (err as Error).message } }, 'spans stored, their dataset run links not');
+          throw unavailable('The spans were stored but their dataset run links could not be; retry', 1);
         }
       }
 

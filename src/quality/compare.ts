@@ -22,14 +22,15 @@ export interface CompareQuery {
   scores?: string[];
 }
 
-type ScoreSummary =
+export type ScoreSummary =
   | { data_type: 'NUMERIC'; n: number; scored_executions: number; mean: number; ci: Interval | null }
   | { data_type: 'BOOLEAN'; n: number; scored_executions: number; rate: number; ci: Interval | null }
   | { data_type: 'CATEGORICAL'; n: number; scored_executions: number; labels: Record<string, number> };
 
-const round = (x: number | null | undefined, digits = 6) =>
+/** A statistic as the answers show it: `digits` decimals, null for what is not a finite number. */
+export const round = (x: number | null | undefined, digits = 6) =>
   x === null || x === undefined || !Number.isFinite(x) ? null : Number(x.toFixed(digits));
-const roundInterval = (ci: Interval | null) => (ci ? { low: round(ci.low)!, high: round(ci.high)! } : null);
+export const roundInterval = (ci: Interval | null) => (ci ? { low: round(ci.low)!, high: round(ci.high)! } : null);
 
 function summary(r: GroupScoreRow): ScoreSummary {
   const n = Number(r.n);

@@ -1,6 +1,6 @@
 // The statistics behind "is prompt version 7 better than 6?" (issue 26): summaries of a sample with
 // a confidence interval of the mean, Wilson intervals of rates, Welch's t-test, the two-proportion
-// z-test, the paired t-test and a plain-sentence verdict. Pure: no I/O, no dependencies.
+// z-test, the paired t-test, McNemar's exact test and a plain-sentence verdict. Pure: no I/O, no dependencies.
 //
 // Numerics. The Student t distribution goes through the regularized incomplete beta function
 // (continued fraction, modified Lentz), with log B(a, b) computed without the cancellation of
@@ -18,7 +18,7 @@
 /** Significance level of every test here, and 1 − the confidence of every interval. */
 export const ALPHA = 0.05;
 
-export type TestName = 'welch_t' | 'two_proportion_z' | 'paired_t';
+export type TestName = 'welch_t' | 'two_proportion_z' | 'paired_t' | 'mcnemar_exact';
 
 export interface Interval {
   low: number;
@@ -528,6 +528,47 @@ export function pairedTTest(differences: readonly number[]): PairedResult {
   return { test: 'paired_t', n: s.n, difference: s.mean, ...tAnswer(s.mean, Math.sqrt(s.variance / s.n), s.n - 1) };
 }
 
+export interface McNemarResult extends TestResult {
+  test: 'mcnemar_exact';
+  /** pairs (the same item judged under a and under b) */
+  n: number;
+  /** discordant pairs: true under a only, and true under b only */
+  a_only: number;
+  b_only: number;
+  rate_a: number | null;
+  rate_b: number | null;
+}
+
+/**
+ * McNemar's test of paired booleans, exact form: of the n_d = a_only + b_only discordant pairs,
+ * b_only ~ Binomial(n_d, ½) under "no difference"; two-sided p = min(1, 2·P(X ≤ min(a_only, b_only))),
+ * computed as the regularized incomplete beta I_½(n_d − k, k + 1), exact at every size (no
+ * chi-square approximation). The difference is rate_b − rate_a = (b_only − a_only)/n, with the
+ * 95 % Wald interval of a paired difference of proportions, √(n_d − (b_only − a_only)²/n)/n.
+ * No discordant pair: p and CI are null (nothing to test), never significant.
+ */
+export function mcNemarExactTest(p: { n: number; both: number; a_only: number; b_only: number }): McNemarResult {
+  const n = p.n;
+  const base = {
+    test: 'mcnemar_exact' as const,
+    n,
+    a_only: p.a_only,
+    b_only: p.b_only,
+    rate_a: n > 0 ? (p.both + p.a_only) / n : null,
+    rate_b: n > 0 ? (p.both + p.b_only) / n : null,
+  };
+  const discordant = p.a_only + p.b_only;
+  if (!(n > 0)) return { ...base, difference: null, ci: null, p_value: null, significant: false };
+  const difference = (p.b_only - p.a_only) / n;
+  if (discordant === 0) return { ...base, difference, ci: null, p_value: null, significant: false };
+  const k = Math.min(p.a_only, p.b_only);
+  const tail = regularizedIncompleteBeta(0.5, discordant - k, k + 1, 0.5);
+  const pValue = Math.min(1, 2 * tail);
+  const se = Math.sqrt(Math.max(0, discordant - (p.b_only - p.a_only) ** 2 / n)) / n;
+  const half = normalQuantile(1 - ALPHA / 2) * se;
+  return { ...base, difference, ci: se > 0 ? { low: difference - half, high: difference + half } : null, p_value: pValue, significant: significant(pValue) };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Verdict
 
@@ -535,11 +576,12 @@ const TEST_LABEL: Record<TestName, string> = {
   welch_t: "Welch's t-test",
   two_proportion_z: 'two-proportion z-test',
   paired_t: 'paired t-test',
+  mcnemar_exact: "McNemar's exact test",
 };
 
 export interface VerdictInput {
-  /** the result of welchTTest, twoProportionZTest or pairedTTest, b against a */
-  result: WelchResult | TwoProportionResult | PairedResult;
+  /** the result of welchTTest, twoProportionZTest, pairedTTest or mcNemarExactTest, b against a */
+  result: WelchResult | TwoProportionResult | PairedResult | McNemarResult;
   /** names of the two versions as shown, e.g. 'v6' and 'v7' */
   a: string;
   b: string;
@@ -569,7 +611,7 @@ export function formatP(p: number): string {
  */
 export function verdict(input: VerdictInput): Verdict {
   const { result, a, b } = input;
-  const rate = result.test === 'two_proportion_z';
+  const rate = result.test === 'two_proportion_z' || result.test === 'mcnemar_exact';
   const scale = rate ? 100 : 1;
   const unit = rate ? ' points' : '';
   const d = result.difference;

@@ -104,6 +104,16 @@ export function createScoreRepository(ch: ClickHouseStore) {
       );
     },
 
+    /** The live scores of these traces (their spans' included), oldest first. */
+    async listOfTraces(projectId: string, traceIds: string[]): Promise<StoredScore[]> {
+      if (traceIds.length === 0) return [];
+      return ch.query<StoredScore>(
+        `SELECT ${COLUMNS} FROM scores FINAL WHERE project_id = {p:String} AND trace_id IN {ts:Array(String)} AND sign = 1 ORDER BY created_at, id`,
+        { p: projectId, ts: traceIds },
+        'scores.listOfTraces',
+      );
+    },
+
     /** New rows (`sign` 1) and cancel rows (`sign` -1, a copy of the row they cancel), in one insert. */
     async write(rows: ScoreWrite[]): Promise<void> {
       if (rows.length) await ch.insert('scores', rows);

@@ -255,6 +255,12 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
   await call('PUT', '/models/fz-model', { input_per_mtok: 1, output_per_mtok: 2 });
   await call('POST', '/executions', { trace_id: 'fz-trace-1', provider: 'openai', model: 'gpt-4o', tokens_in: 10, tokens_out: 5 });
   const budget = await call('POST', '/budgets', { scope: { kind: 'agent', value: 'fz-agent' }, period: 'month', amount_usd: 10 });
+  const dataset = await call('POST', '/datasets', { name: 'fz-dataset' });
+  const item = await call('POST', `/datasets/${dataset.dataset_id}/items`, { input: { q: 'fz' } });
+  const run = await call('POST', `/datasets/${dataset.dataset_id}/runs`, { name: 'fz-run' });
+  await call('POST', `/datasets/${dataset.dataset_id}/runs/${run.run_id}/items`, { item_id: item.item_id, trace_id: 'fz-trace-1' });
+  // A run the fuzz does not know: the dataset cannot be deleted under the requests (a dataset with runs is refused).
+  await call('POST', `/datasets/${dataset.dataset_id}/runs`, { name: 'fz-kept-run' });
   const known: Record<string, readonly string[]> = {
     prompt_id: ['fz-prompt'],
     version: ['1', '2', 'latest', 'prod'],
@@ -264,6 +270,9 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
     model: ['fz-model', 'gpt-4o'],
     trace_id: ['fz-trace-1'],
     budget_id: [String(budget.id)],
+    dataset_id: [dataset.dataset_id],
+    item_id: [item.item_id],
+    run_id: [run.run_id],
   };
   return {
     svc,

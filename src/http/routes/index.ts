@@ -12,6 +12,8 @@ import { scopedBudgetRoutes } from './scoped-budgets.ts';
 import { traceRoutes } from './traces.ts';
 import { deadLetterRoutes } from './dead-letters.ts';
 import { scoreRoutes } from './scores.ts';
+import { datasetRoutes } from './datasets.ts';
+import { datasetRunRoutes } from './dataset-runs.ts';
 import { otlpSignalRoutes } from './otlp-signals.ts';
 import type { Config } from '../../config.ts';
 import { modelPriceRoutes } from './model-prices.ts';
@@ -43,6 +45,8 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...traceRoutes(deps.config, deps.domain.traces.ingest),
     ...deadLetterRoutes(deps.domain.traces.deadLetters),
     ...scoreRoutes(deps.domain.scores.service, deps.domain.scores.configs, deps.domain.scores.comparison, deps.domain.prompts),
+    ...datasetRoutes(deps.config, deps.domain.datasets.datasets),
+    ...datasetRunRoutes(deps.domain.datasets.runs, deps.domain.datasets.comparison),
     ...otlpSignalRoutes(deps.config, deps.domain.logs.ingest, deps.domain.metrics),
     ...modelPriceRoutes(deps.domain.prices.models),
     ...metricsRoutes(deps.config, deps.domain.metrics),

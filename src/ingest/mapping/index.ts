@@ -18,6 +18,7 @@ import { LF_USAGE, langfuseUsageParts } from './dialects/langfuse.ts';
 import { providerMetadataParts } from './dialects/vercel.ts';
 import { explainUnused } from './unused.ts';
 import { mapTraceAttributes } from './trace-attributes.ts';
+import { mapDatasetLink } from './dataset-links.ts';
 
 export { normaliseProvider, providerFromHost, providerFromModel } from './provider.ts';
 export { normalizeMessages } from './normalize.ts';
@@ -111,6 +112,10 @@ function mapUnsafe(span: DecodedSpan, opts: MapOptions): MappedSpan {
   if (providedCostUsd !== undefined) mapped.providedCostUsd = providedCostUsd;
   if (tool.toolArguments !== undefined) mapped.toolArguments = tool.toolArguments;
   if (tool.toolResult !== undefined) mapped.toolResult = tool.toolResult;
+  if (g & G.DATASET) {
+    const link = mapDatasetLink(ctx);
+    if (link) mapped.datasetLink = link;
+  }
   return mapped;
 }
 

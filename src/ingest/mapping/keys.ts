@@ -23,6 +23,8 @@ export const G = {
   PYDANTIC: 8192,
   ADK: 16384,
   VERCEL_METADATA: 32768,
+  /** traceloom.dataset.* (dataset-links.ts) */
+  DATASET: 65536,
 } as const;
 
 export const CLASS_KEYS = [
@@ -186,6 +188,10 @@ export const PROMPT_KEYS = [
   'llm.prompt_template.variables',
 ];
 
+/** A dataset run's link to the item this trace ran (dataset-links.ts; docs/datasets.md). */
+export const DATASET_RUN_KEY = 'traceloom.dataset.run_id';
+export const DATASET_ITEM_KEY = 'traceloom.dataset.item_id';
+
 /** Message sources read by exact key (the indexed families are found by prefix in the scan). */
 export const MESSAGE_KEYS = [
   'gen_ai.system_instructions',
@@ -267,6 +273,7 @@ export const KEY_GROUPS: ReadonlyMap<string, number> = (() => {
   add(SESSION_KEYS, G.SESSION);
   add(PROMPT_KEYS, G.PROMPT);
   add(MESSAGE_KEYS, G.MESSAGES);
+  add([DATASET_RUN_KEY, DATASET_ITEM_KEY], G.DATASET);
   add([...USER_KEYS, ...TAG_KEYS, ...METADATA_OBJECT_KEYS], G.TRACE);
   for (const [dialect, keys] of DIALECT_KEYS) for (const [key, groups] of keys) add([key], dialect | groups);
   return m;
