@@ -32,7 +32,7 @@ export interface TestBrowser {
 export async function launchBrowser(): Promise<TestBrowser> {
   if (!fs.existsSync(CHROMIUM)) {
     throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium package (apt-get update && apt-get install -y chromium), as `npm test`'s pretest does (bin/ensure-chromium)`,
+      `${CHROMIUM} is missing: install Debian's chromium package (apt-get update && apt-get install -y chromium), as npm test's pretest does (bin/ensure-chromium)`,
     );
   }
   const profile = tempDir('traceloom-chromium-');
