@@ -1,5 +1,6 @@
 // Sessions and users: GET .../sessions and .../users over a window (docs/executions.md), and a
 // session's executions oldest first as one conversation (GET .../executions?session_id=).
+import { useMemo } from 'preact/hooks';
 import { enc } from '../api.ts';
 import { duration, int, usd, usdText } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
@@ -17,7 +18,8 @@ const WINDOWS: Array<[string, number]> = [
 function useWindow() {
   const loc = useLocation();
   const days = Number(loc.params.get('days')) || 30;
-  const start = new Date(Date.now() - days * 86_400_000).toISOString();
+  // Fixed when the window is picked: a start moving with every render would fetch again forever.
+  const start = useMemo(() => new Date(Date.now() - days * 86_400_000).toISOString(), [days]);
   const picker = (
     <div class="inline">
       {WINDOWS.map(([title, n]) => (
