@@ -27,7 +27,11 @@ const timed = async (n: number, fn: (i: number) => Promise<unknown>) => (await t
 export async function generateExecutions(
   ch: ClickHouseStore,
   rows: number,
-  opts: { attribution?: boolean; promptVersions?: [number, number] } = {},
+  opts: {
+    attribution?: boolean;
+    promptVersions?: [number, number];
+    /** every row in this project (default: 50 projects) */ project?: string;
+  } = {},
 ): Promise<void> {
   // A quarter of the executions use prompt "support": version 1; or, for the quality bench, two
   // versions alternating, on a quarter that holds executions of the project the API reads.
@@ -47,7 +51,7 @@ export async function generateExecutions(
     await ch.command(
       `INSERT INTO executions (project_id, started_at, trace_id, version, sign, ended_at, received_at, source, agent_id, provider, model, status,
          tokens_in, tokens_out, latency_ms, cost_usd, cost_source, price_id, content_hash, \`tu.prompt_id\`, \`tu.version\`, \`tu.version_ref\`, \`tu.role\`, \`tu.source\`, \`tu.message_index\`, conversation_history${attribution.columns})
-       SELECT if(number % 50 = 7, 'default', concat('p-', toString(number % 50))) AS project_id,
+       SELECT ${opts.project ? `'${opts.project.replace(/[^a-z0-9-]/g, '')}'` : "if(number % 50 = 7, 'default', concat('p-', toString(number % 50)))"} AS project_id,
          toDateTime64('2026-11-01 00:00:00', 3, 'UTC') - toIntervalMillisecond((number * 7919) % (90 * 86400000)) AS started_at,
          concat('tr-', toString(number)) AS trace_id, 1, 1, started_at + toIntervalMillisecond(800), started_at + toIntervalMillisecond(900), 'api',
          concat('agent-', toString(number % 20)), ['openai', 'anthropic', 'google'][number % 3 + 1], concat('model-', toString(number % 12)),
