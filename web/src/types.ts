@@ -181,6 +181,8 @@ export interface DailyCost {
 
 export interface PromptAnalytics extends Omit<VersionAnalytics, 'version'> {
   prompt_id: string;
+  /** the version the query asked for; null: every version */
+  version: number | null;
   start: string;
   end: string;
   by_version: VersionAnalytics[];
@@ -245,6 +247,7 @@ export interface ApiKey {
   last_used_at: string | null;
   revoked_at: string | null;
   status: 'active' | 'expired' | 'revoked';
+  role: Role;
 }
 
 export interface ModelPrice {
@@ -259,6 +262,8 @@ export interface ModelPrice {
   cache_write_per_mtok: number | null;
   effective_from: string | null;
   in_force: boolean;
+  created_at: string | null;
+  created_by: string | null;
 }
 
 export interface Retention {
@@ -305,6 +310,8 @@ export interface ScoreConfig {
   categories: string[] | null;
   description: string | null;
   archived: boolean;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface Interval {
