@@ -101,7 +101,7 @@ export interface StackedSeries {
   values: number[];
 }
 
-/** Cost per time bucket, one stacked area per group (top groups, then the rest). */
+/** Cost per time bucket, one stacked bar segment per group (top groups, then the rest). */
 export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: number[]; series: StackedSeries[]; height?: number }) {
   const el = useRef<HTMLDivElement>(null);
   const dark = useDark();
@@ -115,11 +115,12 @@ export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: n
       stacked.push(below);
     }
     const muted = cssVar('--muted', '#5b6475');
+    const stackedBars = uPlot.paths.bars!({ size: [0.8, 48], align: 0 });
     const plot = new uPlot(
       {
         width: Math.max(root.clientWidth, 300),
         height,
-        cursor: { drag: { x: false, y: false } },
+        cursor: { drag: { x: false, y: false }, points: { show: false } },
         legend: { show: true, live: true },
         scales: { usd: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
         axes: [
@@ -139,7 +140,8 @@ export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: n
             label: series[i]!.label,
             scale: 'usd',
             stroke: PALETTE[i % PALETTE.length],
-            fill: `${PALETTE[i % PALETTE.length]}aa`,
+            fill: `${PALETTE[i % PALETTE.length]}cc`,
+            paths: stackedBars,
             points: { show: false },
             value: (_u: uPlot, _v: number | null, _si: number, idx: number | null) =>
               idx === null ? '—' : usd(series[i]!.values[idx] ?? 0),

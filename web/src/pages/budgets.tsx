@@ -11,6 +11,7 @@ import { Badge, Card, Empty, ErrorBox, Form, Load, SecretOnce, Time, useAction, 
 const KINDS: BudgetScopeKind[] = ['project', 'user', 'agent', 'tag', 'api_key'];
 
 const scopeText = (b: ScopedBudget) => (b.scope.kind === 'project' ? 'the project' : `${b.scope.kind} "${b.scope.value}"`);
+const PERIOD = { day: 'Daily', week: 'Weekly', month: 'Monthly' } as const;
 const statusKind = (s: string) => (s === 'ok' ? 'ok' : s === 'alert' ? 'warn' : 'bad');
 
 export function Budgets({ projectId, role }: { projectId: string; role: Role }) {
@@ -79,7 +80,8 @@ function BudgetCard({
   const detail = useApi<ScopedBudget>(`${base}/${enc(budget.id)}`);
   const [editing, setEditing] = useState(false);
   const remove = useAction(async () => {
-    if (!confirm(`Delete the ${budget.period}ly budget of ${scopeText(budget)}? Its alert history goes with it.`)) return;
+    if (!confirm(`Delete the ${PERIOD[budget.period].toLowerCase()} budget of ${scopeText(budget)}? Its alert history goes with it.`))
+      return;
     await api(`${base}/${enc(budget.id)}`, { method: 'DELETE' });
     onChanged();
   });
@@ -89,7 +91,7 @@ function BudgetCard({
       class="budget-card"
       title={
         <span data-budget-scope={`${b.scope.kind}:${b.scope.value ?? ''}`}>
-          {b.period}ly budget of {scopeText(b)}
+          {PERIOD[b.period]} budget of {scopeText(b)}
         </span>
       }
       actions={
@@ -240,7 +242,7 @@ function BudgetForm({ base, budget, onCreated }: { base: string; budget?: Scoped
           </label>
           {f.kind !== 'project' && (
             <label>
-              {f.kind === 'api_key' ? 'API key id' : f.kind}
+              {f.kind === 'api_key' ? 'API key id' : `${f.kind[0]!.toUpperCase()}${f.kind.slice(1)} id`}
               <input name="scope_value" value={f.value} onInput={set('value')} />
             </label>
           )}
