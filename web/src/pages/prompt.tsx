@@ -2,10 +2,10 @@
 // render, diff and analytics tabs (prompt-tools.tsx) and the comparison (prompt-compare.tsx).
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
-import { text, utc } from '../format.ts';
+import { text } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { PromptVersion, PromptWithLatest, Role, VersionSummary } from '../types.ts';
-import { Badge, Card, ErrorBox, Form, Load, Tabs, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Form, Load, Tabs, Time, useAction, useApi } from '../ui.tsx';
 import { PromptEditor } from './prompt-editor.tsx';
 import { Compare } from './prompt-compare.tsx';
 import { Analytics, Diff, RenderPreview } from './prompt-tools.tsx';
@@ -115,7 +115,7 @@ function VersionList({ items, latest }: { items: VersionSummary[]; latest: numbe
               ))}
             </button>
             <div class="muted small">
-              {utc(v.created_at)} {v.created_by ? `· ${v.created_by}` : ''}
+              <Time iso={v.created_at} /> {v.created_by ? `· ${v.created_by}` : ''}
             </div>
             {v.commit_message && <div class="small">{v.commit_message}</div>}
             {v.rolled_back_from && <div class="muted small">rollback to v{v.rolled_back_from}</div>}
@@ -161,9 +161,9 @@ function VersionView({ base, p, canWrite, onChanged }: { base: string; p: Prompt
               <dd>{pv.labels.length ? pv.labels.map((l) => <Badge kind="label">{l}</Badge>) : '—'}</dd>
               <dt>Variables</dt>
               <dd>{pv.variables.length ? pv.variables.map((x) => <code class="inline">{`{{${x}}}`}</code>) : '—'}</dd>
-              <dt>Created (UTC)</dt>
+              <dt>Created</dt>
               <dd>
-                {utc(pv.created_at)} {pv.created_by && `by ${pv.created_by}`}
+                <Time iso={pv.created_at} /> {pv.created_by && `by ${pv.created_by}`}
               </dd>
               {pv.commit_message && (
                 <>

@@ -1,10 +1,10 @@
 // Prompts: the project's prompts (GET .../prompts), searchable by id, paged by offset.
 import { useState } from 'preact/hooks';
 import { enc, query } from '../api.ts';
-import { int, utc } from '../format.ts';
+import { int } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { Page, Prompt } from '../types.ts';
-import { Badge, Card, Empty, Form, Load, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Form, Load, Time, useApi } from '../ui.tsx';
 import { openPrompt, PromptEditor } from './prompt-editor.tsx';
 
 const LIMIT = 50;
@@ -72,7 +72,7 @@ export function Prompts({ projectId }: { projectId: string }) {
                     <th>Type</th>
                     <th class="num">Latest</th>
                     <th>Labels</th>
-                    <th>Updated (UTC)</th>
+                    <th>Updated</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -92,7 +92,9 @@ export function Prompts({ projectId }: { projectId: string }) {
                           </Badge>
                         ))}
                       </td>
-                      <td>{utc(p.updated_at)}</td>
+                      <td>
+                        <Time iso={p.updated_at} />
+                      </td>
                     </tr>
                   ))}
                 </tbody>
