@@ -40,7 +40,11 @@ export const GENERATED = {
 export async function generateExecutions(
   ch: ClickHouseStore,
   rows: number,
-  opts: { attribution?: boolean; promptVersions?: [number, number] } = {},
+  opts: {
+    attribution?: boolean;
+    promptVersions?: [number, number];
+    /** every row in this project (default: 50 projects) */ project?: string;
+  } = {},
 ): Promise<void> {
   // A quarter of the executions use prompt "support": version 1; or, for the quality bench, two
   // versions alternating, on a quarter that holds executions of the project the API reads.
@@ -60,7 +64,7 @@ export async function generateExecutions(
     await ch.command(
       `INSERT INTO executions (project_id, started_at, trace_id, version, sign, ended_at, received_at, source, agent_id, provider, model, status,
          tokens_in, tokens_out, latency_ms, cost_usd, cost_source, price_id, content_hash, \`tu.prompt_id\`, \`tu.version\`, \`tu.version_ref\`, \`tu.role\`, \`tu.source\`, \`tu.message_index\`, conversation_history${attribution.columns})
-       SELECT ${GENERATED.projectId} AS project_id, ${GENERATED.startedAt} AS started_at,
+       SELECT ${opts.project ? `'${opts.project.replace(/[^a-z0-9-]/g, '')}'` : GENERATED.projectId} AS project_id, ${GENERATED.startedAt} AS started_at,
          ${GENERATED.traceId} AS trace_id, 1, 1, started_at + toIntervalMillisecond(800), started_at + toIntervalMillisecond(900), 'api',
          ${GENERATED.agentId}, ${GENERATED.provider}, ${GENERATED.model},
          if(number % 37 = 0, 'error', 'ok'), 500 + number % 4000, 50 + number % 900, 200 + number % 5000,

@@ -198,6 +198,7 @@ describe('web console, signed in with an API key', () => {
     await page.waitForURL(`${svc.url}/projects/${P}/prompts/support-reply`);
     await expect(page.locator('tr[data-label=production]').textContent()).resolves.toContain('→ v1');
     await page.selectOption('select[name=label-production]', '2');
+    page.once('dialog', (d) => void d.accept()); // a move asks first (test/web/prompt-editor.browser.test.ts)
     await page.click('tr[data-label=production] button:has-text("Move")');
     await page.locator('tr[data-label=production]:has-text("→ v2")').waitFor();
     expect((await api('/prompts/support-reply')).body.labels).toEqual({ production: 2 });

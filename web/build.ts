@@ -14,6 +14,8 @@ export const WEB_DIR = path.dirname(fileURLToPath(import.meta.url));
 export const DIST_DIR = path.join(WEB_DIR, 'dist');
 const SRC_DIR = path.join(WEB_DIR, 'src');
 const BUNDLED_PACKAGES = ['preact', 'uplot', 'esbuild'];
+/** Files of the service the console bundles too (the prompt editor renders with the API's code). */
+const SHARED_SOURCES = [path.join(WEB_DIR, '..', 'src', 'prompts', 'template-render.ts')];
 
 export interface ConsoleBuild {
   built: boolean;
@@ -32,7 +34,7 @@ function listFiles(dir: string): string[] {
 /** What the bundle is made of: every source file, this script, the bundled packages' versions. */
 export function sourceHash(): string {
   const h = crypto.createHash('sha256');
-  for (const file of [...listFiles(SRC_DIR), fileURLToPath(import.meta.url)]) {
+  for (const file of [...listFiles(SRC_DIR), ...SHARED_SOURCES, fileURLToPath(import.meta.url)]) {
     h.update(path.relative(WEB_DIR, file)).update('\0').update(fs.readFileSync(file)).update('\0');
   }
   for (const pkg of BUNDLED_PACKAGES) {

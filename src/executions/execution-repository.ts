@@ -14,10 +14,10 @@ import {
   type BreakdownRow,
   type BreakdownSourceSql,
 } from './spend-breakdown-sql.ts';
-import { toScaled } from '../decimal.ts';
+import { fromScaled, NANOS, toScaled } from '../decimal.ts';
 import { EXPORTED_DIMENSION_COLUMNS } from './spend-dimensions.ts';
-import { timeRange, toClickHouseTime } from '../time.ts';
-import { presentDetail, presentListItem, type DetailRow, type ListRow } from './present.ts';
+import { fromClickHouseTime, timeRange, toClickHouseTime } from '../time.ts';
+import { presentDetail, presentListItem, presentListRow, type DetailRow, type ListRow } from './present.ts';
 import { scoreFilterSql } from '../scores/score-repository.ts';
 
 export interface ListQuery {
@@ -42,13 +42,36 @@ export interface ListQuery {
   has_score?: string[];
   /** `score.<name>.gte|lte|eq` parameters (scores/score-repository.ts scoreFilterSql) */
   [scoreCondition: `score.${string}`]: string;
+  /** `metadata.<key>` parameters: executions whose metadata has that key with that value */
+  [metadataCondition: `metadata.${string}`]: string;
   limit: number;
   offset: number;
   cursor?: string;
 }
 
+/** The sessions or users of a window (GET .../sessions, .../users): docs/executions.md. */
+export interface ActivityQuery {
+  start?: string;
+  end?: string;
+  user_id?: string[];
+  limit: number;
+}
+
+interface ActivityRow {
+  id: string;
+  last_user?: string;
+  sessions?: string;
+  executions: string;
+  errors: string;
+  cost_usd: string;
+  tokens_in: string;
+  tokens_out: string;
+  first_seen: string;
+  last_seen: string;
+}
+
 const LIST_COLUMNS = `trace_id, agent_id, provider, model, tokens_in, tokens_out, latency_ms, toString(cost_usd) AS cost_usd_text,
-  cost_source, status, started_at, length(\`tu.prompt_id\`) AS template_count, span_count, source`;
+  cost_source, status, started_at, length(\`tu.prompt_id\`) AS template_count, span_count, source, user_id, session_id, tags`;
 
 /** Comma-separated or repeated values, trimmed, empty ones dropped. */
 function anyOf(values: string[] | undefined): string[] | undefined {
@@ -200,6 +223,12 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
       parts.push('status = {status:String}');
       params.status = q.status;
     }
+    const metadata = Object.entries(q).filter(([k]) => k.startsWith('metadata.'));
+    metadata.forEach(([k, v], i) => {
+      parts.push(`metadata[{mk${i}:String}] = {mv${i}:String}`);
+      params[`mk${i}`] = k.slice('metadata.'.length);
+      params[`mv${i}`] = String(v);
+    });
     const scored = scoreFilterSql(q as unknown as Record<string, unknown>, 'project_id');
     parts.push(...scored.parts);
     Object.assign(params, scored.params);
@@ -427,11 +456,45 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
       ]);
       const last = rows[rows.length - 1];
       return {
-        items: rows.map(presentListItem),
+        items: rows.map(presentListRow),
         total: Number(totals[0]?.total ?? 0),
         limit: q.limit,
         offset: q.offset,
         next_cursor: rows.length === q.limit && last ? encodeCursor(last.started_at, last.trace_id) : null,
+      };
+    },
+
+    /**
+     * Sessions (or users) of the window, most recently seen first: executions, errors, exact cost
+     * and tokens (sums of sign, so corrections count once), first and last seen (of live and
+     * superseded rows: a correction keeps its started_at). Those without an id are left out.
+     */
+    async activity(projectId: string, by: 'session' | 'user', q: ActivityQuery) {
+      const w = where(projectId, { start: q.start, end: q.end, user_id: q.user_id, limit: 0, offset: 0 });
+      const key = by === 'session' ? 'session_id' : 'user_id';
+      const extra = by === 'session' ? 'argMax(user_id, started_at) AS last_user' : "uniqExactIf(session_id, session_id != '') AS sessions";
+      const rows = await ch.query<ActivityRow>(
+        `SELECT ${key} AS id, ${extra}, sum(sign) AS executions, sum(if(status = 'error', sign, 0)) AS errors,
+           toString(sum(toDecimal128(cost_usd, 9) * sign)) AS cost_usd, sum(toInt64(tokens_in) * sign) AS tokens_in,
+           sum(toInt64(tokens_out) * sign) AS tokens_out, minIf(started_at, sign = 1) AS first_seen, maxIf(started_at, sign = 1) AS last_seen
+         FROM executions WHERE ${w.sql} AND ${key} != '' GROUP BY id HAVING executions > 0
+         ORDER BY last_seen DESC, id LIMIT {limit:UInt32}`,
+        { ...w.params, limit: q.limit },
+        `executions.${by}s`,
+      );
+      return {
+        items: rows.map((r) => ({
+          [key]: r.id,
+          ...(by === 'session' ? { user_id: r.last_user || null } : { sessions: Number(r.sessions) }),
+          executions: Number(r.executions),
+          errors: Number(r.errors),
+          cost_usd: fromScaled(toScaled(r.cost_usd, NANOS), NANOS),
+          tokens_in: Number(r.tokens_in),
+          tokens_out: Number(r.tokens_out),
+          first_seen: fromClickHouseTime(r.first_seen),
+          last_seen: fromClickHouseTime(r.last_seen),
+        })),
+        limit: q.limit,
       };
     },
 
@@ -458,7 +521,11 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
      * The live executions of these traces (light columns; the conversation too with `withMessages`),
      * found through the trace index; a trace not assembled yet is simply absent.
      */
-    async ofTraces(projectId: string, traceIds: string[], withMessages: boolean): Promise<Array<ListRow & { conversation_history?: string }>> {
+    async ofTraces(
+      projectId: string,
+      traceIds: string[],
+      withMessages: boolean,
+    ): Promise<Array<ListRow & { conversation_history?: string }>> {
       if (traceIds.length === 0) return [];
       const located = await ch.query<{ started_at: string }>(
         'SELECT DISTINCT started_at FROM execution_traces FINAL WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}',

@@ -17,6 +17,9 @@ export interface ListRow {
   template_count: string | number;
   span_count: string | number;
   source: string;
+  user_id: string;
+  session_id: string;
+  tags: string[];
 }
 
 export interface DetailRow extends ListRow {
@@ -29,9 +32,6 @@ export interface DetailRow extends ListRow {
   cost_computed_text: string | null;
   price_id: string;
   usage_warnings: string[];
-  session_id: string;
-  user_id: string;
-  tags: string[];
   metadata: Record<string, string>;
   tu_prompt_id: string[];
   tu_version: number[];
@@ -64,6 +64,11 @@ export function presentListItem(r: ListRow) {
     span_count: Number(r.span_count),
     source: r.source,
   };
+}
+
+/** A row of the list (GET .../executions): the export's item plus who ran it, its session and tags. */
+export function presentListRow(r: ListRow) {
+  return { ...presentListItem(r), user_id: r.user_id || null, session_id: r.session_id || null, tags: r.tags };
 }
 
 export function presentDetail(r: DetailRow) {

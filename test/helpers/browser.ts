@@ -1,4 +1,4 @@
-// A real headless Chromium (Debian's `chromium` package, which .ci/run installs) driven by
+// A real headless Chromium (Debian's `chromium` package, which `npm test`'s pretest installs) driven by
 // playwright-core: a fresh profile per launch, no network but loopback in practice (no first-run,
 // sync, component updates or background fetches), and screenshots under .tmp/console/.
 import fs from 'node:fs';
@@ -32,7 +32,7 @@ export interface TestBrowser {
 export async function launchBrowser(): Promise<TestBrowser> {
   if (!fs.existsSync(CHROMIUM)) {
     throw new Error(
-      `${CHROMIUM} is missing: install Debian's chromium package (apt-get update && apt-get install -y chromium), as .ci/run does`,
+      `${CHROMIUM} is missing: install Debian's chromium package (apt-get update && apt-get install -y chromium), as npm test's pretest does (bin/ensure-chromium)`,
     );
   }
   const profile = tempDir('traceloom-chromium-');

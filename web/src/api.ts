@@ -77,7 +77,13 @@ export async function download(path: string): Promise<string> {
   const res = await fetch(path, { headers: authHeaders() });
   if (!res.ok) throw await errorOf(res);
   const name = /filename="([^"]+)"/.exec(res.headers.get('Content-Disposition') ?? '')?.[1] ?? 'export';
-  const url = URL.createObjectURL(await res.blob());
+  saveBlob(name, await res.blob());
+  return name;
+}
+
+/** Offers a file the console made (a CSV of what a page shows) as a download. */
+export function saveBlob(name: string, blob: Blob): void {
+  const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
   a.download = name;
@@ -85,7 +91,6 @@ export async function download(path: string): Promise<string> {
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
-  return name;
 }
 
 /** A query string from a record, leaving out empty values. */

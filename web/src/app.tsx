@@ -12,6 +12,10 @@ import { Prompts } from './pages/prompts.tsx';
 import { PromptDetail } from './pages/prompt.tsx';
 import { Spend } from './pages/spend.tsx';
 import { Settings } from './pages/settings.tsx';
+import { Explorer } from './pages/explorer.tsx';
+import { Budgets } from './pages/budgets.tsx';
+import { SessionDetail, Sessions, Users } from './pages/sessions.tsx';
+import { TraceSearch } from './pages/trace-search.tsx';
 
 type Session = { state: 'loading' } | { state: 'signed-out'; error?: ApiError } | { state: 'signed-in'; me: MeContext };
 
@@ -95,6 +99,11 @@ export function App() {
   else if (section === 'prompts')
     page = item ? <PromptDetail key={item} projectId={projectId} promptId={item} role={role} /> : <Prompts projectId={projectId} />;
   else if (section === 'spend') page = <Spend projectId={projectId} role={role} />;
+  else if (section === 'explorer') page = <Explorer projectId={projectId} />;
+  else if (section === 'budgets') page = <Budgets projectId={projectId} role={role} />;
+  else if (section === 'sessions')
+    page = item ? <SessionDetail key={item} projectId={projectId} sessionId={item} /> : <Sessions projectId={projectId} />;
+  else if (section === 'users') page = <Users projectId={projectId} />;
   else if (section === 'settings') page = <Settings projectId={projectId} role={role} me={me} />;
   else page = <Empty title="Page not found" />;
   return (
@@ -126,7 +135,11 @@ function Shell({
   const nav: Array<[string, string]> = [
     ['executions', 'Executions'],
     ['prompts', 'Prompts'],
+    ['sessions', 'Sessions'],
+    ['users', 'Users'],
     ['spend', 'Spend'],
+    ['explorer', 'Spend explorer'],
+    ['budgets', 'Budgets'],
     ...(role === 'admin' ? ([['settings', 'Settings']] as Array<[string, string]>) : []),
   ];
   const who =
@@ -155,6 +168,7 @@ function Shell({
             ))}
           </select>
         </label>
+        {projectId && <TraceSearch projectId={projectId} />}
         <nav>
           {projectId &&
             nav.map(([id, label]) => (

@@ -1,4 +1,5 @@
-// Charts: a daily cost bar chart (uPlot, canvas) and the month-to-date budget gauge (SVG).
+// Charts: a daily cost bar chart and the explorer's stacked cost over time (uPlot, canvas), and
+// the budget gauge (SVG).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { pct, usd } from './format.ts';
@@ -90,6 +91,74 @@ export function DailyCostChart({ days, height = 220 }: { days: DailyCost[]; heig
     };
   }, [days, height, dark]);
   return <div class="chart" ref={el} data-days={days.length} />;
+}
+
+const PALETTE = ['#4f6bed', '#e8833a', '#2fa67a', '#c94c7c', '#8a63d2', '#d4b13a', '#3aa8c9', '#7a8699', '#b5533c'];
+
+export interface StackedSeries {
+  label: string;
+  /** cost per bucket, in the order of `buckets` (a float: drawing only; the table shows the exact text) */
+  values: number[];
+}
+
+/** Cost per time bucket, one stacked bar segment per group (top groups, then the rest). */
+export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: number[]; series: StackedSeries[]; height?: number }) {
+  const el = useRef<HTMLDivElement>(null);
+  const dark = useDark();
+  useEffect(() => {
+    const root = el.current;
+    if (!root || buckets.length === 0) return;
+    const stacked: number[][] = [];
+    let below = buckets.map(() => 0);
+    for (const s of series) {
+      below = below.map((b, i) => b + (s.values[i] ?? 0));
+      stacked.push(below);
+    }
+    const muted = cssVar('--muted', '#5b6475');
+    const stackedBars = uPlot.paths.bars!({ size: [0.8, 48], align: 0 });
+    const plot = new uPlot(
+      {
+        width: Math.max(root.clientWidth, 300),
+        height,
+        cursor: { drag: { x: false, y: false }, points: { show: false } },
+        legend: { show: true, live: true },
+        scales: { usd: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+        axes: [
+          { stroke: muted, grid: { show: false } },
+          {
+            scale: 'usd',
+            stroke: muted,
+            size: 84,
+            grid: { stroke: cssVar('--chart-grid', '#eef0f4') },
+            values: (_u, t) => t.map((v) => usd(v)),
+          },
+        ],
+        // Drawn top-down so each area covers the ones below it.
+        series: [
+          { label: 'Time' },
+          ...[...series.keys()].reverse().map((i) => ({
+            label: series[i]!.label,
+            scale: 'usd',
+            stroke: PALETTE[i % PALETTE.length],
+            fill: `${PALETTE[i % PALETTE.length]}cc`,
+            paths: stackedBars,
+            points: { show: false },
+            value: (_u: uPlot, _v: number | null, _si: number, idx: number | null) =>
+              idx === null ? '—' : usd(series[i]!.values[idx] ?? 0),
+          })),
+        ],
+      },
+      [buckets, ...stacked.reverse()],
+      root,
+    );
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(root.clientWidth, 300), height }));
+    resize.observe(root);
+    return () => {
+      resize.disconnect();
+      plot.destroy();
+    };
+  }, [buckets, series, height, dark]);
+  return <div class="chart stacked" ref={el} data-series={series.length} data-buckets={buckets.length} />;
 }
 
 /**

@@ -1,5 +1,6 @@
-// Display formats. Times are shown in UTC, like the API's days and months; money keeps its small
-// digits (a call costs fractions of a cent) and the exact value is in the title.
+// Display formats. Instants are shown in the viewer's time zone (UTC on hover, ui.tsx Time); UTC
+// days and months stay UTC, like the API's; money keeps its small digits (a call costs fractions
+// of a cent) and the exact value is in the title.
 
 export function usd(n: number | null | undefined): string {
   if (n === null || n === undefined) return '—';
@@ -43,4 +44,23 @@ export const toLocalInput = (iso: string | null): string => {
   if (!iso) return '';
   const d = new Date(/^\d+$/.test(iso) ? Number(iso) : iso);
   return Number.isNaN(d.getTime()) ? '' : d.toISOString().slice(0, 16);
+};
+
+/** An instant in the viewer's time zone: 2026-11-22 04:42:01 (the zone the browser reports). */
+export function local(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** An exact decimal string of dollars, shown as the API sent it (never re-summed as a float). */
+export const usdText = (s: string | null | undefined): string =>
+  s === null || s === undefined ? '—' : s.startsWith('-') ? `−$${s.slice(1)}` : `$${s}`;
+
+/** A CSV field (RFC 4180). */
+export const csvField = (v: unknown): string => {
+  const t = v === null || v === undefined ? '' : String(v);
+  return /[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
 };

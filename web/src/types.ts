@@ -1,4 +1,6 @@
-// The shapes the console reads, as schema/api/*.json defines them (only the fields it uses).
+// The shapes the console reads, as schema/api/*.json defines them (only the fields it uses). An
+// interface named like a schema is checked against it by test/web/types.unit.test.ts: every field
+// here exists there, and every field the schema requires is here.
 
 export type Role = 'admin' | 'member' | 'viewer';
 
@@ -27,6 +29,9 @@ export interface ExecutionListItem {
   template_count: number;
   span_count: number;
   source: 'api' | 'otlp';
+  user_id: string | null;
+  session_id: string | null;
+  tags: string[];
 }
 
 export interface ExecutionList {
@@ -57,8 +62,6 @@ export interface Execution extends ExecutionListItem {
   cost_computed_usd?: number | null;
   price_id?: string | null;
   usage_warnings?: string[];
-  session_id?: string | null;
-  tags?: string[];
   metadata?: Record<string, string>;
   template_usages?: TemplateUsageRecord[];
   scores?: Score[];
@@ -184,6 +187,8 @@ export interface DailyCost {
 
 export interface PromptAnalytics extends Omit<VersionAnalytics, 'version'> {
   prompt_id: string;
+  /** the version the query asked for; null: every version */
+  version: number | null;
   start: string;
   end: string;
   by_version: VersionAnalytics[];
@@ -248,6 +253,7 @@ export interface ApiKey {
   last_used_at: string | null;
   revoked_at: string | null;
   status: 'active' | 'expired' | 'revoked';
+  role: Role;
 }
 
 export interface ModelPrice {
@@ -262,6 +268,8 @@ export interface ModelPrice {
   cache_write_per_mtok: number | null;
   effective_from: string | null;
   in_force: boolean;
+  created_at: string | null;
+  created_by: string | null;
 }
 
 export interface Retention {
@@ -308,6 +316,8 @@ export interface ScoreConfig {
   categories: string[] | null;
   description: string | null;
   archived: boolean;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface Interval {
@@ -347,4 +357,128 @@ export interface PromptComparison {
     cost_per_execution: TestOutcome & { relative: number | null };
     scores: Record<string, TestOutcome & { verdict: string }>;
   };
+}
+
+export interface SpendMeasures {
+  cost_usd: string;
+  executions: number;
+  tokens_in: number;
+  tokens_out: number;
+  unpriced_executions: number;
+}
+
+/** A breakdown row: the measures plus each group_by dimension's value under its name. */
+export type SpendRow = SpendMeasures & Record<string, string | number>;
+
+export interface SpendBreakdown {
+  start: string;
+  end: string;
+  group_by: string[];
+  granularity: string | null;
+  source: string;
+  total: SpendMeasures;
+  groups: number;
+  rows: SpendRow[];
+  other: (SpendMeasures & { groups: number }) | null;
+}
+
+export interface ScopedBudgetAlert {
+  period_start: string;
+  threshold_pct: number;
+  pct_used: number;
+  spent_usd: number;
+  created_at: string;
+  delivery_attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+}
+
+export type BudgetScopeKind = 'project' | 'agent' | 'user' | 'tag' | 'api_key';
+
+export interface ScopedBudget {
+  id: string;
+  scope: { kind: BudgetScopeKind; value: string | null };
+  period: 'day' | 'week' | 'month';
+  amount_usd: number;
+  thresholds_pct: number[];
+  enforcement_mode: 'alert' | 'block';
+  webhook_url: string | null;
+  webhook_format: 'signed' | 'slack';
+  webhook_secret?: string;
+  period_start: string;
+  reset_at: string;
+  spent_usd: number;
+  remaining_usd: number;
+  pct_used: number;
+  status: string;
+  blocked: boolean;
+  created_at: string;
+  updated_at: string;
+  alerts?: ScopedBudgetAlert[];
+}
+
+export interface ScopedBudgetList {
+  items: ScopedBudget[];
+}
+
+export interface RepriceDryRun {
+  dry_run: true;
+  provider: string | null;
+  model: string | null;
+  from: string;
+  to: string;
+  executions_scanned: number;
+  executions_changed: number;
+  spend_before_usd: string;
+  spend_after_usd: string;
+  spend_delta_usd: string;
+}
+
+export interface RepriceJob {
+  id: string;
+  status: 'queued' | 'running' | 'done' | 'failed';
+  provider: string | null;
+  model: string | null;
+  from: string;
+  to: string;
+  requested_by: string;
+  executions_total: number;
+  executions_scanned: number;
+  executions_changed: number;
+  spend_delta_usd: string;
+  error: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+interface Activity {
+  executions: number;
+  errors: number;
+  cost_usd: string;
+  tokens_in: number;
+  tokens_out: number;
+  first_seen: string;
+  last_seen: string;
+}
+
+export interface SessionSummary extends Activity {
+  session_id: string;
+  user_id: string | null;
+}
+
+export interface UserSummary extends Activity {
+  user_id: string;
+  sessions: number;
+}
+
+export interface SessionList {
+  items: SessionSummary[];
+  limit: number;
+}
+
+export interface UserList {
+  items: UserSummary[];
+  limit: number;
 }

@@ -2,6 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from './api.ts';
+import { local, utc } from './format.ts';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -183,5 +184,14 @@ export function SecretOnce({ label, value }: { label: string; value: string }) {
         {copied ? 'Copied' : 'Copy'}
       </button>
     </div>
+  );
+}
+
+/** An instant in the viewer's time zone, UTC on hover. */
+export function Time({ iso }: { iso: string | null | undefined }) {
+  return (
+    <time dateTime={iso ?? undefined} title={iso ? `${utc(iso)} UTC` : undefined}>
+      {local(iso)}
+    </time>
   );
 }

@@ -1,6 +1,6 @@
 import type { Domain } from '../../compose.ts';
 import type { ExecutionInput } from '../../executions/record.ts';
-import type { ListQuery } from '../../executions/execution-repository.ts';
+import type { ActivityQuery, ListQuery } from '../../executions/execution-repository.ts';
 import { notFound } from '../errors.ts';
 import { apiKeyIdOf } from '../../auth/principal.ts';
 import { toLines } from '../../exports/lines.ts';
@@ -153,5 +153,22 @@ export function executionRoutes(domain: Domain): RouteDef[] {
         ctx.body = timeline;
       },
     },
+    ...(['session', 'user'] as const).map((by): RouteDef => ({
+      method: 'GET',
+      path: `/api/projects/:project_id/${by}s`,
+      operationId: by === 'session' ? 'listSessions' : 'listUsers',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: by === 'session' ? 'SessionListQuery' : 'UserListQuery',
+      summary:
+        by === 'session'
+          ? 'Sessions of a window (executions sharing a session_id): user, executions, errors, exact cost, tokens, first and last seen'
+          : 'Users of a window (executions sharing a user_id): sessions, executions, errors, exact cost, tokens, first and last seen',
+      responses: { 200: { description: by === 'session' ? 'Sessions' : 'Users', schema: by === 'session' ? 'SessionList' : 'UserList' } },
+      async handler(ctx) {
+        ctx.body = await queries.activity(ctx.state.projectId!, by, ctx.state.query as ActivityQuery);
+      },
+    })),
   ];
 }

@@ -1,10 +1,10 @@
 // One execution: cost and tokens (with the price row that priced it), the chat and tool timeline,
 // the span tree as a waterfall, the prompt versions it used, and its scores (scores.tsx).
 import { enc } from '../api.ts';
-import { duration, int, usd, utc } from '../format.ts';
+import { duration, int, usd } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { Execution, Role } from '../types.ts';
-import { Badge, Card, Empty, Load, Stat, Tabs, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Load, Stat, Tabs, Time, useApi } from '../ui.tsx';
 import { ExecutionScores } from './scores.tsx';
 import { Timeline } from './timeline.tsx';
 import { Waterfall } from './waterfall.tsx';
@@ -67,8 +67,10 @@ function Summary({ e }: { e: Execution }) {
           <dd>
             {e.provider || '—'} / {e.model || '—'}
           </dd>
-          <dt>Started (UTC)</dt>
-          <dd>{utc(e.started_at)}</dd>
+          <dt>Started</dt>
+          <dd>
+            <Time iso={e.started_at} />
+          </dd>
           <dt>Latency</dt>
           <dd>{duration(e.latency_ms)}</dd>
           <dt>Source</dt>

@@ -1,13 +1,17 @@
 // Executions: the filtered list (GET .../executions), keyset pages by next_cursor, export. The
 // query string of the page is the API's own query (plus `sort`), so a link keeps the filters,
-// score filters included (`score.<name>.gte|lte|eq`, `has_score`: score-filter.tsx).
+// score filters included (`score.<name>.gte|lte|eq`, `has_score`: score-filter.tsx) and metadata
+// (`metadata.<key>=<value>`). j / k and Enter walk the rows (keys.ts).
 import { useEffect, useLayoutEffect, useMemo, useState } from 'preact/hooks';
 import { enc } from '../api.ts';
-import { duration, fromLocalInput, int, toLocalInput, usd, utc } from '../format.ts';
+import { duration, fromLocalInput, int, local, toLocalInput, usd, utc } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { ExecutionList, ExecutionListItem } from '../types.ts';
 import { Badge, Card, Empty, Form, Load, useApi } from '../ui.tsx';
 import { ExportButtons } from './export.tsx';
+import { useListKeys } from '../keys.ts';
+
+const isMetadata = (k: string) => k.startsWith('metadata.');
 import { emptyDraft, isScoreFilter, ScoreFilters, withDraft } from './score-filter.tsx';
 
 export const FILTERS = [
@@ -21,6 +25,10 @@ export const FILTERS = [
   'end',
   'has_templates',
   'prompt_id',
+  'user_id',
+  'session_id',
+  'tag',
+  'api_key_id',
 ] as const;
 type Filter = (typeof FILTERS)[number];
 
@@ -46,7 +54,7 @@ export function Executions({ projectId }: { projectId: string }) {
       const v = loc.params.get(k);
       if (v) f.set(k, v);
     }
-    for (const [k, v] of loc.params) if (v && isScoreFilter(k)) f.append(k, v);
+    for (const [k, v] of loc.params) if (v && (isScoreFilter(k) || isMetadata(k))) f.append(k, v);
     return f;
   }, [loc.params.toString()]);
   const cursor = loc.params.get('cursor') ?? '';
@@ -149,6 +157,8 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
       return (x < y ? -1 : x > y ? 1 : 0) * dir;
     });
   }, [items, sort]);
+  const hrefs = rows.map((e) => `/projects/${enc(projectId)}/executions/${enc(e.trace_id)}`);
+  const selected = useListKeys(hrefs);
   const th = (k: SortKey, label: string, cls = '') => {
     const on = key === k;
     const nextSort = on && !sort.startsWith('-') ? `-${k}` : on ? null : k;
@@ -170,8 +180,9 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
       <table class="executions">
         <thead>
           <tr>
-            {th('started_at', 'Started (UTC)')}
+            {th('started_at', 'Started')}
             {th('agent_id', 'Agent')}
+            <th>User</th>
             {th('model', 'Provider / model')}
             <th>Status</th>
             {th('tokens', 'Tokens in / out', 'num')}
@@ -182,21 +193,39 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
           </tr>
         </thead>
         <tbody>
-          {rows.map((e) => {
-            const href = `/projects/${enc(projectId)}/executions/${enc(e.trace_id)}`;
+          {rows.map((e, i) => {
+            const href = hrefs[i]!;
             return (
               <tr
                 key={e.trace_id}
                 data-trace-id={e.trace_id}
-                class="clickable"
+                class={`clickable ${i === selected ? 'selected' : ''}`}
                 onClick={(ev) => !(ev.target as HTMLElement).closest('a') && navigate(href)}
               >
                 <td>
-                  <Link href={href} title={e.trace_id}>
-                    {utc(e.started_at)}
+                  <Link href={href} title={`${e.trace_id} · ${utc(e.started_at)} UTC`}>
+                    {local(e.started_at)}
                   </Link>
                 </td>
-                <td>{e.agent_id || <span class="muted">—</span>}</td>
+                <td>
+                  {e.agent_id || <span class="muted">—</span>}
+                  {e.tags.map((t) => (
+                    <Badge kind="tag">{t}</Badge>
+                  ))}
+                </td>
+                <td>
+                  {e.user_id ? (
+                    <Link href={`/projects/${enc(projectId)}/executions?user_id=${enc(e.user_id)}`}>{e.user_id}</Link>
+                  ) : (
+                    <span class="muted">—</span>
+                  )}
+                  {e.session_id && (
+                    <Link href={`/projects/${enc(projectId)}/sessions/${enc(e.session_id)}`} title={`session ${e.session_id}`}>
+                      {' '}
+                      ↳ session
+                    </Link>
+                  )}
+                </td>
                 <td>
                   <span class="muted">{e.provider || '—'}</span> {e.model || '—'}
                 </td>
@@ -224,17 +253,28 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
 function FilterBar({ projectId, filters, onApply }: { projectId: string; filters: URLSearchParams; onApply(f: URLSearchParams): void }) {
   const initial = () => Object.fromEntries(FILTERS.map((k) => [k, filters.get(k) ?? ''])) as Record<Filter, string>;
   const initialScores = () => [...filters].filter(([k]) => isScoreFilter(k));
+  const initialMetadata = () =>
+    [...filters]
+      .filter(([k]) => isMetadata(k))
+      .map(([k, v]) => `${k.slice('metadata.'.length)}=${v}`)
+      .join(' ');
+  const [metadata, setMetadata] = useState(initialMetadata);
   const [f, setF] = useState(initial);
   const [scores, setScores] = useState(initialScores);
   const [draft, setDraft] = useState(emptyDraft);
   useEffect(() => {
     setF(initial());
     setScores(initialScores());
+    setMetadata(initialMetadata());
     setDraft(emptyDraft);
   }, [filters.toString()]);
   const set = (k: Filter) => (e: Event) => setF({ ...f, [k]: (e.target as HTMLInputElement).value });
   const apply = (over: Partial<Record<Filter, string>> = {}, scoreParams = withDraft(scores, draft)) => {
     const q = new URLSearchParams(Object.entries({ ...f, ...over }).filter(([, v]) => v !== ''));
+    for (const pair of metadata.split(/\s+/).filter(Boolean)) {
+      const at = pair.indexOf('=');
+      if (at > 0) q.set(`metadata.${pair.slice(0, at)}`, pair.slice(at + 1));
+    }
     for (const [k, v] of scoreParams) q.append(k, v);
     onApply(q);
   };
@@ -279,6 +319,26 @@ function FilterBar({ projectId, filters, onApply }: { projectId: string; filters
       <label>
         Prompt
         <input name="prompt_id" value={f.prompt_id} onInput={set('prompt_id')} />
+      </label>
+      <label>
+        User
+        <input name="user_id" value={f.user_id} onInput={set('user_id')} />
+      </label>
+      <label>
+        Session
+        <input name="session_id" value={f.session_id} onInput={set('session_id')} />
+      </label>
+      <label>
+        Tag
+        <input name="tag" value={f.tag} onInput={set('tag')} />
+      </label>
+      <label>
+        API key id
+        <input name="api_key_id" value={f.api_key_id} onInput={set('api_key_id')} />
+      </label>
+      <label>
+        Metadata (key=value)
+        <input name="metadata" placeholder="plan=pro" value={metadata} onInput={(e) => setMetadata((e.target as HTMLInputElement).value)} />
       </label>
       <label>
         From (UTC)

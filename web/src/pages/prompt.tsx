@@ -2,14 +2,15 @@
 // render, diff and analytics tabs (prompt-tools.tsx) and the comparison (prompt-compare.tsx).
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
-import { text, utc } from '../format.ts';
+import { text } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { PromptVersion, PromptWithLatest, Role, VersionSummary } from '../types.ts';
-import { Badge, Card, ErrorBox, Form, Load, Tabs, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Form, Load, Tabs, Time, useAction, useApi } from '../ui.tsx';
+import { PromptEditor } from './prompt-editor.tsx';
 import { Compare } from './prompt-compare.tsx';
 import { Analytics, Diff, RenderPreview } from './prompt-tools.tsx';
 
-type Tab = 'versions' | 'render' | 'diff' | 'analytics' | 'compare';
+type Tab = 'versions' | 'edit' | 'render' | 'diff' | 'analytics' | 'compare';
 
 export function PromptDetail({ projectId, promptId, role }: { projectId: string; promptId: string; role: Role }) {
   const loc = useLocation();
@@ -38,6 +39,7 @@ export function PromptDetail({ projectId, promptId, role }: { projectId: string;
             <Tabs<Tab>
               tabs={[
                 ['versions', `Versions (${p.latest_version})`],
+                ...(role !== 'viewer' ? ([['edit', 'New version']] as Array<[Tab, string]>) : []),
                 ['render', 'Render preview'],
                 ['diff', 'Diff'],
                 ['analytics', 'Analytics'],
@@ -55,6 +57,7 @@ export function PromptDetail({ projectId, promptId, role }: { projectId: string;
                 </div>
               </div>
             )}
+            {tab === 'edit' && <NewVersion base={base} projectId={projectId} p={p} onSaved={reload} />}
             {tab === 'render' && <RenderPreview base={base} p={p} />}
             {tab === 'diff' && <Diff base={base} p={p} />}
             {tab === 'analytics' && <Analytics base={base} p={p} />}
@@ -63,6 +66,27 @@ export function PromptDetail({ projectId, promptId, role }: { projectId: string;
         )}
       </Load>
     </>
+  );
+}
+
+/** The editor, starting from the latest version; saved: back to the versions, the new one shown. */
+function NewVersion({ base, projectId, p, onSaved }: { base: string; projectId: string; p: PromptWithLatest; onSaved(): void }) {
+  const loc = useLocation();
+  const latest = useApi<PromptVersion>(`${base}/versions/${p.latest_version}`);
+  return (
+    <Load state={latest}>
+      {(v) => (
+        <PromptEditor
+          projectId={projectId}
+          promptId={p.prompt_id}
+          from={v}
+          onSaved={() => {
+            navigate(withParams(loc, { tab: null, version: null }), { replace: true });
+            onSaved();
+          }}
+        />
+      )}
+    </Load>
   );
 }
 
@@ -91,7 +115,7 @@ function VersionList({ items, latest }: { items: VersionSummary[]; latest: numbe
               ))}
             </button>
             <div class="muted small">
-              {utc(v.created_at)} {v.created_by ? `· ${v.created_by}` : ''}
+              <Time iso={v.created_at} /> {v.created_by ? `· ${v.created_by}` : ''}
             </div>
             {v.commit_message && <div class="small">{v.commit_message}</div>}
             {v.rolled_back_from && <div class="muted small">rollback to v{v.rolled_back_from}</div>}
@@ -137,9 +161,9 @@ function VersionView({ base, p, canWrite, onChanged }: { base: string; p: Prompt
               <dd>{pv.labels.length ? pv.labels.map((l) => <Badge kind="label">{l}</Badge>) : '—'}</dd>
               <dt>Variables</dt>
               <dd>{pv.variables.length ? pv.variables.map((x) => <code class="inline">{`{{${x}}}`}</code>) : '—'}</dd>
-              <dt>Created (UTC)</dt>
+              <dt>Created</dt>
               <dd>
-                {utc(pv.created_at)} {pv.created_by && `by ${pv.created_by}`}
+                <Time iso={pv.created_at} /> {pv.created_by && `by ${pv.created_by}`}
               </dd>
               {pv.commit_message && (
                 <>
@@ -224,7 +248,10 @@ function Labels({ base, p, canWrite, onChanged }: { base: string; p: PromptWithL
                   <button
                     type="button"
                     disabled={move.busy || (targets[label] ?? at) === at}
-                    onClick={() => move.run(label, targets[label] ?? at)}
+                    onClick={() =>
+                      confirm(`Move "${label}" from v${at} to v${targets[label] ?? at}? Agents fetching it get that version at once.`) &&
+                      move.run(label, targets[label] ?? at)
+                    }
                   >
                     Move
                   </button>

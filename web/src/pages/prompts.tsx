@@ -1,10 +1,11 @@
 // Prompts: the project's prompts (GET .../prompts), searchable by id, paged by offset.
 import { useState } from 'preact/hooks';
 import { enc, query } from '../api.ts';
-import { int, utc } from '../format.ts';
+import { int } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { Page, Prompt } from '../types.ts';
-import { Badge, Card, Empty, Form, Load, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Form, Load, Time, useApi } from '../ui.tsx';
+import { openPrompt, PromptEditor } from './prompt-editor.tsx';
 
 const LIMIT = 50;
 
@@ -17,10 +18,14 @@ export function Prompts({ projectId }: { projectId: string }) {
     `/api/projects/${enc(projectId)}/prompts${query({ q, offset, limit: LIMIT, include_archived: archived || undefined })}`,
   );
   const [search, setSearch] = useState(q);
+  const creating = loc.params.get('new') === '1';
   return (
     <>
       <header class="page">
         <h1>Prompts</h1>
+        <button type="button" class="primary" onClick={() => navigate(withParams(loc, { new: creating ? null : '1' }))}>
+          {creating ? 'Close the editor' : 'New prompt'}
+        </button>
         <Form class="inline" onSubmit={() => navigate(withParams(loc, { q: search, offset: null }))}>
           <input
             type="search"
@@ -41,6 +46,7 @@ export function Prompts({ projectId }: { projectId: string }) {
           </label>
         </Form>
       </header>
+      {creating && <PromptEditor projectId={projectId} onSaved={(v) => openPrompt(projectId, v)} />}
       <Load state={list} label="Loading prompts…">
         {(page) =>
           page.items.length === 0 ? (
@@ -48,7 +54,10 @@ export function Prompts({ projectId }: { projectId: string }) {
               <Empty title={`No prompt id contains "${q}"`} />
             ) : (
               <Empty title="No prompts yet">
-                <p>Create one through the API; agents then fetch it by id and label, and executions record which version they used:</p>
+                <p>
+                  Create one with <strong>New prompt</strong> above, or through the API; agents then fetch it by id and label, and
+                  executions record which version they used:
+                </p>
                 <pre>{`curl -X POST ${location.origin}/api/projects/${projectId}/prompts \\
   -H 'X-API-Key: tl_...' -H 'Content-Type: application/json' \\
   -d '{"prompt_id":"support-reply","type":"text","template":"Answer {{question}} politely.","labels":["production"]}'`}</pre>
@@ -63,7 +72,7 @@ export function Prompts({ projectId }: { projectId: string }) {
                     <th>Type</th>
                     <th class="num">Latest</th>
                     <th>Labels</th>
-                    <th>Updated (UTC)</th>
+                    <th>Updated</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -83,7 +92,9 @@ export function Prompts({ projectId }: { projectId: string }) {
                           </Badge>
                         ))}
                       </td>
-                      <td>{utc(p.updated_at)}</td>
+                      <td>
+                        <Time iso={p.updated_at} />
+                      </td>
                     </tr>
                   ))}
                 </tbody>

@@ -1,9 +1,8 @@
 // API keys of the project: list, create (the secret is shown once), revoke.
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
-import { utc } from '../format.ts';
 import type { ApiKey, MeContext } from '../types.ts';
-import { Badge, Card, ErrorBox, Form, Load, SecretOnce, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Form, Load, SecretOnce, Time, useAction, useApi } from '../ui.tsx';
 
 export function ApiKeys({ p, me }: { p: string; me: MeContext }) {
   const keys = useApi<{ items: ApiKey[] }>(`${p}/api-keys`);
@@ -90,9 +89,13 @@ export function ApiKeys({ p, me }: { p: string; me: MeContext }) {
                     <td>
                       <Badge kind={key.status === 'active' ? 'ok' : 'bad'}>{key.status}</Badge>
                     </td>
-                    <td>{utc(key.created_at)}</td>
-                    <td>{utc(key.expires_at)}</td>
-                    <td>{key.last_used_at ? utc(key.last_used_at) : 'never'}</td>
+                    <td>
+                      <Time iso={key.created_at} />
+                    </td>
+                    <td>
+                      <Time iso={key.expires_at} />
+                    </td>
+                    <td>{key.last_used_at ? <Time iso={key.last_used_at} /> : 'never'}</td>
                     <td>
                       {key.status === 'active' && (
                         <button

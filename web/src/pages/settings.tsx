@@ -6,6 +6,7 @@ import type { Budget, MeContext, Retention, Role } from '../types.ts';
 import { Card, Empty, ErrorBox, Form, Load, SecretOnce, useAction, useApi } from '../ui.tsx';
 import { ApiKeys } from './settings-keys.tsx';
 import { Prices } from './settings-prices.tsx';
+import { Reprice } from './reprice.tsx';
 
 export function Settings({ projectId, role, me }: { projectId: string; role: Role; me: MeContext }) {
   if (role !== 'admin') {
@@ -26,6 +27,7 @@ export function Settings({ projectId, role, me }: { projectId: string; role: Rol
       <BudgetSettings p={p} />
       <ApiKeys p={p} me={me} />
       <Prices p={p} />
+      <Reprice p={p} />
       <RetentionSettings p={p} />
     </>
   );

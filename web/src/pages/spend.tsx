@@ -5,7 +5,7 @@ import { BudgetGauge, DailyCostChart } from '../charts.tsx';
 import { int, pct, usd, utc } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { Budget, ProjectStats, Role } from '../types.ts';
-import { Badge, Card, Empty, Load, Stat, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Load, Stat, Time, useApi } from '../ui.tsx';
 import { ExportButtons } from './export.tsx';
 
 const WINDOWS = [7, 30, 90];
@@ -187,7 +187,9 @@ function BudgetView({ b, projectId, role }: { b: Budget; projectId: string; role
           {b.alert_threshold_pct}% · {b.enforcement_mode === 'block' ? 'blocks calls when exceeded' : 'alerts only'}
         </dd>
         <dt>Resets</dt>
-        <dd>{utc(b.reset_at)}</dd>
+        <dd>
+          <Time iso={b.reset_at} />
+        </dd>
       </dl>
     </div>
   );
@@ -203,7 +205,7 @@ function Alerts({ b }: { b: Budget }) {
         <table>
           <thead>
             <tr>
-              <th>At (UTC)</th>
+              <th>At</th>
               <th>Kind</th>
               <th class="num">Used</th>
               <th class="num">Spent / budget</th>
@@ -213,7 +215,9 @@ function Alerts({ b }: { b: Budget }) {
           <tbody>
             {b.alerts.map((a) => (
               <tr>
-                <td>{utc(a.at)}</td>
+                <td>
+                  <Time iso={a.at} />
+                </td>
                 <td>
                   <Badge kind={a.kind === 'exceeded' ? 'bad' : 'warn'}>{a.kind}</Badge>
                 </td>

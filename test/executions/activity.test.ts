@@ -1,0 +1,110 @@
+// Sessions and users (GET .../sessions, .../users) and the list's who/where fields and metadata
+// filter (docs/executions.md): what the console's sessions, users and filters read.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropTestDatabases, mode } from '../helpers/env.ts';
+import { getJson, startTestService, type TestService } from '../helpers/service.ts';
+
+let svc: TestService;
+const call = (method: string, path: string, body?: unknown) =>
+  getJson(`${svc.url}/api/projects/default${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+const T0 = Date.parse('2026-11-20T10:00:00Z');
+const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
+const runs = [
+  { trace_id: 'a-1', session_id: 's-a', user_id: 'ada', started_at: at(0), cost_usd: 0.1, tags: ['beta'], metadata: { tier: 'gold' } },
+  { trace_id: 'a-2', session_id: 's-a', user_id: 'ada', started_at: at(5), cost_usd: 0.2, status: 'error' },
+  { trace_id: 'b-1', session_id: 's-b', user_id: 'bob', started_at: at(30), cost_usd: 0.000000001, metadata: { tier: 'free' } },
+  { trace_id: 'c-1', user_id: 'ada', started_at: at(40), cost_usd: 0.3 },
+  { trace_id: 'n-1', started_at: at(50), cost_usd: 1 },
+];
+
+beforeAll(async () => {
+  svc = await startTestService();
+  for (const r of runs) {
+    const res = await call('POST', '/executions', { provider: 'openai', model: 'gpt-4o-mini', tokens_in: 10, tokens_out: 5, ...r });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  }
+});
+afterAll(async () => {
+  await svc?.close();
+  await dropTestDatabases();
+});
+
+describe(`sessions and users (${mode} mode)`, () => {
+  it('lists sessions most recently seen first, with user, counts, exact cost and first/last seen', async () => {
+    const res = await call('GET', `/sessions?start=${at(-60)}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.items).toEqual([
+      {
+        session_id: 's-b',
+        user_id: 'bob',
+        executions: 1,
+        errors: 0,
+        cost_usd: '0.000000001',
+        tokens_in: 10,
+        tokens_out: 5,
+        first_seen: at(30),
+        last_seen: at(30),
+      },
+      {
+        session_id: 's-a',
+        user_id: 'ada',
+        executions: 2,
+        errors: 1,
+        cost_usd: '0.3',
+        tokens_in: 20,
+        tokens_out: 10,
+        first_seen: at(0),
+        last_seen: at(5),
+      },
+    ]);
+    const ada = await call('GET', `/sessions?start=${at(-60)}&user_id=ada`);
+    expect(ada.status, JSON.stringify(ada.body)).toBe(200);
+    expect(ada.body.items.map((s: { session_id: string }) => s.session_id)).toEqual(['s-a']);
+    expect((await call('GET', `/sessions?start=${at(1)}&end=${at(20)}`)).body.items[0]).toMatchObject({ session_id: 's-a', executions: 1 });
+    expect((await call('GET', '/sessions?limit=0')).status).toBe(400);
+  });
+
+  it('lists users with their sessions, executions and cost', async () => {
+    const res = await call('GET', `/users?start=${at(-60)}&limit=10`);
+    expect(res.status).toBe(200);
+    expect(
+      res.body.items.map((u: { user_id: string; sessions: number; executions: number; cost_usd: string; last_seen: string }) => [
+        u.user_id,
+        u.sessions,
+        u.executions,
+        u.cost_usd,
+        u.last_seen,
+      ]),
+    ).toEqual([
+      ['ada', 1, 3, '0.6', at(40)],
+      ['bob', 1, 1, '0.000000001', at(30)],
+    ]);
+  });
+
+  it('the list shows user, session and tags, and filters on metadata.<key>', async () => {
+    const list = await call('GET', `/executions?start=${at(-60)}&metadata.tier=gold`);
+    expect(list.status, JSON.stringify(list.body)).toBe(200);
+    expect(list.body.items).toHaveLength(1);
+    expect(list.body.items[0]).toMatchObject({ trace_id: 'a-1', user_id: 'ada', session_id: 's-a', tags: ['beta'] });
+    const none = await call('GET', `/executions?start=${at(-60)}&metadata.tier=gold&metadata.region=eu`);
+    expect(none.body.total).toBe(0);
+    const all = await call('GET', `/executions?start=${at(-60)}`);
+    expect(all.body.items.find((e: { trace_id: string }) => e.trace_id === 'n-1')).toMatchObject({
+      user_id: null,
+      session_id: null,
+      tags: [],
+    });
+    const csv = await fetch(`${svc.url}/api/projects/default/executions/export?format=csv&metadata.tier=free&start=${at(-60)}`);
+    expect(
+      (await csv.text())
+        .trim()
+        .split('\r\n')
+        .map((l) => l.split(',')[0]),
+    ).toEqual(['trace_id', 'b-1']);
+  });
+});
