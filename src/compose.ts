@@ -48,6 +48,7 @@ import { createSpendRollupRepository } from './spend/spend-rollup-repository.ts'
 import path from 'node:path';
 import { createRepriceLedger } from './executions/execution-repository.ts';
 import { createRepriceJobStore } from './spend/reprice-job-store.ts';
+import { createEvaluators, type Evaluators } from './evaluators/index.ts';
 
 export interface Domain {
   metrics: Metrics;
@@ -79,6 +80,8 @@ export interface Domain {
   spend: Spend;
   /** Repricing executions after a price change (dry run, jobs with progress): src/spend/reprice.ts. */
   reprice: Reprice;
+  /** LLM-as-judge: model connections, evaluators and their jobs (src/evaluators, docs/evaluators.md). */
+  evaluators: Evaluators;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
@@ -199,6 +202,13 @@ export function createDomain(
     configs: scoreConfigs,
     comparison: createComparison(stores.clickhouse, () => new Date()),
   };
+  const evaluators = createEvaluators(config, stores.postgres, logger, jobs, {
+    queries,
+    recorder,
+    prompts,
+    scoreConfigs,
+    scores: scores.service,
+  });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
     {
@@ -298,7 +308,14 @@ export function createDomain(
     logs: { ingest: logs, writer: logsWriter },
     spend,
     reprice,
-    processors: () => [assembler.processor, ...spend.processors(), reprice.processor as JobProcessor, scheduledExport.processor],
+    evaluators,
+    processors: () => [
+      assembler.processor,
+      ...spend.processors(),
+      reprice.processor as JobProcessor,
+      scheduledExport.processor,
+      ...evaluators.jobs.processors(),
+    ],
     async startIngest() {
       // Before this node ingests: executions stored before the spend rollups existed are copied in once.
       const filled = await rollups.backfillIfEmpty(
@@ -338,6 +355,7 @@ export function createDomain(
       await spend.schedule(runner);
       await reprice.resume(runner);
       await scheduledExport.schedule(runner);
+      await evaluators.jobs.schedule(runner);
     },
     // Spans first: their assembly writes executions.
     flush: async () => {

@@ -15,6 +15,8 @@ import { scoreRoutes } from './scores.ts';
 import { otlpSignalRoutes } from './otlp-signals.ts';
 import type { Config } from '../../config.ts';
 import { modelPriceRoutes } from './model-prices.ts';
+import { modelConnectionRoutes } from './model-connections.ts';
+import { evaluatorRoutes } from './evaluators.ts';
 import type { Domain } from '../../compose.ts';
 import { healthRoutes } from './health.ts';
 import { metricsRoutes } from './metrics.ts';
@@ -45,6 +47,8 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...scoreRoutes(deps.domain.scores.service, deps.domain.scores.configs, deps.domain.scores.comparison, deps.domain.prompts),
     ...otlpSignalRoutes(deps.config, deps.domain.logs.ingest, deps.domain.metrics),
     ...modelPriceRoutes(deps.domain.prices.models),
+    ...modelConnectionRoutes(deps.domain.evaluators.connections),
+    ...evaluatorRoutes(deps.domain.evaluators.service),
     ...metricsRoutes(deps.config, deps.domain.metrics),
   ];
 }
