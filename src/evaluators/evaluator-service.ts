@@ -47,6 +47,7 @@ export function createEvaluatorService(deps: EvaluatorServiceDeps) {
   async function check(projectId: string, r: Omit<EvaluatorRow, 'scanned_to' | 'created_at' | 'updated_at'>): Promise<void> {
     let template;
     try {
+      await deps.prompts.get(projectId, r.prompt_id); // a missing prompt is named as such, not as a missing label
       template = (await deps.prompts.version(projectId, r.prompt_id, { kind: 'label', label: r.prompt_label })).template;
     } catch (err) {
       if (err instanceof NotFound)

@@ -35,7 +35,8 @@ const PASSED_PARAMS = ['temperature', 'top_p', 'max_tokens', 'max_completion_tok
 
 /** `text` with every occurrence of the secret (and of long pieces of it) replaced. */
 export function withoutSecret(text: string, secret: string): string {
-  if (!secret) return text;
+  // A key of a few characters would blank out ordinary words; such a key is no secret anyway.
+  if (secret.length < 4) return text;
   let out = text.split(secret).join('[redacted]');
   // Providers echo keys shortened ("sk-abc...wxyz"): blank out any 8-character piece of it.
   for (let i = 0; i + 8 <= secret.length; i++) {
