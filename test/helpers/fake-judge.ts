@@ -24,7 +24,7 @@ export interface FakeJudge {
 }
 
 /** A judgement as a judge should give it. */
-export const verdict = (score: unknown, reasoning = 'because'): JudgeReply => ({
+export const verdict = (score: unknown, reasoning = 'because'): JudgeReply & { kind: 'judgement' } => ({
   kind: 'judgement',
   content: JSON.stringify({ score, reasoning }),
 });
