@@ -74,6 +74,14 @@ export function createEvaluationJobs(deps: EvaluationJobsDeps) {
     return { matched, sampled: sampledCount, queued };
   }
 
+  /** What the judge sees of one target item, by the kind of target (a dataset run's adds its item's expected output). */
+  async function itemOf(ev: EvaluatorRow, traceId: string) {
+    switch (ev.target.kind) {
+      case 'executions':
+        return executionItem(deps, ev.project_id, traceId);
+    }
+  }
+
   async function scanOne(ev: EvaluatorRow): Promise<void> {
     const at = now();
     // New executions only: from the evaluator's creation, and a lookback before the last scan for
@@ -117,7 +125,7 @@ export function createEvaluationJobs(deps: EvaluationJobsDeps) {
       const evaluation = ev && (await deps.repository.evaluation(projectId, evaluatorId, traceId));
       // Gone, already ended, or paused (it stays queued: a resume enqueues it again).
       if (!ev || evaluation?.status !== 'queued' || ev.paused) return;
-      const outcome = await judge(deps, ev, traceId, await executionItem(deps, projectId, traceId));
+      const outcome = await judge(deps, ev, traceId, await itemOf(ev, traceId));
       if (outcome.kind === 'retry') {
         if (ctx.attempt < deps.config.attempts) {
           await deps.repository.attemptFailed(projectId, evaluatorId, traceId, outcome.error);

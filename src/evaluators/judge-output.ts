@@ -10,7 +10,7 @@ import type { ScoreConfig } from '../scores/score-configs.ts';
 export type JudgeVerdict = { ok: true; value: number | boolean | string; reasoning: string } | { ok: false; reason: string };
 
 const FENCE = /^```(?:json)?\s*\n?([\s\S]*?)\n?```$/i;
-const MAX_REASONING = 10_000;
+const MAX_REASONING = 4_000; // what a score's comment holds (docs/scores.md)
 
 export function parseJudgement(content: string, config: ScoreConfig): JudgeVerdict {
   const text = content.trim();
