@@ -410,7 +410,7 @@ export function loadConfig(env: Env = process.env): Config {
       secretsKey: secretsKey(env),
       allowPrivate: bool(env, 'EVALUATOR_ALLOW_PRIVATE', false),
       scanIntervalMs: int(env, 'EVALUATOR_SCAN_INTERVAL_MS', 10_000, 50, 3_600_000),
-      scanLookbackMs: int(env, 'EVALUATOR_SCAN_LOOKBACK_MS', 3_600_000, 0, 7 * 86_400_000),
+      scanLookbackMs: int(env, 'EVALUATOR_SCAN_LOOKBACK_MS', 600_000, 0, 7 * 86_400_000),
       concurrency: int(env, 'EVALUATOR_CONCURRENCY', 8, 1, 256),
       attempts: int(env, 'EVALUATOR_ATTEMPTS', 4, 1, 20),
       backoffMs: int(env, 'EVALUATOR_BACKOFF_MS', 2_000, 1, 3_600_000),

@@ -20,6 +20,8 @@ export interface FakeJudge {
   /** `.../v1`: a connection's base_url. */
   baseURL: string;
   requests: JudgeRequestSeen[];
+  /** The most requests it held at once (delayed answers): the concurrency the caller achieved. */
+  readonly maxInFlight: number;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,8 @@ export const verdict = (score: unknown, reasoning = 'because'): JudgeReply & { k
 export async function startFakeJudge(script: (req: JudgeRequestSeen, n: number) => JudgeReply, model = 'judge-model'): Promise<FakeJudge> {
   const requests: JudgeRequestSeen[] = [];
   const timers = new Set<NodeJS.Timeout>();
+  let inFlight = 0;
+  let maxInFlight = 0;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -62,8 +66,10 @@ export async function startFakeJudge(script: (req: JudgeRequestSeen, n: number) 
           ),
         );
       if (!reply.delayMs) return answer();
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
       const t = setTimeout(() => {
         timers.delete(t);
+        inFlight--;
         answer();
       }, reply.delayMs);
       timers.add(t);
@@ -74,6 +80,9 @@ export async function startFakeJudge(script: (req: JudgeRequestSeen, n: number) 
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
+    get maxInFlight() {
+      return maxInFlight;
+    },
     close: () =>
       new Promise<void>((resolve, reject) => {
         for (const t of timers) clearTimeout(t);
