@@ -1,6 +1,8 @@
 // Evaluators and model connections refuse bad input with a 4xx naming the field (docs/evaluators.md):
 // URLs the SSRF guard or the URL check refuses, references that do not exist, unmapped template
 // variables, out-of-range limits, bad backfill ranges; a connection in use cannot be deleted.
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
@@ -125,5 +127,29 @@ describe(`evaluators: bad input (${mode} mode)`, () => {
     });
     expect((await call('DELETE', `/evaluators/${id}`)).status).toBe(204);
     expect((await call('DELETE', `/model-connections/${connectionId}`)).status).toBe(204);
+  });
+
+  it('the sealing key: made once in DATA_DIR with embedded stores; with server stores and no SECRETS_KEY, connections are refused', async () => {
+    if (mode === 'embedded') {
+      const file = path.join(svc.testEnv.dataDir, 'secrets.key');
+      expect(fs.readFileSync(file, 'utf8')).toMatch(/^[0-9a-f]{64}$/);
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      return;
+    }
+    const keyless = await startTestService({ SECRETS_KEY: undefined });
+    try {
+      const r = await getJson(`${keyless.url}/api/projects/default/model-connections`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'c', base_url: 'https://judge.example.com/v1', model: 'm', api_key: 'sk-x' }),
+      });
+      expect(r.status).toBe(409);
+      expect(r.body.detail).toBe(
+        'api_key: connections cannot be stored: SECRETS_KEY is not configured on this server (docs/evaluators.md)',
+      );
+      expect(fs.existsSync(path.join(keyless.testEnv.dataDir, 'secrets.key'))).toBe(false);
+    } finally {
+      await keyless.close();
+    }
   });
 });
