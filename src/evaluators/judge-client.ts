@@ -27,8 +27,7 @@ export interface JudgeUsage {
 
 /** What the judge answered: its text and usage, or why there is none (retryable or not). */
 export type JudgeAnswer =
-  | { ok: true; content: string; usage: JudgeUsage; model: string; latencyMs: number }
-  | { ok: false; retryable: boolean; error: string; retryAfterMs?: number };
+  { ok: true; content: string; usage: JudgeUsage; model: string; latencyMs: number } | { ok: false; retryable: boolean; error: string };
 
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 const PASSED_PARAMS = ['temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'seed', 'response_format'];
@@ -55,15 +54,6 @@ function errorText(status: number, body: string): string {
     // not JSON
   }
   return `judge answered HTTP ${status}`;
-}
-
-function retryAfter(header: string | string[] | undefined): number | undefined {
-  const v = Array.isArray(header) ? header[0] : header;
-  if (!v) return undefined;
-  const s = Number(v);
-  if (Number.isFinite(s)) return Math.max(0, s * 1000);
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
@@ -151,7 +141,7 @@ export function callJudge(r: JudgeRequest): Promise<JudgeAnswer> {
           if (status >= 300 && status < 400)
             return done({ ok: false, retryable: false, error: `judge answered a redirect (${status}): not followed` });
           const retryable = status === 429 || status === 408 || status >= 500;
-          done({ ok: false, retryable, error: errorText(status, text), retryAfterMs: retryAfter(res.headers['retry-after']) });
+          done({ ok: false, retryable, error: errorText(status, text) });
         });
         res.on('error', (err) => done({ ok: false, retryable: true, error: `judge answer broken off: ${err.message.slice(0, 200)}` }));
       },
