@@ -238,7 +238,13 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
   const projectId = 'fuzz';
   const apiKey = `tl_${crypto.randomBytes(40).toString('hex').slice(0, 40)}`;
   const svc = await startTestService(
-    idp.env({ AUTH_REQUIRED: 'true', TRACELOOM_INIT_PROJECT_ID: projectId, TRACELOOM_INIT_API_KEY: apiKey, ...overrides }),
+    idp.env({
+      AUTH_REQUIRED: 'true',
+      TRACELOOM_INIT_PROJECT_ID: projectId,
+      TRACELOOM_INIT_API_KEY: apiKey,
+      SECRETS_KEY: crypto.randomBytes(32).toString('hex'), // model connections (server stores need it)
+      ...overrides,
+    }),
   );
   const jwt = await idp.token({ sub: 'fuzz-admin', project_id: projectId, role: 'admin' }, { expSeconds: 24 * 3600 });
   const call = async (method: string, path: string, body?: unknown) => {
@@ -255,6 +261,33 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
   await call('PUT', '/models/fz-model', { input_per_mtok: 1, output_per_mtok: 2 });
   await call('POST', '/executions', { trace_id: 'fz-trace-1', provider: 'openai', model: 'gpt-4o', tokens_in: 10, tokens_out: 5 });
   const budget = await call('POST', '/budgets', { scope: { kind: 'agent', value: 'fz-agent' }, period: 'month', amount_usd: 10 });
+  // An evaluator that judges nothing (paused, no agent matches), and its connection and score config.
+  const admin = async (path: string, body: unknown) => {
+    const r = await getJson(`${svc.url}/api/projects/${projectId}${path}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${jwt}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (r.status >= 300) throw new Error(`seeding POST ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  await admin('/score-configs', { name: 'fz-score', data_type: 'NUMERIC' });
+  const connection = await admin('/model-connections', {
+    name: 'fz-judge',
+    base_url: 'https://judge.example.com/v1',
+    model: 'm',
+    api_key: 'sk-fuzz',
+  });
+  const evaluator = await admin('/evaluators', {
+    name: 'fz-evaluator',
+    prompt_id: 'fz-prompt',
+    prompt_label: 'prod',
+    variables: { name: 'output' },
+    connection_id: connection.connection_id,
+    score_name: 'fz-score',
+    target: { kind: 'executions', filter: { agent_id: ['nobody'] } },
+    paused: true,
+  });
   const known: Record<string, readonly string[]> = {
     prompt_id: ['fz-prompt'],
     version: ['1', '2', 'latest', 'prod'],
@@ -264,6 +297,8 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
     model: ['fz-model', 'gpt-4o'],
     trace_id: ['fz-trace-1'],
     budget_id: [String(budget.id)],
+    connection_id: [connection.connection_id],
+    evaluator_id: [evaluator.evaluator_id],
   };
   return {
     svc,
