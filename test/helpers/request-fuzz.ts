@@ -261,7 +261,7 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
   await call('PUT', '/models/fz-model', { input_per_mtok: 1, output_per_mtok: 2 });
   await call('POST', '/executions', { trace_id: 'fz-trace-1', provider: 'openai', model: 'gpt-4o', tokens_in: 10, tokens_out: 5 });
   const budget = await call('POST', '/budgets', { scope: { kind: 'agent', value: 'fz-agent' }, period: 'month', amount_usd: 10 });
-  // An evaluator that judges nothing (paused, no agent matches), and its connection and score config.
+  // Evaluators that judge nothing (paused, no agent matches), and their connection and score config.
   const admin = async (path: string, body: unknown) => {
     const r = await getJson(`${svc.url}/api/projects/${projectId}${path}`, {
       method: 'POST',
@@ -278,16 +278,21 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
     model: 'm',
     api_key: 'sk-fuzz',
   });
-  const evaluator = await admin('/evaluators', {
-    name: 'fz-evaluator',
-    prompt_id: 'fz-prompt',
-    prompt_label: 'prod',
-    variables: { name: 'output' },
-    connection_id: connection.connection_id,
-    score_name: 'fz-score',
-    target: { kind: 'executions', filter: { agent_id: ['nobody'] } },
-    paused: true,
-  });
+  // Several: the generated DELETEs remove them one by one, and the other routes should still find one.
+  const evaluatorIds: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const evaluator = await admin('/evaluators', {
+      name: `fz-evaluator-${i}`,
+      prompt_id: 'fz-prompt',
+      prompt_label: 'prod',
+      variables: { name: 'output' },
+      connection_id: connection.connection_id,
+      score_name: 'fz-score',
+      target: { kind: 'executions', filter: { agent_id: ['nobody'] } },
+      paused: true,
+    });
+    evaluatorIds.push(evaluator.evaluator_id);
+  }
   const known: Record<string, readonly string[]> = {
     prompt_id: ['fz-prompt'],
     version: ['1', '2', 'latest', 'prod'],
@@ -298,7 +303,7 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
     trace_id: ['fz-trace-1'],
     budget_id: [String(budget.id)],
     connection_id: [connection.connection_id],
-    evaluator_id: [evaluator.evaluator_id],
+    evaluator_id: evaluatorIds,
   };
   return {
     svc,
