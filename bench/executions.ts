@@ -77,7 +77,7 @@ export async function generateExecutions(
 }
 
 /** The API on fresh embedded stores in a new temporary DATA_DIR (the caller removes it), no authentication, silent. */
-export async function startEmbeddedService(prefix: string): Promise<{ svc: Service; dir: string }> {
+export async function startEmbeddedService(prefix: string, env: Record<string, string> = {}): Promise<{ svc: Service; dir: string }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const config = loadConfig({
     DATA_DIR: dir,
@@ -87,6 +87,7 @@ export async function startEmbeddedService(prefix: string): Promise<{ svc: Servi
     LOG_LEVEL: 'silent',
     DATABASE_URL: '',
     REDIS_URL: '',
+    ...env,
   });
   return { svc: await startService(config, { logger: createLogger({ logLevel: 'silent' }) }), dir };
 }

@@ -94,6 +94,14 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('|---|---|');
     for (const f of await benchDatasetImport(items)) console.log(`| ${f.what} | ${f.value} |`);
   },
+  evaluators: async () => {
+    const { benchEvaluators } = await import('./evaluators.ts');
+    console.log('\n## LLM-as-judge evaluators (embedded stores, loopback judge)');
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    const n = Number(process.env.BENCH_JUDGEMENTS ?? 2_000);
+    for (const f of await benchEvaluators(n, Number(process.env.BENCH_JUDGE_LATENCY_MS ?? 0))) console.log(`| ${f.what} | ${f.value} |`);
+  },
   poison: async () => {
     const { benchPoison } = await import('./poison.ts');
     console.log('\n## ingest resuming after a poison record (embedded stores)');

@@ -47,6 +47,7 @@ import { createDatasets, type Datasets } from './datasets/datasets.ts';
 import { createRunRepository } from './datasets/run-repository.ts';
 import { createRuns, type Runs } from './datasets/runs.ts';
 import { createRunComparison, type RunComparison } from './datasets/run-compare.ts';
+import { createEvaluators, type Evaluators } from './evaluators/index.ts';
 
 export interface Domain {
   metrics: Metrics;
@@ -80,6 +81,8 @@ export interface Domain {
   spend: Spend;
   /** Repricing executions after a price change (dry run, jobs with progress): src/spend/reprice.ts. */
   reprice: Reprice;
+  /** LLM-as-judge: model connections, evaluators and their jobs (src/evaluators, docs/evaluators.md). */
+  evaluators: Evaluators;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
@@ -206,6 +209,13 @@ export function createDomain(
       reads: { ...runReads, versionsOf: (projectId, pairs) => datasetRepository.versionsOf(projectId, pairs) },
     }),
   };
+  const evaluators = createEvaluators(config, stores.postgres, logger, jobs, {
+    queries,
+    recorder,
+    prompts,
+    scoreConfigs,
+    scores: scores.service,
+  });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
     {
@@ -294,7 +304,14 @@ export function createDomain(
     logs: { ingest: logs, writer: logsWriter },
     spend,
     reprice,
-    processors: () => [assembler.processor, ...spend.processors(), reprice.processor as JobProcessor, scheduledExport.processor],
+    evaluators,
+    processors: () => [
+      assembler.processor,
+      ...spend.processors(),
+      reprice.processor as JobProcessor,
+      scheduledExport.processor,
+      ...evaluators.jobs.processors(),
+    ],
     async startIngest() {
       // Before this node ingests: executions stored before the spend rollups existed are copied in once.
       const filled = await rollups.backfillIfEmpty(
@@ -334,6 +351,7 @@ export function createDomain(
       await spend.schedule(runner);
       await reprice.resume(runner);
       await scheduledExport.schedule(runner);
+      await evaluators.jobs.schedule(runner);
     },
     // Spans first: their assembly writes executions.
     flush: async () => {

@@ -151,6 +151,26 @@ export interface Config {
     /** days missed (the service was down) are exported for this many days back */
     readonly catchUpDays: number;
   };
+  /** LLM-as-judge evaluators (docs/evaluators.md) */
+  readonly evaluators: {
+    /**
+     * SECRETS_KEY: the 32-byte AES-256-GCM key that seals model connections' API keys (64 hex
+     * digits or base64). undefined: embedded stores derive one into DATA_DIR/secrets.key; with
+     * server stores, creating a connection is refused until it is set.
+     */
+    readonly secretsKey: Buffer | undefined;
+    /** whether connections may target loopback, private and link-local addresses (SSRF guard; off by default) */
+    readonly allowPrivate: boolean;
+    /** how often new executions are looked for (the scan job) */
+    readonly scanIntervalMs: number;
+    /** an execution started this long before the last scan is still found (late traces) */
+    readonly scanLookbackMs: number;
+    /** judge calls at once per process, every evaluator together */
+    readonly concurrency: number;
+    /** attempts of one judgement (429, 5xx, timeouts, connection errors), with exponential backoff from backoffMs */
+    readonly attempts: number;
+    readonly backoffMs: number;
+  };
   readonly timeouts: {
     /** a store call that takes longer fails with 503 instead of hanging */
     readonly storeMs: number;
@@ -250,6 +270,16 @@ function initProject(env: Env): Config['init'] {
     );
   }
   return { projectId, projectName, apiKey };
+}
+
+/** SECRETS_KEY: 32 bytes as 64 hex digits or base64. The value is never echoed: it is a secret. */
+function secretsKey(env: Env): Buffer | undefined {
+  const raw = str(env, 'SECRETS_KEY');
+  if (raw === undefined) return undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32 || (!/^[0-9a-fA-F]{64}$/.test(raw) && !/^[A-Za-z0-9+/_-]{43}=?$/.test(raw)))
+    throw new ConfigError('SECRETS_KEY', 'must be 32 bytes as 64 hex digits or base64 (e.g. $(openssl rand -hex 32))');
+  return key;
 }
 
 /** EXPORT_S3_*: all of endpoint, bucket and keys, or none. The secret is never echoed. */
@@ -390,6 +420,15 @@ export function loadConfig(env: Env = process.env): Config {
       intervalMs: int(env, 'EXPORT_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
       delayMs: int(env, 'EXPORT_DELAY_MS', 3_600_000, 0, 86_400_000),
       catchUpDays: int(env, 'EXPORT_CATCH_UP_DAYS', 7, 1, 366),
+    },
+    evaluators: {
+      secretsKey: secretsKey(env),
+      allowPrivate: bool(env, 'EVALUATOR_ALLOW_PRIVATE', false),
+      scanIntervalMs: int(env, 'EVALUATOR_SCAN_INTERVAL_MS', 10_000, 50, 3_600_000),
+      scanLookbackMs: int(env, 'EVALUATOR_SCAN_LOOKBACK_MS', 600_000, 0, 7 * 86_400_000),
+      concurrency: int(env, 'EVALUATOR_CONCURRENCY', 8, 1, 256),
+      attempts: int(env, 'EVALUATOR_ATTEMPTS', 4, 1, 20),
+      backoffMs: int(env, 'EVALUATOR_BACKOFF_MS', 2_000, 1, 3_600_000),
     },
     timeouts: {
       storeMs: int(env, 'STORE_TIMEOUT_MS', 10_000, 100, 600_000),

@@ -27,6 +27,8 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   DatasetItemFromExecution: { trace_id: 'canary-trace' },
   DatasetRunCreate: { name: 'matrix' },
   DatasetRunItemLinkRequest: { item_id: '00000000-0000-4000-8000-000000000000', trace_id: 'canary-trace' },
+  ModelConnectionCreate: { name: 'matrix', base_url: 'https://judge.example.com/v1', model: 'm', api_key: 'sk-matrix-key' },
+  EvaluatorBackfill: { start: '2026-01-01T00:00:00Z', end: '2026-01-02T00:00:00Z' },
 };
 
 /** Other path parameters name one of tenant B's objects: the worst case. */
@@ -44,6 +46,8 @@ const B_PARAMS: Record<string, () => string> = {
   dataset_id: () => tenants.b.datasetId,
   item_id: () => tenants.b.itemId,
   run_id: () => tenants.b.runId,
+  connection_id: () => tenants.b.connectionId,
+  evaluator_id: () => tenants.b.evaluatorId,
 };
 
 const idp = new TestIdp();
@@ -58,12 +62,15 @@ interface Tenant {
   datasetId: string;
   itemId: string;
   runId: string;
+  connectionId: string;
+  evaluatorId: string;
 }
 const tenants: Record<'a' | 'b', Tenant> = {} as never;
 
 beforeAll(async () => {
   await idp.start();
-  svc = await startTestService(idp.env({ AUTH_REQUIRED: 'true' }));
+  // SECRETS_KEY: server stores need it for model connections (embedded ones make their own).
+  svc = await startTestService(idp.env({ AUTH_REQUIRED: 'true', SECRETS_KEY: crypto.randomBytes(32).toString('hex') }));
   for (const t of ['a', 'b'] as const) {
     const project = `tenant-${t}`;
     const jwt = await idp.token({ sub: `admin-${t}`, project_id: project, role: 'admin' });
@@ -73,7 +80,18 @@ beforeAll(async () => {
       body: JSON.stringify({ name: canary[t] }),
     });
     expect(r.status).toBe(201);
-    tenants[t] = { project, jwt, key: r.body.key, keyId: r.body.key_id, configId: '', datasetId: '', itemId: '', runId: '' };
+    tenants[t] = {
+      project,
+      jwt,
+      key: r.body.key,
+      keyId: r.body.key_id,
+      configId: '',
+      datasetId: '',
+      itemId: '',
+      runId: '',
+      connectionId: '',
+      evaluatorId: '',
+    };
   }
   const p = await getJson(`${svc.url}/api/projects/tenant-b/prompts`, {
     method: 'POST',
@@ -120,6 +138,28 @@ beforeAll(async () => {
     (await asB(`/datasets/${tenants.b.datasetId}/runs/${tenants.b.runId}/items`, { item_id: tenants.b.itemId, trace_id: 'canary-trace' }))
       .status,
   ).toBe(200);
+  // B's judge: its API key is the canary (never to be seen by A), and it judges nothing (no agent matches).
+  const connection = await getJson(`${svc.url}/api/projects/tenant-b/model-connections`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tenants.b.jwt}` },
+    body: JSON.stringify({ name: 'judge', base_url: 'https://judge.example.com/v1', model: 'm', api_key: canary.b }),
+  });
+  expect(connection.status, JSON.stringify(connection.body)).toBe(201);
+  tenants.b.connectionId = connection.body.connection_id;
+  const evaluator = await getJson(`${svc.url}/api/projects/tenant-b/evaluators`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${tenants.b.jwt}` },
+    body: JSON.stringify({
+      name: canary.b,
+      prompt_id: 'canary-prompt',
+      connection_id: tenants.b.connectionId,
+      score_name: 'quality',
+      target: { kind: 'executions', filter: { agent_id: ['nobody'] } },
+      paused: true,
+    }),
+  });
+  expect(evaluator.status, JSON.stringify(evaluator.body)).toBe(201);
+  tenants.b.evaluatorId = evaluator.body.evaluator_id;
 });
 afterAll(async () => {
   await svc?.close();

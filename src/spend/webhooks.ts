@@ -12,9 +12,11 @@ import { badRequest } from '../errors.ts';
 
 export const WEBHOOK_URL_MAX = 2048;
 
-/** 400 unless the URL is an absolute http(s) URL without user info, fragment or excessive length. */
-export function checkWebhookUrl(raw: string): string {
-  const field = 'webhook_url';
+/**
+ * 400 unless the URL is an absolute http(s) URL without user info, fragment or excessive length
+ * (`field` names it in the detail: model connections' base_url takes the same check).
+ */
+export function checkWebhookUrl(raw: string, field = 'webhook_url'): string {
   const tooLong = () =>
     badRequest(`${field}: must be at most ${WEBHOOK_URL_MAX} characters (after normalization: percent-encoding, punycode)`);
   if (raw.length > WEBHOOK_URL_MAX) throw tooLong(); // before parsing a huge string
@@ -27,7 +29,9 @@ export function checkWebhookUrl(raw: string): string {
   if (u.protocol !== 'http:' && u.protocol !== 'https:')
     throw badRequest(`${field}: must use http or https, got ${u.protocol.replace(':', '')}`);
   if (u.username || u.password)
-    throw badRequest(`${field}: must not carry credentials (user:password@); authenticate deliveries with the signature`);
+    throw badRequest(
+      `${field}: must not carry credentials (user:password@)${field === 'webhook_url' ? '; authenticate deliveries with the signature' : ''}`,
+    );
   if (u.hash) throw badRequest(`${field}: must not have a fragment`);
   if (!u.hostname) throw badRequest(`${field}: must name a host`);
   // What is stored is the normalized URL, which can be longer than what was sent ("é" → "%C3%A9").
@@ -110,6 +114,30 @@ export interface DeliveryResult {
 
 type LookupCb = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
+/**
+ * A `lookup` for http(s).request that refuses private and loopback addresses unless allowed:
+ * checked at connect time, on the addresses actually used (no DNS-rebinding window).
+ */
+export function guardedLookup(allowPrivate: boolean) {
+  return (hostname: string, options: dns.LookupOptions, cb: LookupCb) => {
+    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return cb(err, []);
+      const list = addresses as dns.LookupAddress[];
+      const bad = allowPrivate ? undefined : list.find((a) => isPrivateAddress(a.address));
+      if (bad)
+        return cb(Object.assign(new Error(`refused: ${hostname} resolves to a private or loopback address`), { code: 'EPRIVATE' }), []);
+      if (options.all) return cb(null, list);
+      cb(null, list[0]!.address, list[0]!.family);
+    });
+  };
+}
+
+/** The refusal of a literal private or loopback address (no lookup happens for an IP), or undefined. */
+export function refusedAddress(u: URL, allowPrivate: boolean): string | undefined {
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  return !allowPrivate && net.isIP(host) && isPrivateAddress(host) ? `refused: ${host} is a private or loopback address` : undefined;
+}
+
 /** POSTs `body` once. Never throws: the outcome says what happened. */
 export function deliver(
   url: string,
@@ -124,22 +152,9 @@ export function deliver(
     } catch {
       return resolve({ ok: false, status: null, error: 'invalid URL' });
     }
-    const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (!opts.allowPrivate && net.isIP(host) && isPrivateAddress(host)) {
-      return resolve({ ok: false, status: null, error: `refused: ${host} is a private or loopback address` });
-    }
-    // Checked at connect time, on the addresses actually used (no DNS-rebinding window).
-    const lookup = (hostname: string, options: dns.LookupOptions, cb: LookupCb) => {
-      dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-        if (err) return cb(err, []);
-        const list = addresses as dns.LookupAddress[];
-        const bad = opts.allowPrivate ? undefined : list.find((a) => isPrivateAddress(a.address));
-        if (bad)
-          return cb(Object.assign(new Error(`refused: ${hostname} resolves to a private or loopback address`), { code: 'EPRIVATE' }), []);
-        if (options.all) return cb(null, list);
-        cb(null, list[0]!.address, list[0]!.family);
-      });
-    };
+    const refused = refusedAddress(u, opts.allowPrivate);
+    if (refused) return resolve({ ok: false, status: null, error: refused });
+    const lookup = guardedLookup(opts.allowPrivate);
     let settled = false;
     const done = (r: DeliveryResult) => {
       if (settled) return;

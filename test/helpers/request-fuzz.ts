@@ -238,7 +238,13 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
   const projectId = 'fuzz';
   const apiKey = `tl_${crypto.randomBytes(40).toString('hex').slice(0, 40)}`;
   const svc = await startTestService(
-    idp.env({ AUTH_REQUIRED: 'true', TRACELOOM_INIT_PROJECT_ID: projectId, TRACELOOM_INIT_API_KEY: apiKey, ...overrides }),
+    idp.env({
+      AUTH_REQUIRED: 'true',
+      TRACELOOM_INIT_PROJECT_ID: projectId,
+      TRACELOOM_INIT_API_KEY: apiKey,
+      SECRETS_KEY: crypto.randomBytes(32).toString('hex'), // model connections (server stores need it)
+      ...overrides,
+    }),
   );
   const jwt = await idp.token({ sub: 'fuzz-admin', project_id: projectId, role: 'admin' }, { expSeconds: 24 * 3600 });
   const call = async (method: string, path: string, body?: unknown) => {
@@ -261,6 +267,38 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
   await call('POST', `/datasets/${dataset.dataset_id}/runs/${run.run_id}/items`, { item_id: item.item_id, trace_id: 'fz-trace-1' });
   // A run the fuzz does not know: the dataset cannot be deleted under the requests (a dataset with runs is refused).
   await call('POST', `/datasets/${dataset.dataset_id}/runs`, { name: 'fz-kept-run' });
+  // Evaluators that judge nothing (paused, no agent matches), and their connection and score config.
+  const admin = async (path: string, body: unknown) => {
+    const r = await getJson(`${svc.url}/api/projects/${projectId}${path}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${jwt}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (r.status >= 300) throw new Error(`seeding POST ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  await admin('/score-configs', { name: 'fz-score', data_type: 'NUMERIC' });
+  const connection = await admin('/model-connections', {
+    name: 'fz-judge',
+    base_url: 'https://judge.example.com/v1',
+    model: 'm',
+    api_key: 'sk-fuzz',
+  });
+  // Several: the generated DELETEs remove them one by one, and the other routes should still find one.
+  const evaluatorIds: string[] = [];
+  for (let i = 0; i < 4; i++) {
+    const evaluator = await admin('/evaluators', {
+      name: `fz-evaluator-${i}`,
+      prompt_id: 'fz-prompt',
+      prompt_label: 'prod',
+      variables: { name: 'output' },
+      connection_id: connection.connection_id,
+      score_name: 'fz-score',
+      target: { kind: 'executions', filter: { agent_id: ['nobody'] } },
+      paused: true,
+    });
+    evaluatorIds.push(evaluator.evaluator_id);
+  }
   const known: Record<string, readonly string[]> = {
     prompt_id: ['fz-prompt'],
     version: ['1', '2', 'latest', 'prod'],
@@ -273,6 +311,8 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
     dataset_id: [dataset.dataset_id],
     item_id: [item.item_id],
     run_id: [run.run_id],
+    connection_id: [connection.connection_id],
+    evaluator_id: evaluatorIds,
   };
   return {
     svc,

@@ -17,6 +17,8 @@ import { datasetRunRoutes } from './dataset-runs.ts';
 import { otlpSignalRoutes } from './otlp-signals.ts';
 import type { Config } from '../../config.ts';
 import { modelPriceRoutes } from './model-prices.ts';
+import { modelConnectionRoutes } from './model-connections.ts';
+import { evaluatorRoutes } from './evaluators.ts';
 import type { Domain } from '../../compose.ts';
 import { healthRoutes } from './health.ts';
 import { metricsRoutes } from './metrics.ts';
@@ -49,6 +51,8 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...datasetRunRoutes(deps.domain.datasets.runs, deps.domain.datasets.comparison),
     ...otlpSignalRoutes(deps.config, deps.domain.logs.ingest, deps.domain.metrics),
     ...modelPriceRoutes(deps.domain.prices.models),
+    ...modelConnectionRoutes(deps.domain.evaluators.connections),
+    ...evaluatorRoutes(deps.domain.evaluators.service),
     ...metricsRoutes(deps.config, deps.domain.metrics),
   ];
 }

@@ -1,0 +1,161 @@
+// The evaluators' jobs (docs/evaluators.md, "Jobs"): `evaluators.scan` (every
+// EVALUATOR_SCAN_INTERVAL_MS) finds new executions for the live evaluators, queues the sampled ones
+// and re-enqueues queued evaluations whose job was lost; `evaluators.judge` runs one judgement,
+// EVALUATOR_CONCURRENCY at once per node, retried by the job runner with backoff on 429, 5xx,
+// timeouts and connection errors, and reported failed (with its last error) after its attempts.
+import type { Logger } from '../logger.ts';
+import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
+import type { EvaluatorRow } from './evaluator.ts';
+import type { EvaluatorRepository } from './evaluator-repository.ts';
+import { JUDGE_TRACE_PREFIX, sampled } from './judged-item.ts';
+import { executionItem, judge, type JudgementDeps } from './judgement.ts';
+
+export const SCAN_JOB = 'evaluators.scan';
+export const JUDGE_JOB = 'evaluators.judge';
+
+export interface JudgeJob {
+  projectId: string;
+  evaluatorId: string;
+  traceId: string;
+}
+
+/** Queued evaluations untouched this long are re-enqueued by the scan (a job lost with its process). */
+const STALE_MS = 10 * 60_000;
+const QUEUE_BATCH = 1_000;
+
+export interface EvaluationJobsDeps extends JudgementDeps {
+  repository: EvaluatorRepository;
+  jobs: Pick<JobRunner, 'enqueue'>;
+  logger: Logger;
+  config: { scanIntervalMs: number; scanLookbackMs: number; concurrency: number; attempts: number; backoffMs: number };
+  now?: () => Date;
+}
+
+export function createEvaluationJobs(deps: EvaluationJobsDeps) {
+  const now = deps.now ?? (() => new Date());
+
+  const enqueue = async (projectId: string, evaluatorId: string, traceIds: string[]) => {
+    for (const traceId of traceIds)
+      await deps.jobs.enqueue<JudgeJob>(
+        JUDGE_JOB,
+        { projectId, evaluatorId, traceId },
+        { jobId: `${projectId}:${evaluatorId}:${traceId}` },
+      );
+  };
+
+  /**
+   * Queues the executions of `ev`'s target started in [start, end) that it samples; returns how
+   * many matched, were sampled, and were newly queued (the others were queued before).
+   */
+  async function queueRange(ev: EvaluatorRow, start: Date, end: Date | undefined) {
+    const target = ev.target;
+    let matched = 0;
+    let sampledCount = 0;
+    let queued = 0;
+    let batch: string[] = [];
+    const flush = async () => {
+      const fresh = await deps.repository.queue(ev.project_id, ev.evaluator_id, batch);
+      queued += fresh.length;
+      batch = [];
+      if (!ev.paused) await enqueue(ev.project_id, ev.evaluator_id, fresh);
+    };
+    if (target.kind === 'executions') {
+      const range = { start: start.toISOString(), ...(end ? { end: end.toISOString() } : {}) };
+      for await (const e of deps.queries.export(ev.project_id, { ...target.filter, ...range })) {
+        if (e.trace_id.startsWith(JUDGE_TRACE_PREFIX)) continue; // never judge a judge
+        matched++;
+        if (!sampled(ev.evaluator_id, e.trace_id, target.sampling_rate)) continue;
+        sampledCount++;
+        batch.push(e.trace_id);
+        if (batch.length >= QUEUE_BATCH) await flush();
+      }
+    }
+    if (batch.length) await flush();
+    return { matched, sampled: sampledCount, queued };
+  }
+
+  /** What the judge sees of one target item, by the kind of target (a dataset run's adds its item's expected output). */
+  async function itemOf(ev: EvaluatorRow, traceId: string) {
+    switch (ev.target.kind) {
+      case 'executions':
+        return executionItem(deps, ev.project_id, traceId);
+    }
+  }
+
+  async function scanOne(ev: EvaluatorRow): Promise<void> {
+    const at = now();
+    // New executions only: from the evaluator's creation, and a lookback before the last scan for
+    // traces assembled after it with an earlier start.
+    const from = ev.scanned_to
+      ? new Date(Math.max(ev.created_at.getTime(), ev.scanned_to.getTime() - deps.config.scanLookbackMs))
+      : ev.created_at;
+    await queueRange(ev, from, undefined);
+    await deps.repository.setScannedTo(ev.project_id, ev.evaluator_id, at);
+    await requeue(ev, new Date(at.getTime() - STALE_MS));
+  }
+
+  /** Enqueues the queued evaluations of `ev` untouched since `before` (a resume, a lost job). */
+  async function requeue(ev: EvaluatorRow, before: Date): Promise<number> {
+    const ids = await deps.repository.queuedSince(ev.project_id, ev.evaluator_id, before, 10_000);
+    await enqueue(ev.project_id, ev.evaluator_id, ids);
+    return ids.length;
+  }
+
+  const scan: JobProcessor = {
+    name: SCAN_JOB,
+    attempts: 1,
+    async process() {
+      for (const ev of await deps.repository.scannable()) {
+        try {
+          await scanOne(ev);
+        } catch (err) {
+          deps.logger.warn({ evaluator_id: ev.evaluator_id, err: { message: (err as Error).message } }, 'evaluator scan failed');
+        }
+      }
+    },
+  };
+
+  const judgeProcessor: JobProcessor<JudgeJob> = {
+    name: JUDGE_JOB,
+    attempts: deps.config.attempts,
+    backoffMs: deps.config.backoffMs,
+    concurrency: deps.config.concurrency,
+    async process({ projectId, evaluatorId, traceId }, ctx) {
+      const ev = await deps.repository.get(projectId, evaluatorId);
+      const evaluation = ev && (await deps.repository.evaluation(projectId, evaluatorId, traceId));
+      // Gone, already ended, or paused (it stays queued: a resume enqueues it again).
+      if (!ev || evaluation?.status !== 'queued' || ev.paused) return;
+      const outcome = await judge(deps, ev, traceId, await itemOf(ev, traceId));
+      if (outcome.kind === 'retry') {
+        if (ctx.attempt < deps.config.attempts) {
+          await deps.repository.attemptFailed(projectId, evaluatorId, traceId, outcome.error);
+          throw new Error(outcome.error); // the runner retries it after its backoff
+        }
+        await deps.repository.finish(projectId, evaluatorId, traceId, {
+          status: 'failed',
+          error: `${outcome.error} (after ${ctx.attempt} attempts)`,
+        });
+        return;
+      }
+      await deps.repository.finish(
+        projectId,
+        evaluatorId,
+        traceId,
+        outcome.kind === 'done'
+          ? { status: 'done', scoreId: outcome.scoreId, judgeTraceId: outcome.judgeTraceId }
+          : { status: 'failed', error: outcome.error, judgeTraceId: outcome.judgeTraceId },
+      );
+    },
+  };
+
+  return {
+    processors: (): JobProcessor[] => [scan, judgeProcessor as JobProcessor],
+    async schedule(runner: JobRunner): Promise<void> {
+      await runner.every(SCAN_JOB, deps.config.scanIntervalMs, {});
+    },
+    queueRange,
+    requeue,
+  };
+}
+
+export type EvaluationJobs = ReturnType<typeof createEvaluationJobs>;

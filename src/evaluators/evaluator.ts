@@ -1,0 +1,86 @@
+// An evaluator as stored and shown (docs/evaluators.md), and its target: a discriminated union on
+// `kind`, so another kind of target is one more case here, in evaluator-service.ts (its checks)
+// and in the scan (evaluation-jobs.ts).
+import type { ListQuery } from '../executions/execution-repository.ts';
+
+/** The executions list filters an evaluator may use (GET /executions's, without paging and time). */
+export type ExecutionFilter = Omit<ListQuery, 'limit' | 'offset' | 'cursor' | 'start' | 'end' | 'has_score' | `score.${string}`>;
+
+export type EvaluatorTarget =
+  /** New executions matching the filter, each kept with probability sampling_rate (by trace id). */
+  { kind: 'executions'; filter: ExecutionFilter; sampling_rate: number };
+// A dataset run target (issue 28's datasets) is one more case: { kind: 'dataset_run'; dataset_id; run_id }.
+
+/** Where a judge prompt variable takes its value. */
+export type VariableSource = 'input' | 'output' | 'expected_output' | 'metadata' | `metadata.${string}`;
+
+export interface EvaluatorInput {
+  name: string;
+  prompt_id: string;
+  prompt_label?: string;
+  variables?: Record<string, VariableSource>;
+  connection_id: string;
+  score_name: string;
+  agent_id?: string;
+  target: EvaluatorTarget;
+  concurrency?: number;
+  max_calls_per_minute?: number;
+  timeout_ms?: number;
+  paused?: boolean;
+}
+
+export type EvaluatorUpdate = Partial<Omit<EvaluatorInput, 'name'>> & { name?: string };
+
+export type EvaluatorRow = {
+  evaluator_id: string;
+  project_id: string;
+  name: string;
+  prompt_id: string;
+  prompt_label: string;
+  variables: Record<string, VariableSource>;
+  connection_id: string;
+  score_name: string;
+  agent_id: string;
+  target: EvaluatorTarget;
+  concurrency: number;
+  max_calls_per_minute: number;
+  timeout_ms: number;
+  paused: boolean;
+  scanned_to: Date | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+export interface EvaluationCounts {
+  queued: number;
+  done: number;
+  failed: number;
+  last_error: string | null;
+  last_error_at: string | null;
+}
+
+export const DEFAULTS = { prompt_label: 'production', concurrency: 4, max_calls_per_minute: 600, timeout_ms: 30_000 };
+
+export function presentEvaluator(r: EvaluatorRow, counts: EvaluationCounts) {
+  return {
+    evaluator_id: r.evaluator_id,
+    name: r.name,
+    prompt_id: r.prompt_id,
+    prompt_label: r.prompt_label,
+    variables: r.variables,
+    connection_id: r.connection_id,
+    score_name: r.score_name,
+    agent_id: r.agent_id,
+    target: r.target,
+    concurrency: r.concurrency,
+    max_calls_per_minute: r.max_calls_per_minute,
+    timeout_ms: r.timeout_ms,
+    paused: r.paused,
+    status: { state: r.paused ? 'paused' : 'active', ...counts },
+    scanned_to: r.scanned_to?.toISOString() ?? null,
+    created_at: r.created_at.toISOString(),
+    updated_at: r.updated_at.toISOString(),
+  };
+}
+
+export type Evaluator = ReturnType<typeof presentEvaluator>;

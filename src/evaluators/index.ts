@@ -1,0 +1,51 @@
+// The evaluators area (docs/evaluators.md), wired from the stores and the domain services it uses:
+// model connections, evaluators and their jobs.
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Queryable } from '../stores/postgres.ts';
+import type { JobRunner } from '../jobs/runner.ts';
+import { createConnections, type Connections } from './connections.ts';
+import { createEvaluatorRepository } from './evaluator-repository.ts';
+import { createEvaluatorService, type EvaluatorService } from './evaluator-service.ts';
+import { createEvaluationJobs, type EvaluationJobs } from './evaluation-jobs.ts';
+import type { JudgementDeps } from './judgement.ts';
+import { createLimiter } from './limiter.ts';
+import { createSecretBox, keyFile } from './secrets.ts';
+
+export interface Evaluators {
+  connections: Connections;
+  service: EvaluatorService;
+  jobs: EvaluationJobs;
+}
+
+export function createEvaluators(
+  config: Config,
+  postgres: Queryable,
+  logger: Logger,
+  jobs: Pick<JobRunner, 'enqueue'>,
+  domain: Omit<JudgementDeps, 'connections' | 'limiter' | 'allowPrivate'>,
+): Evaluators {
+  // Embedded stores without SECRETS_KEY: a key made once in DATA_DIR (secrets.ts says why not with servers).
+  const key = config.evaluators.secretsKey ?? (config.databaseUrl ? undefined : keyFile(config.dataDir));
+  const connections = createConnections(postgres, createSecretBox(key));
+  const repository = createEvaluatorRepository(postgres);
+  const evaluationJobs = createEvaluationJobs({
+    ...domain,
+    connections,
+    limiter: createLimiter(),
+    allowPrivate: config.evaluators.allowPrivate,
+    repository,
+    jobs,
+    logger: logger.child({ area: 'evaluators' }),
+    config: config.evaluators,
+  });
+  const service = createEvaluatorService({
+    repository,
+    connections,
+    prompts: domain.prompts,
+    scoreConfigs: domain.scoreConfigs,
+    queries: domain.queries,
+    jobs: evaluationJobs,
+  });
+  return { connections, service, jobs: evaluationJobs };
+}

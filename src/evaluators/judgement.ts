@@ -1,0 +1,122 @@
+// One judgement (docs/evaluators.md, "A judgement"): the execution read, the judge prompt rendered
+// with its variables, one call to the judge, the call recorded as an execution of the evaluator's
+// agent (so its tokens and cost are in spend and budgets), its answer parsed and held to the score
+// config, and the score written (source eval, the reasoning as comment, its id = the judge call's
+// trace id). The outcome says whether to retry; nothing here writes the evaluation's state.
+import { Conflict, DomainError } from '../errors.ts';
+import type { ExecutionRecorder } from '../executions/record.ts';
+import type { ExecutionRepository } from '../executions/execution-repository.ts';
+import type { PromptService } from '../prompts/service.ts';
+import type { ScoreConfigs } from '../scores/score-configs.ts';
+import type { ScoreService } from '../scores/service.ts';
+import type { Connections } from './connections.ts';
+import type { EvaluatorRow } from './evaluator.ts';
+import { callJudge } from './judge-client.ts';
+import { itemOfExecution, judgeInputs, judgeTraceId, type JudgedItem } from './judged-item.ts';
+import { parseJudgement } from './judge-output.ts';
+import type { Limiter } from './limiter.ts';
+
+export type Outcome =
+  | { kind: 'done'; scoreId: string; judgeTraceId: string }
+  | { kind: 'failed'; error: string; judgeTraceId?: string }
+  | { kind: 'retry'; error: string };
+
+export interface JudgementDeps {
+  queries: ExecutionRepository;
+  recorder: ExecutionRecorder;
+  prompts: PromptService;
+  scoreConfigs: ScoreConfigs;
+  scores: ScoreService;
+  connections: Connections;
+  limiter: Limiter;
+  allowPrivate: boolean;
+}
+
+const failed = (error: string, judge?: string): Outcome => ({ kind: 'failed', error, ...(judge ? { judgeTraceId: judge } : {}) });
+
+/** What a target gives to judge: an execution's item (a dataset run's item comes from its own reader). */
+export async function executionItem(deps: Pick<JudgementDeps, 'queries'>, projectId: string, traceId: string) {
+  const execution = await deps.queries.get(projectId, traceId, true);
+  return execution ? itemOfExecution(execution as never) : undefined;
+}
+
+export async function judge(deps: JudgementDeps, ev: EvaluatorRow, traceId: string, item: JudgedItem | undefined): Promise<Outcome> {
+  const projectId = ev.project_id;
+  if (!item) return failed(`execution ${traceId} not found`);
+  const config = (await deps.scoreConfigs.liveByName(projectId, [ev.score_name])).get(ev.score_name);
+  if (!config) return failed(`score config "${ev.score_name}" is not live (archived or deleted): nothing to hold the score to`);
+
+  let rendered;
+  try {
+    rendered = await deps.prompts.render(
+      projectId,
+      ev.prompt_id,
+      { kind: 'label', label: ev.prompt_label },
+      judgeInputs(item, ev.variables),
+    );
+  } catch (err) {
+    if (err instanceof DomainError) return failed(`judge prompt ${ev.prompt_id}@${ev.prompt_label}: ${err.detail}`);
+    throw err;
+  }
+  const messages =
+    'messages' in rendered && rendered.messages ? rendered.messages : [{ role: 'user', content: 'text' in rendered ? rendered.text : '' }];
+
+  let conn;
+  try {
+    conn = await deps.connections.open(projectId, ev.connection_id);
+  } catch (err) {
+    return failed(`model connection: ${err instanceof DomainError ? err.detail : (err as Error).message}`);
+  }
+  const started = new Date();
+  const answer = await deps.limiter.run(ev.evaluator_id, { concurrency: ev.concurrency, maxCallsPerMinute: ev.max_calls_per_minute }, () =>
+    callJudge({
+      baseUrl: conn.baseUrl,
+      apiKey: conn.apiKey,
+      model: conn.model,
+      messages,
+      params: rendered.config,
+      timeoutMs: ev.timeout_ms,
+      allowPrivate: deps.allowPrivate,
+    }),
+  );
+  if (!answer.ok) return answer.retryable ? { kind: 'retry', error: answer.error } : failed(answer.error);
+
+  // The call cost money whatever it said: it is recorded before its answer is judged.
+  const judgeId = judgeTraceId(ev.evaluator_id, traceId);
+  try {
+    await deps.recorder.record(projectId, {
+      trace_id: judgeId,
+      agent_id: ev.agent_id,
+      provider: conn.provider,
+      model: answer.model,
+      tokens_in: answer.usage.tokensIn,
+      tokens_out: answer.usage.tokensOut,
+      tokens_cached_in: answer.usage.cachedIn,
+      tokens_reasoning: answer.usage.reasoning,
+      latency_ms: answer.latencyMs,
+      started_at: started.toISOString(),
+      status: 'ok',
+      tags: ['evaluator'],
+      metadata: { evaluator_id: ev.evaluator_id, evaluator_name: ev.name, evaluated_trace_id: traceId },
+      conversation_history: [...messages, { role: 'assistant', content: answer.content }],
+    });
+  } catch (err) {
+    // Recorded by an earlier attempt of this judgement (a store failed after it): kept as it was.
+    if (!(err instanceof Conflict)) throw err;
+  }
+
+  const verdict = parseJudgement(answer.content, config);
+  if (!verdict.ok) return failed(verdict.reason, judgeId);
+  try {
+    await deps.scores.upsert(
+      projectId,
+      [{ id: judgeId, trace_id: traceId, name: ev.score_name, value: verdict.value, comment: verdict.reasoning, source: 'eval' }],
+      `evaluator:${ev.evaluator_id}`,
+      () => '',
+    );
+  } catch (err) {
+    if (err instanceof DomainError) return failed(`score refused: ${err.detail}`, judgeId);
+    throw err;
+  }
+  return { kind: 'done', scoreId: judgeId, judgeTraceId: judgeId };
+}

@@ -1,0 +1,339 @@
+// LLM-as-judge evaluators end to end (docs/evaluators.md), against a real OpenAI-compatible judge
+// on loopback (test/helpers/fake-judge.ts) that answers by what it is asked: a judgement, a
+// malformed answer, a 429, a slow answer. Each execution's case is in its question ("case
+// <name>"), so the judge's script and the test agree on what should happen to it.
+import crypto from 'node:crypto';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/logger.ts';
+import { dropTestDatabases, mode } from '../helpers/env.ts';
+import { getJson, startTestService, type TestService } from '../helpers/service.ts';
+import { startFakeJudge, verdict, type FakeJudge, type JudgeReply } from '../helpers/fake-judge.ts';
+import { until } from '../helpers/wait.ts';
+
+/** Background work on a loaded 2-core machine: generous bounds (they bound a hang, they time nothing). */
+const WAIT_MS = 150_000;
+const TEST_MS = 240_000;
+const API_KEY = `sk-judge-${crypto.randomBytes(24).toString('hex')}`;
+const logLines: string[] = [];
+const responses: string[] = [];
+let svc: TestService;
+let judge: FakeJudge;
+let connectionId = '';
+
+/** The judge's script: by the case named in the question. 429 cases fail their first two calls. */
+const seenCalls = new Map<string, number>();
+function script(text: string): JudgeReply {
+  const c = /case (\S+)/.exec(text)?.[1] ?? 'good';
+  const n = (seenCalls.get(c) ?? 0) + 1;
+  seenCalls.set(c, n);
+  if (c.startsWith('notjson')) return { kind: 'judgement', content: 'I would say it is rather good.' };
+  if (c.startsWith('outofrange')) return verdict(7, 'way too high');
+  if (c.startsWith('noscore')) return { kind: 'judgement', content: JSON.stringify({ reasoning: 'forgot the score' }) };
+  if (c.startsWith('flaky429') && n <= 2) return { kind: 'status', status: 429, message: 'Rate limit reached, slow down' };
+  if (c.startsWith('always429')) return { kind: 'status', status: 429, message: 'Rate limit reached, slow down' };
+  if (c.startsWith('slow')) return { ...verdict(0.5), delayMs: 3_000 };
+  if (c.startsWith('badkey')) return { kind: 'status', status: 401, message: `Incorrect API key provided: ${API_KEY}` };
+  return verdict(c.startsWith('bad') ? 0.1 : 0.9, `reasoning about ${c}`);
+}
+
+const call = async (method: string, path: string, body?: unknown) => {
+  const r = await getJson(`${svc.url}/api/projects/default${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  responses.push(typeof r.body === 'string' ? r.body : JSON.stringify(r.body ?? ''));
+  return r;
+};
+
+/** Records an execution of `agent` whose question names its case. */
+async function record(traceId: string, agent: string, caseName: string) {
+  const r = await call('POST', '/executions', {
+    trace_id: traceId,
+    agent_id: agent,
+    provider: 'openai',
+    model: 'gpt-4o-mini',
+    tokens_in: 10,
+    tokens_out: 5,
+    metadata: { case: caseName },
+    conversation_history: [
+      { role: 'user', content: `question ${traceId}, case ${caseName}` },
+      { role: 'assistant', content: `answer to ${traceId}` },
+    ],
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+}
+
+async function createEvaluator(name: string, agent: string, extra: Record<string, unknown> = {}) {
+  const r = await call('POST', '/evaluators', {
+    name,
+    prompt_id: 'judge',
+    connection_id: connectionId,
+    score_name: 'correctness',
+    variables: { question: 'input', case_name: 'metadata.case' },
+    target: { kind: 'executions', filter: { agent_id: [agent] }, sampling_rate: 1 },
+    concurrency: 8,
+    ...extra,
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return r.body as { evaluator_id: string; agent_id: string };
+}
+
+const status = async (id: string) => (await call('GET', `/evaluators/${id}`)).body.status;
+const evaluations = async (id: string, q = '') => (await call('GET', `/evaluators/${id}/evaluations?limit=1000${q}`)).body.items as any[];
+const judgeCallsFor = (traceId: string) => judge.requests.filter((r) => r.text.includes(`question ${traceId},`)).length;
+
+/** Whether the evaluator samples the trace, computed here from the documented rule (sha256 of "<evaluator>:<trace>"). */
+const sampledHere = (evaluatorId: string, traceId: string, rate: number) =>
+  crypto.createHash('sha256').update(`${evaluatorId}:${traceId}`).digest().readUInt32BE(0) / 2 ** 32 < rate;
+
+beforeAll(async () => {
+  judge = await startFakeJudge((req) => script(req.text));
+  const logs = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  svc = await startTestService(
+    {
+      EVALUATOR_ALLOW_PRIVATE: 'true', // the judge is on loopback
+      // Direct records are visible when they are acknowledged: a short lookback finds them all,
+      // and keeps each scan small on a loaded machine.
+      EVALUATOR_SCAN_INTERVAL_MS: '250',
+      EVALUATOR_SCAN_LOOKBACK_MS: '5000',
+      EVALUATOR_BACKOFF_MS: '20',
+      EVALUATOR_ATTEMPTS: '3',
+      // Server stores need the key from the environment (embedded ones make DATA_DIR/secrets.key).
+      SECRETS_KEY: mode === 'server' ? crypto.randomBytes(32).toString('hex') : undefined,
+    },
+    { logger: createLogger({ logLevel: 'debug' }, logs) },
+  );
+  const prompt = await call('POST', '/prompts', {
+    prompt_id: 'judge',
+    type: 'chat',
+    template: [
+      { role: 'system', content: 'You judge answers. Reply with JSON {"score": 0..1, "reasoning": "..."}.' },
+      { role: 'user', content: 'Question: {{question}}\nAnswer: {{output}}\nCase: {{case_name}}' },
+    ],
+    config: { temperature: 0 },
+    labels: ['production'],
+  });
+  expect(prompt.status, JSON.stringify(prompt.body)).toBe(201);
+  const cfg = await call('POST', '/score-configs', { name: 'correctness', data_type: 'NUMERIC', min_value: 0, max_value: 1 });
+  expect(cfg.status).toBe(201);
+  const price = await call('PUT', '/models/judge-model', { provider: 'openai', input_per_mtok: 1, output_per_mtok: 4 });
+  expect(price.status, JSON.stringify(price.body)).toBeLessThan(300);
+  const conn = await call('POST', '/model-connections', {
+    name: 'loopback judge',
+    base_url: judge.baseURL,
+    model: 'judge-model',
+    api_key: API_KEY,
+  });
+  expect(conn.status, JSON.stringify(conn.body)).toBe(201);
+  connectionId = conn.body.connection_id;
+});
+afterAll(async () => {
+  await svc?.close();
+  await judge?.close();
+  await dropTestDatabases();
+});
+
+describe(`evaluators (${mode} mode)`, () => {
+  it(
+    'scores exactly the sampled executions, once each, and records each judge call as an execution',
+    async () => {
+      const ev = await createEvaluator('sampled', 'support-bot', {
+        target: { kind: 'executions', filter: { agent_id: ['support-bot'] }, sampling_rate: 0.5 },
+      });
+      const ids = Array.from({ length: 24 }, (_, i) => `support-${i}`);
+      for (const id of ids) await record(id, 'support-bot', `good-${id}`);
+      await record('other-1', 'other-bot', 'good-other'); // not matching the filter
+      const expected = ids.filter((id) => sampledHere(ev.evaluator_id, id, 0.5)).sort();
+      expect(expected.length).toBeGreaterThan(0);
+      expect(expected.length).toBeLessThan(ids.length);
+
+      await until(async () => (await status(ev.evaluator_id)).done === expected.length, 'the sampled executions judged', WAIT_MS);
+      // A backfill over everything finds nothing new: each was queued (and judged) once.
+      const again = await call('POST', `/evaluators/${ev.evaluator_id}/backfill`, {
+        start: new Date(Date.now() - 3_600_000).toISOString(),
+        end: new Date(Date.now() + 60_000).toISOString(),
+      });
+      expect(again.body).toMatchObject({ matched: ids.length, sampled: expected.length, queued: 0 });
+
+      const done = await evaluations(ev.evaluator_id);
+      expect(done.map((e) => e.trace_id).sort()).toEqual(expected);
+      expect(done.every((e) => e.status === 'done' && e.attempts === 1 && e.error === null)).toBe(true);
+      for (const id of expected) expect(judgeCallsFor(id)).toBe(1);
+      for (const id of ids.filter((i) => !expected.includes(i))) expect(judgeCallsFor(id)).toBe(0);
+      expect(judgeCallsFor('other-1')).toBe(0);
+
+      const scores = (await call('GET', '/scores?name=correctness&source=eval&limit=1000')).body.items as any[];
+      const mine = scores.filter((s) => ids.includes(s.trace_id));
+      expect(mine.map((s) => s.trace_id).sort()).toEqual(expected);
+      const first = done[0];
+      const score = mine.find((s) => s.trace_id === first.trace_id);
+      expect(score).toMatchObject({ id: first.score_id, value: 0.9, comment: `reasoning about good-${first.trace_id}`, source: 'eval' });
+      // The score links to its judge call: the execution whose trace id is the score's id.
+      expect(first.judge_trace_id).toBe(first.score_id);
+      const judgeCall = await call('GET', `/executions/${first.judge_trace_id}`);
+      expect(judgeCall.status).toBe(200);
+      expect(judgeCall.body).toMatchObject({
+        agent_id: ev.agent_id,
+        provider: 'openai',
+        model: 'judge-model',
+        tokens_in: 100,
+        tokens_out: 20,
+        metadata: { evaluator_id: ev.evaluator_id, evaluated_trace_id: first.trace_id },
+      });
+      // The judge saw the variables: the input transcript, the output, the metadata key.
+      const seen = judge.requests.find((r) => r.text.includes(`question ${first.trace_id},`))!;
+      expect(seen.body).toMatchObject({ model: 'judge-model', temperature: 0 });
+      expect(seen.body.messages[1]!.content).toBe(
+        `Question: user: question ${first.trace_id}, case good-${first.trace_id}\nAnswer: answer to ${first.trace_id}\nCase: good-${first.trace_id}`,
+      );
+      expect(seen.headers.authorization).toBe(`Bearer ${API_KEY}`);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "the judge's cost shows in spend under the evaluator's agent",
+    async () => {
+      const ev = (await call('GET', '/evaluators')).body.items.find((e: any) => e.name === 'sampled');
+      expect(ev.status).toMatchObject({ queued: 0, failed: 0 });
+      const judged = ev.status.done as number;
+      const spend = await call('GET', `/spend?group_by=agent&agent_id=${encodeURIComponent(ev.agent_id)}`);
+      expect(spend.status, JSON.stringify(spend.body)).toBe(200);
+      // 100 tokens in at $1/Mtok and 20 out at $4/Mtok: $0.00018 a call, exactly.
+      expect(spend.body.total).toMatchObject({ executions: judged, tokens_in: 100 * judged, tokens_out: 20 * judged });
+      expect(spend.body.total.cost_usd).toBe((judged * 0.00018).toFixed(5).replace(/0+$/, ''));
+    },
+    TEST_MS,
+  );
+
+  it(
+    'malformed judge output is a failed evaluation with its reason, and no score',
+    async () => {
+      const ev = await createEvaluator('strict', 'mal-bot');
+      await record('mal-1', 'mal-bot', 'notjson');
+      await record('mal-2', 'mal-bot', 'outofrange');
+      await record('mal-3', 'mal-bot', 'noscore');
+      await until(async () => (await status(ev.evaluator_id)).failed === 3, 'three failed evaluations', WAIT_MS);
+      const byTrace = Object.fromEntries((await evaluations(ev.evaluator_id)).map((e) => [e.trace_id, e]));
+      expect(byTrace['mal-1']).toMatchObject({ status: 'failed', score_id: null });
+      expect(byTrace['mal-1'].error).toMatch(/^malformed judge output: not JSON/);
+      expect(byTrace['mal-2'].error).toBe('judge score refused by the score config: value: must be <= 1 (score config "correctness")');
+      expect(byTrace['mal-3'].error).toBe('malformed judge output: no "score"');
+      for (const t of ['mal-1', 'mal-2', 'mal-3']) {
+        expect((await call('GET', `/scores?trace_id=${t}`)).body.items).toEqual([]);
+        // The call was made and paid for: it is recorded all the same.
+        expect((await call('GET', `/executions/${byTrace[t].judge_trace_id}`)).status).toBe(200);
+      }
+      const s = await status(ev.evaluator_id);
+      expect(s).toMatchObject({ queued: 0, done: 0, failed: 3 });
+      expect(s.last_error).toEqual(expect.any(String));
+    },
+    TEST_MS,
+  );
+
+  it(
+    '429s and timeouts are retried with backoff, then reported',
+    async () => {
+      const ev = await createEvaluator('flaky', 'flaky-bot', { timeout_ms: 300 });
+      await record('flaky-1', 'flaky-bot', 'flaky429');
+      await record('always-1', 'flaky-bot', 'always429');
+      await record('slow-1', 'flaky-bot', 'slow');
+      await until(
+        async () => {
+          const s = await status(ev.evaluator_id);
+          return s.done === 1 && s.failed === 2;
+        },
+        'one judged after retries, two failed',
+        WAIT_MS,
+      );
+      const byTrace = Object.fromEntries((await evaluations(ev.evaluator_id)).map((e) => [e.trace_id, e]));
+      expect(byTrace['flaky-1']).toMatchObject({ status: 'done', attempts: 3, error: null });
+      expect(judgeCallsFor('flaky-1')).toBe(3);
+      expect(byTrace['always-1']).toMatchObject({
+        status: 'failed',
+        attempts: 3,
+        score_id: null,
+        error: 'judge answered HTTP 429: Rate limit reached, slow down (after 3 attempts)',
+      });
+      expect(judgeCallsFor('always-1')).toBe(3);
+      expect(byTrace['slow-1']).toMatchObject({
+        status: 'failed',
+        attempts: 3,
+        error: 'judge call timed out after 300 ms (after 3 attempts)',
+      });
+      expect((await call('GET', '/scores?trace_id=flaky-1')).body.items).toMatchObject([{ value: 0.9, source: 'eval' }]);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'pausing stops new judgements; resuming runs the queued ones',
+    async () => {
+      const ev = await createEvaluator('pausable', 'pause-bot', { paused: true });
+      expect((await status(ev.evaluator_id)).state).toBe('paused');
+      await record('pause-1', 'pause-bot', 'good');
+      await record('pause-2', 'pause-bot', 'good');
+      // A paused evaluator's backfill queues, but nothing is judged.
+      const bf = await call('POST', `/evaluators/${ev.evaluator_id}/backfill`, {
+        start: new Date(Date.now() - 60_000).toISOString(),
+        end: new Date(Date.now() + 60_000).toISOString(),
+      });
+      expect(bf.body).toMatchObject({ matched: 2, sampled: 2, queued: 2 });
+      expect(await status(ev.evaluator_id)).toMatchObject({ state: 'paused', queued: 2, done: 0 });
+      expect(judgeCallsFor('pause-1') + judgeCallsFor('pause-2')).toBe(0);
+      const resumed = await call('POST', `/evaluators/${ev.evaluator_id}/resume`);
+      expect(resumed.body.status.state).toBe('active');
+      await until(async () => (await status(ev.evaluator_id)).done === 2, 'the queued ones judged after resume', WAIT_MS);
+      expect(judgeCallsFor('pause-1')).toBe(1);
+      expect(judgeCallsFor('pause-2')).toBe(1);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'the API key is in no response and no log line, even when the judge echoes it',
+    async () => {
+      const ev = await createEvaluator('leaky', 'leak-bot');
+      await record('leak-1', 'leak-bot', 'badkey');
+      await until(async () => (await status(ev.evaluator_id)).failed === 1, 'the 401 reported', WAIT_MS);
+      const [e] = await evaluations(ev.evaluator_id);
+      expect(e.error).toBe('judge answered HTTP 401: Incorrect API key provided: [redacted]');
+      // Every route that shows a connection or an evaluator, read once more.
+      await call('GET', '/model-connections');
+      const one = await call('GET', `/model-connections/${connectionId}`);
+      expect(one.body).toEqual({
+        connection_id: connectionId,
+        name: 'loopback judge',
+        base_url: judge.baseURL,
+        model: 'judge-model',
+        provider: 'openai',
+        api_key_set: true,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      });
+      await call('GET', '/evaluators');
+      await call('GET', `/executions/export?format=jsonl`);
+      expect(logLines.length).toBeGreaterThan(0);
+      const piece = API_KEY.slice(10, 18);
+      for (const text of [...responses, ...logLines]) {
+        expect(text).not.toContain(API_KEY);
+        expect(text).not.toContain(piece);
+      }
+      // At rest it is sealed: the stored row does not hold it either.
+      const [row] = await svc.stores.postgres.query<{ api_key_sealed: string }>(
+        'SELECT api_key_sealed FROM model_connections WHERE connection_id = $1',
+        [connectionId],
+      );
+      expect(row!.api_key_sealed).not.toContain(API_KEY);
+      expect(Buffer.from(row!.api_key_sealed, 'base64').toString('latin1')).not.toContain(piece);
+    },
+    TEST_MS,
+  );
+});

@@ -1,0 +1,93 @@
+// An OpenAI-compatible judge on loopback (node:http) for the evaluator tests: every
+// `POST /v1/chat/completions` is answered by a script that reads the request (the rendered judge
+// prompt) and says what to do — a judgement, a malformed answer, a 429 or 500, or a slow answer
+// (longer than the evaluator's timeout). It records every request with its headers.
+import http from 'node:http';
+import { chatCompletion } from './fake-openai.ts';
+
+export type JudgeReply =
+  | { kind: 'judgement'; content: string; promptTokens?: number; completionTokens?: number; delayMs?: number }
+  | { kind: 'status'; status: number; message: string };
+
+export interface JudgeRequestSeen {
+  headers: http.IncomingHttpHeaders;
+  body: { model: string; messages: Array<{ role: string; content: string }>; [k: string]: unknown };
+  /** The text of every message, joined: what the script usually looks at. */
+  text: string;
+}
+
+export interface FakeJudge {
+  /** `.../v1`: a connection's base_url. */
+  baseURL: string;
+  requests: JudgeRequestSeen[];
+  /** The most requests it held at once (delayed answers): the concurrency the caller achieved. */
+  readonly maxInFlight: number;
+  close(): Promise<void>;
+}
+
+/** A judgement as a judge should give it. */
+export const verdict = (score: unknown, reasoning = 'because'): JudgeReply & { kind: 'judgement' } => ({
+  kind: 'judgement',
+  content: JSON.stringify({ score, reasoning }),
+});
+
+export async function startFakeJudge(script: (req: JudgeRequestSeen, n: number) => JudgeReply, model = 'judge-model'): Promise<FakeJudge> {
+  const requests: JudgeRequestSeen[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const send = (status: number, body: unknown) => {
+        if (res.destroyed) return;
+        const text = JSON.stringify(body);
+        res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+        res.end(text);
+      };
+      if (req.method !== 'POST' || req.url?.split('?')[0] !== '/v1/chat/completions')
+        return send(404, { error: { message: `no route ${req.method} ${req.url}` } });
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as JudgeRequestSeen['body'];
+      const seen = { headers: req.headers, body, text: body.messages.map((m) => m.content).join('\n') };
+      requests.push(seen);
+      const reply = script(seen, requests.length);
+      if (reply.kind === 'status') return send(reply.status, { error: { message: reply.message, type: 'scripted' } });
+      const answer = () =>
+        send(
+          200,
+          chatCompletion(
+            {
+              model,
+              content: reply.content,
+              usage: { prompt_tokens: reply.promptTokens ?? 100, completion_tokens: reply.completionTokens ?? 20 },
+            },
+            requests.length,
+          ),
+        );
+      if (!reply.delayMs) return answer();
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+      const t = setTimeout(() => {
+        timers.delete(t);
+        inFlight--;
+        answer();
+      }, reply.delayMs);
+      timers.add(t);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    baseURL: `http://127.0.0.1:${port}/v1`,
+    requests,
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        for (const t of timers) clearTimeout(t);
+        server.closeAllConnections();
+        server.close((err) => (err ? reject(err) : resolve()));
+      }),
+  };
+}
