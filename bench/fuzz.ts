@@ -1,7 +1,7 @@
 // Request fuzzing at volume (issue 30): BENCH_FUZZ_CASES generated requests (default 100,000)
 // over every route of the route table, against the real service on embedded stores with an admin
 // API key, 10 at a time; prints the status histogram, the 5xx count and the first problems. The
-// generator is the one of test/http.fuzz.test.ts (test/helpers/request-fuzz.ts).
+// generator is the one of test/http/http.fuzz.test.ts (test/helpers/request-fuzz.ts).
 import fc from 'fast-check';
 import { loadApiSchemas } from '../src/http/validation.ts';
 import { anyRequest, describeRequest, problemOf, send, startFuzzTarget, type FuzzRequest } from '../test/helpers/request-fuzz.ts';

@@ -1,4 +1,4 @@
-// Request fuzzing of every route of the route table, for test/http.fuzz.test.ts and `npm run bench
+// Request fuzzing of every route of the route table, for test/http/http.fuzz.test.ts and `npm run bench
 // fuzz`. Requests are generated from each route's declaration (path parameters, the JSON Schemas
 // of its query and body, raw OTLP bodies), mostly near-valid so that authentication and the
 // schema pass and the handlers and stores are reached, with hostile values mixed in: NUL, lone
