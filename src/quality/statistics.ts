@@ -566,7 +566,13 @@ export function mcNemarExactTest(p: { n: number; both: number; a_only: number; b
   const pValue = Math.min(1, 2 * tail);
   const se = Math.sqrt(Math.max(0, discordant - (p.b_only - p.a_only) ** 2 / n)) / n;
   const half = normalQuantile(1 - ALPHA / 2) * se;
-  return { ...base, difference, ci: se > 0 ? { low: difference - half, high: difference + half } : null, p_value: pValue, significant: significant(pValue) };
+  return {
+    ...base,
+    difference,
+    ci: se > 0 ? { low: difference - half, high: difference + half } : null,
+    p_value: pValue,
+    significant: significant(pValue),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
