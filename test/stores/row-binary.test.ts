@@ -224,9 +224,17 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
     expect(Object.keys(decoded[0]!).sort()).toEqual([...STORED_SPAN_COLUMNS].sort());
     // A payload encoded before a column assembly reads existed says so, rather than decoding without it.
     const before004 = encoder.columns.indexOf('user_id');
-    expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before004)).missing).toEqual(['user_id', 'tags', 'metadata', 'api_key_id']);
+    expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before004)).missing).toEqual([
+      'user_id',
+      'tags',
+      'metadata',
+      'api_key_id',
+      'environment',
+    ]);
     const before007 = encoder.columns.indexOf('api_key_id');
-    expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before007)).missing).toEqual(['api_key_id']);
+    expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before007)).missing).toEqual(['api_key_id', 'environment']);
+    const before016 = encoder.columns.indexOf('environment');
+    expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before016)).missing).toEqual(['environment']);
   });
 
   it('an encoder is refused at start for a type it does not know, never on a row', () => {
