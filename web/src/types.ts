@@ -131,7 +131,7 @@ export interface PromptVersion {
         | { type: 'placeholder'; name: string; role?: undefined; content?: undefined }
       >;
   variables: string[];
-  placeholders?: string[];
+  placeholders: string[];
   config: Record<string, unknown>;
   commit_message: string | null;
   created_at: string;
