@@ -17,7 +17,7 @@ import {
 import { fromScaled, NANOS, toScaled } from '../decimal.ts';
 import { EXPORTED_DIMENSION_COLUMNS } from './spend-dimensions.ts';
 import { fromClickHouseTime, timeRange, toClickHouseTime } from '../time.ts';
-import { presentDetail, presentListRow, type DetailRow, type ListRow } from './present.ts';
+import { presentDetail, presentListItem, presentListRow, type DetailRow, type ListRow } from './present.ts';
 import { scoreFilterSql } from '../scores/score-repository.ts';
 
 export interface ListQuery {
@@ -499,15 +499,18 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
     },
 
     /**
-     * Every matching execution, newest first, as a stream of list items (as the list shows them): keyset pages of live
+     * Every matching execution, newest first, as a stream of list items: keyset pages of live
      * rows, so memory stays flat whatever the count (and the same code serves both store modes).
      */
-    async *export(projectId: string, q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>): AsyncGenerator<ReturnType<typeof presentListRow>> {
+    async *export(
+      projectId: string,
+      q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>,
+    ): AsyncGenerator<ReturnType<typeof presentListItem>> {
       const w = where(projectId, { ...q, limit: 0, offset: 0 });
       let after: { startedAt: string; traceId: string } | undefined;
       for (;;) {
         const rows = await livePage(w, after, 0, EXPORT_PAGE);
-        for (const row of rows) yield presentListRow(row);
+        for (const row of rows) yield presentListItem(row);
         const last = rows[rows.length - 1];
         if (rows.length < EXPORT_PAGE || !last) return;
         after = { startedAt: last.started_at, traceId: last.trace_id };
