@@ -349,10 +349,28 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
     /**
      * The stamp a score of each of these traces carries (src/scores/score-stamps.ts): its live
      * execution's version, hour and dimensions, and per distinct prompt the version and reference
-     * of its first use. Traces without an execution are absent.
+     * of its first use. Traces without an execution are absent. Read from the trace index, which
+     * carries the stamp (schema/clickhouse/014_execution_stamps.sql); a trace indexed before it
+     * did is read from its executions row.
      */
     async scoreStamps(projectId: string, traceIds: string[]): Promise<Map<string, ExecutionStamp>> {
       if (traceIds.length === 0) return new Map();
+      const indexed = await ch.query<ExecutionStamp & { trace_id: string; stamped: number }>(
+        `SELECT trace_id, stamped, toString(version) AS exec_version, toString(toStartOfHour(started_at, 'UTC')) AS exec_hour,
+           provider AS exec_provider, model AS exec_model, agent_id AS exec_agent_id, user_id AS exec_user_id,
+           session_id AS exec_session_id, prompt_ids AS exec_prompt_ids, prompt_versions AS exec_prompt_versions, prompt_refs AS exec_prompt_refs
+         FROM execution_traces FINAL
+         WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}`,
+        { p: projectId, ids: traceIds },
+        'scores.stamps',
+      );
+      const stamps = new Map<string, ExecutionStamp>();
+      const unstamped: string[] = [];
+      for (const { trace_id, stamped, ...stamp } of indexed) {
+        if (Number(stamped) === 1) stamps.set(trace_id, stamp);
+        else unstamped.push(trace_id);
+      }
+      if (unstamped.length === 0) return stamps;
       const rows = await ch.query<ExecutionStamp & { trace_id: string }>(
         `SELECT trace_id, toString(version) AS exec_version, toString(toStartOfHour(started_at, 'UTC')) AS exec_hour,
            provider AS exec_provider, model AS exec_model, agent_id AS exec_agent_id, user_id AS exec_user_id,
@@ -363,10 +381,11 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
          WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)} AND sign = 1
            AND (started_at, trace_id) IN (SELECT started_at, trace_id FROM execution_traces WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)})
          SETTINGS do_not_merge_across_partitions_select_final = 1`,
-        { p: projectId, ids: traceIds },
-        'scores.stamps',
+        { p: projectId, ids: unstamped },
+        'scores.stamps.unindexed',
       );
-      return new Map(rows.map(({ trace_id, ...stamp }) => [trace_id, stamp]));
+      for (const { trace_id, ...stamp } of rows) stamps.set(trace_id, stamp);
+      return stamps;
     },
 
     /** The stored rows (latest version) of these traces, every column, exact decimals as text; and which traces the index knows. */
@@ -716,11 +735,16 @@ export function promptGroupRowsSql(by: PromptGroupBy): string {
     by === 'version'
       ? 'toString(arrayFirst((x, id) -> id = {cmp_prompt:String}, `tu.version`, `tu.prompt_id`))'
       : 'arrayFirst((x, id) -> id = {cmp_prompt:String}, `tu.version_ref`, `tu.prompt_id`)';
+  const window = `project_id = {cmp_p:String}
+        AND started_at >= toDateTime64({cmp_start:String}, 3, 'UTC') AND started_at < toDateTime64({cmp_end:String}, 3, 'UTC')`;
+  // The live rows without FINAL (which merges every part of the window, most of this read's
+  // time): a row is live when no cancel row repeats its trace and version. Cancel rows are few
+  // (merges collapse them with their rows), so their keys are read first, sign alone.
   return `SELECT trace_id, grp, cost_usd, latency_ms, tokens_in, tokens_out FROM (
       SELECT trace_id, cost_usd, latency_ms, tokens_in, tokens_out, ${key} AS grp
-      FROM executions FINAL
-      WHERE project_id = {cmp_p:String} AND has(\`tu.prompt_id\`, {cmp_prompt:String}) AND sign = 1
-        AND started_at >= toDateTime64({cmp_start:String}, 3, 'UTC') AND started_at < toDateTime64({cmp_end:String}, 3, 'UTC'))
+      FROM executions
+      WHERE ${window} AND has(\`tu.prompt_id\`, {cmp_prompt:String}) AND sign = 1
+        AND (trace_id, version) NOT IN (SELECT trace_id, version FROM executions PREWHERE ${window} AND sign = -1))
     WHERE grp IN {cmp_groups:Array(String)}`;
 }
 

@@ -59,14 +59,15 @@ export function createScoreRepository(ch: ClickHouseStore) {
      * The live scores of these traces (their spans' and, with '', sessions' of these ids), by id;
      * with `names`, only those of these names and these ids. Read without FINAL (which would merge
      * every granule the traces touch) and collapsed here: a row lives while no cancel row repeats
-     * its id and version.
+     * its id and version. Every condition is a PREWHERE: the wide columns are read for the rows
+     * kept only (a new name on scored traces reads none of them).
      */
     async ofTraces(projectId: string, traceIds: string[], ids: string[] = [], names?: string[]): Promise<Map<string, StoredScore>> {
       if (traceIds.length === 0) return new Map();
       const rows = await ch.query<StoredScore & { sign: number }>(
         `SELECT ${COLUMNS}, sign FROM scores
          PREWHERE project_id = {p:String} AND trace_id IN {traces:Array(String)}
-         WHERE (trace_id != '' OR id IN {ids:Array(String)})${names ? ' AND (name IN {names:Array(String)} OR id IN {ids:Array(String)})' : ''}`,
+           AND (trace_id != '' OR id IN {ids:Array(String)})${names ? ' AND (name IN {names:Array(String)} OR id IN {ids:Array(String)})' : ''}`,
         { p: projectId, traces: traceIds, ids, names: names ?? [] },
         'scores.ofTraces',
       );

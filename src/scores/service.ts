@@ -36,6 +36,12 @@ export interface StampTiming {
 
 const MAX_WAITING_TRACES = 100_000;
 
+/** Stamps a write asked for ahead of its read (of these traces). */
+interface Prefetched {
+  traces: ReadonlySet<string>;
+  stamps: Promise<Map<string, ExecutionStamp>>;
+}
+
 export function createScoreService(deps: {
   repository: ScoreRepository;
   configs: ScoreConfigs;
@@ -79,7 +85,7 @@ export function createScoreService(deps: {
     projectId: string,
     traces: Iterable<string>,
     change: ((stored: ReadonlyMap<string, StoredScore>) => Map<string, ScoreRow | null>) | undefined,
-    scope: { ids?: string[]; names?: string[] } = {},
+    scope: { ids?: string[]; names?: string[]; prefetched?: Prefetched } = {},
   ): Promise<ReadonlyMap<string, StoredScore>> {
     const restampOnly = change === undefined;
     const traceIds = [...new Set(traces)].filter(Boolean);
@@ -93,7 +99,16 @@ export function createScoreService(deps: {
     };
     // A restamp (no change) looks up the executions of the traces that hold scores only: most
     // executions written have none.
-    const stampsOf = async (of: string[]) => (of.length ? deps.stamps(projectId, of) : new Map<string, ExecutionStamp>());
+    const stampsOf = async (of: string[]) => {
+      // Stamps already asked for (a write asks while it reads where its ids are) are not asked again.
+      const ahead = scope.prefetched;
+      const rest = ahead ? of.filter((t) => !ahead.traces.has(t)) : of;
+      const [before, more] = await Promise.all([
+        ahead?.stamps ?? new Map<string, ExecutionStamp>(),
+        rest.length ? deps.stamps(projectId, rest) : new Map<string, ExecutionStamp>(),
+      ]);
+      return new Map([...before, ...more]);
+    };
     const [stored, stamps] = restampOnly
       ? await read().then(async (s) => [s, await stampsOf([...new Set([...s.values()].map((r) => r.trace_id).filter(Boolean))])] as const)
       : await Promise.all([read(), stampsOf(traceIds)]);
@@ -189,7 +204,14 @@ export function createScoreService(deps: {
       const ids = fields.map((f) => f.id);
       const traces = fields.map((f) => f.trace_id).filter(Boolean);
       return exclusive([...ids.map((id) => idKey(projectId, id)), ...new Set(traces.map((t) => traceKey(projectId, t)))], async () => {
-        // An id may move from one trace (or session) to another: where it is now is read too.
+        // An id may move from one trace (or session) to another: where it is now is read too,
+        // while the stamps of the traces written are read.
+        const uniqueTraces = [...new Set(traces)];
+        const prefetched: Prefetched = {
+          traces: new Set(uniqueTraces),
+          stamps: uniqueTraces.length ? deps.stamps(projectId, uniqueTraces) : Promise.resolve(new Map()),
+        };
+        prefetched.stamps.catch(() => undefined); // awaited below; a failure is thrown there
         const was = await deps.repository.tracesOfIds(projectId, ids);
         const at = toClickHouseTime(new Date(now()));
         const out: ScoreRow[] = [];
@@ -210,7 +232,7 @@ export function createScoreService(deps: {
             }
             return change;
           },
-          { ids, names: [...new Set(fields.map((f) => f.name))] },
+          { ids, names: [...new Set(fields.map((f) => f.name))], prefetched },
         );
         return out.map(presentScore);
       });

@@ -90,4 +90,70 @@ describe(`score rollups (${mode} mode)`, () => {
     expect((await call('DELETE', '/scores/c-b')).status).toBe(204);
     expect(await byUser('cq')).toEqual({});
   });
+
+  it('the comparison counts a corrected execution once, at its corrected cost, with its score once', async () => {
+    expect((await call('POST', '/prompts', { prompt_id: 'fixed', type: 'text', template: 'v1' })).status).toBe(201);
+    expect((await call('POST', '/prompts/fixed/versions', { template: 'v2' })).status).toBe(201);
+    const t = 0x7a0003;
+    const traceId = hex(32, t);
+    const start = BigInt(Date.now()) * 1_000_000n;
+    const chat = (n: number, tokensIn: number) => ({
+      trace_id: traceId,
+      span_id: hex(16, t * 4 + n),
+      parent_span_id: hex(16, t * 2 + 1),
+      span_name: 'chat gpt-4o',
+      span_kind: 'CLIENT',
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'gpt-4o',
+        'gen_ai.provider.name': 'openai',
+        'gen_ai.usage.input_tokens': tokensIn,
+        'gen_ai.usage.output_tokens': 0,
+        'traceloom.prompt.id': 'fixed',
+        'traceloom.prompt.version': '2',
+      },
+      start_time_ns: String(start + BigInt(n) * 1_000n),
+      end_time_ns: String(start + 4_000_000n),
+    });
+    await sendSpans([agentTrace(t, start)[0]!, chat(1, 1_000_000)]);
+    const v2 = async () => {
+      const r = await call('GET', `/prompts/fixed/compare?versions=1,2&start=${new Date(Date.now() - 86_400_000).toISOString()}`);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return r.body.groups[1] as { executions: number; cost: { total_usd: number }; scores: Record<string, { n: number }> };
+    };
+    const first = await until(async () => ((await v2()).executions === 1 ? v2() : undefined), 'the execution in the comparison');
+    expect((await call('POST', '/scores', { id: 'fixed-s', trace_id: traceId, name: 'fq', value: 0.5 })).status).toBe(201);
+    // A second call of the trace arrives late: the execution is corrected (a cancel row and a new version).
+    await sendSpans([chat(2, 3_000_000)]);
+    const corrected = await until(async () => {
+      const g = await v2();
+      return g.cost.total_usd > first.cost.total_usd ? g : undefined;
+    }, 'the corrected cost');
+    expect(corrected.executions).toBe(1);
+    expect(corrected.cost.total_usd).toBeCloseTo(first.cost.total_usd * 4, 9);
+    expect(corrected.scores.fq).toMatchObject({ n: 1, scored_executions: 1, mean: 0.5 });
+  });
+
+  it('a trace indexed before the index carried stamps is stamped from its executions row', async () => {
+    const t = 0x7a0004;
+    const traceId = hex(32, t);
+    await sendSpans(agentTrace(t));
+    await until(async () => (await call('GET', `/executions/${traceId}`)).status === 200, 'the execution');
+    // The index row as migration 014 finds it: written again without the stamp (the same version, later: it wins).
+    await svc.stores.clickhouse.command(
+      `INSERT INTO execution_traces (project_id, trace_id, version, started_at, content_hash)
+       SELECT project_id, trace_id, version, started_at, content_hash FROM execution_traces FINAL WHERE project_id = 'default' AND trace_id = {t:String}`,
+      { t: traceId },
+    );
+    const [row] = await svc.stores.clickhouse.query<{ stamped: number; model: string }>(
+      "SELECT stamped, model FROM execution_traces FINAL WHERE project_id = 'default' AND trace_id = {t:String}",
+      { t: traceId },
+    );
+    expect(row).toEqual({ stamped: 0, model: '' });
+    expect((await call('POST', '/scores', { id: 'old-index', trace_id: traceId, name: 'oq', value: 0.25 })).status).toBe(201);
+    const r = await call('GET', '/spend?group_by=model&scores=oq&window=2d');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const scored = (r.body.rows as Array<{ model?: string; scores: Record<string, unknown> }>).filter((x) => x.scores.oq);
+    expect(scored.map((x) => [x.model, x.scores.oq])).toEqual([['gpt-4o', { data_type: 'NUMERIC', n: 1, scored_executions: 1, mean: 0.25 }]]);
+  });
 });
