@@ -43,6 +43,8 @@ export type RunLink = {
 
 export type StoredRunLink = RunLink & { updated_at: Date };
 
+// ORDER BY names the table's column: a bare seq / item_seq would be the text alias below, which
+// orders "10" before "9" (and a keyset page after it would repeat rows).
 const RUN_COLUMNS = 'run_id, dataset_id, seq::text AS seq, name, description, prompts, model, metadata, created_at';
 const LINK_COLUMNS = 'item_id, item_version, item_seq::text AS item_seq, trace_id, status, error, linked_by, updated_at';
 
@@ -97,7 +99,7 @@ export function createRunRepository(db: PostgresStore) {
     /** Runs of a dataset, oldest first, after seq `afterSeq` (keyset). */
     async list(projectId: string, datasetId: string, limit: number, afterSeq: string | undefined): Promise<RunRow[]> {
       return db.query<RunRow>(
-        `SELECT ${RUN_COLUMNS} FROM dataset_runs WHERE project_id = $1 AND dataset_id = $2 AND seq > $3::bigint ORDER BY seq LIMIT $4`,
+        `SELECT ${RUN_COLUMNS} FROM dataset_runs WHERE project_id = $1 AND dataset_id = $2 AND seq > $3::bigint ORDER BY dataset_runs.seq LIMIT $4`,
         [projectId, datasetId, afterSeq ?? '0', limit],
       );
     },
@@ -146,7 +148,7 @@ export function createRunRepository(db: PostgresStore) {
       return db.query<StoredRunLink>(
         `SELECT ${LINK_COLUMNS} FROM dataset_run_items
          WHERE project_id = $1 AND run_id = $2 AND item_seq > $3::bigint AND ($4::uuid[] IS NULL OR item_id = ANY($4::uuid[]))
-         ORDER BY item_seq ${q.limit !== undefined ? 'LIMIT $5' : ''}`,
+         ORDER BY dataset_run_items.item_seq ${q.limit !== undefined ? 'LIMIT $5' : ''}`,
         [projectId, runId, q.afterSeq ?? '0', q.itemIds?.filter(isUuid) ?? null, ...(q.limit !== undefined ? [q.limit] : [])],
       );
     },

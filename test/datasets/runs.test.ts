@@ -215,6 +215,32 @@ describe(`experiment runs (${mode} mode)`, () => {
     expect(after.totals.cost.total_usd).toBe(0.123456789);
   });
 
+  it('a run lists its items in dataset order past nine of them, and pages without repeating; runs list in creation order', async () => {
+    const ds = (await call('POST', '/datasets', { name: 'ordered-links' })).body;
+    const items = (
+      await call(
+        'POST',
+        `/datasets/${ds.dataset_id}/items`,
+        Array.from({ length: 12 }, (_, i) => ({ input: i })),
+      )
+    ).body.items;
+    const runIds: string[] = [];
+    for (let r = 0; r < 11; r++) runIds.push((await call('POST', `/datasets/${ds.dataset_id}/runs`, { name: `r${r}` })).body.run_id);
+    const runs = (await call('GET', `/datasets/${ds.dataset_id}/runs?limit=100`)).body.items;
+    expect(runs.map((r: { run_id: string }) => r.run_id)).toEqual(runIds);
+    // Linked last item first: the answer still follows the dataset.
+    const links = [...items].reverse().map((i: { item_id: string }, n: number) => ({ item_id: i.item_id, trace_id: `t${n}` }));
+    expect((await call('POST', `/datasets/${ds.dataset_id}/runs/${runIds[0]}/items`, links)).status).toBe(200);
+    const seen: string[] = [];
+    let cursor = '';
+    do {
+      const page = (await call('GET', `/datasets/${ds.dataset_id}/runs/${runIds[0]}?limit=5${cursor}`)).body;
+      seen.push(...page.items.map((i: { item_id: string }) => i.item_id));
+      cursor = page.next_cursor ? `&cursor=${page.next_cursor}` : '';
+    } while (cursor);
+    expect(seen).toEqual(items.map((i: { item_id: string }) => i.item_id));
+  });
+
   it('span links that name no run of the project are reported in the ingest answer and store nothing', async () => {
     const other = '00000000-0000-4000-8000-00000000abcd';
     const r = await getJson(`${svc.url}/api/v1/traces`, {

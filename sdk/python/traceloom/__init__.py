@@ -1,7 +1,15 @@
 """Traceloom SDK: cached prompts with fallback, local compile, prompt-to-span linking, budget
-checks and scores. Standard library only."""
+checks, scores and experiments over datasets. Standard library only."""
 from .client import Traceloom
 from .compile import Compiled, compile_template, placeholder_problem
+from .datasets import (
+    DATASET_ITEM_ID_ATTRIBUTE,
+    DATASET_RUN_ID_ATTRIBUTE,
+    Dataset,
+    ExperimentContext,
+    ExperimentItemResult,
+    ExperimentSummary,
+)
 from .errors import (
     TraceloomApiError,
     TraceloomCompileError,
@@ -24,6 +32,12 @@ __all__ = [
     "PROMPT_ID_ATTRIBUTE",
     "PROMPT_VERSION_ATTRIBUTE",
     "PROMPT_INPUTS_ATTRIBUTE",
+    "Dataset",
+    "ExperimentContext",
+    "ExperimentItemResult",
+    "ExperimentSummary",
+    "DATASET_RUN_ID_ATTRIBUTE",
+    "DATASET_ITEM_ID_ATTRIBUTE",
     "TraceloomError",
     "TraceloomApiError",
     "TraceloomUnavailableError",

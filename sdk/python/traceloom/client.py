@@ -6,6 +6,7 @@ from typing import Any
 from ._config import resolve_options
 from ._http import Http
 from .budget import BudgetClient
+from .datasets import DatasetClient
 from .prompts import PromptClient
 from .scores import ScoreClient
 
@@ -19,3 +20,4 @@ class Traceloom:
         self.prompts = PromptClient(http, o)
         self.budget = BudgetClient(http, o)
         self.scores = ScoreClient(http)
+        self.datasets = DatasetClient(http)
