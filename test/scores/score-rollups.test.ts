@@ -154,6 +154,8 @@ describe(`score rollups (${mode} mode)`, () => {
     const r = await call('GET', '/spend?group_by=model&scores=oq&window=2d');
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     const scored = (r.body.rows as Array<{ model?: string; scores: Record<string, unknown> }>).filter((x) => x.scores.oq);
-    expect(scored.map((x) => [x.model, x.scores.oq])).toEqual([['gpt-4o', { data_type: 'NUMERIC', n: 1, scored_executions: 1, mean: 0.25 }]]);
+    expect(scored.map((x) => [x.model, x.scores.oq])).toEqual([
+      ['gpt-4o', { data_type: 'NUMERIC', n: 1, scored_executions: 1, mean: 0.25 }],
+    ]);
   });
 });
