@@ -215,6 +215,7 @@ export function createDomain(
     prompts,
     scoreConfigs,
     scores: scores.service,
+    runs: datasets.runs,
   });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,

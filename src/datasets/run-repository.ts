@@ -161,6 +161,15 @@ export function createRunRepository(db: PostgresStore) {
       );
       return rows.map((r) => r.trace_id);
     },
+
+    /** The item of a run linked to this trace id (the first in dataset order if several are). */
+    async linkOfTrace(projectId: string, runId: string, traceId: string): Promise<StoredRunLink | undefined> {
+      const [row] = await db.query<StoredRunLink>(
+        `SELECT ${LINK_COLUMNS} FROM dataset_run_items WHERE project_id = $1 AND run_id = $2 AND trace_id = $3 ORDER BY item_seq LIMIT 1`,
+        [projectId, runId, traceId],
+      );
+      return row;
+    },
   };
 }
 

@@ -177,6 +177,21 @@ export function createRuns(deps: RunDeps) {
       await deps.runs.get(projectId, runId);
       return deps.runs.traceIds(projectId, runId);
     },
+
+    /** 404 unless the run is a run of the dataset in the project (an evaluator's dataset_run target). */
+    async checkRun(projectId: string, datasetId: string, runId: string): Promise<void> {
+      await deps.runs.get(projectId, runId, datasetId);
+    },
+
+    /** The item a trace is linked to in the run, with its expected output at the version the run used. */
+    async runItemOf(projectId: string, runId: string, traceId: string) {
+      const link = await deps.runs.linkOfTrace(projectId, runId, traceId);
+      if (!link) return undefined;
+      const content = (await deps.items.versionsOf(projectId, [{ item_id: link.item_id, version: link.item_version }])).get(
+        `${link.item_id}:${link.item_version}`,
+      );
+      return { item_id: link.item_id, expected_output: content?.expected_output ?? null };
+    },
   };
 }
 

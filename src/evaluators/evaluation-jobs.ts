@@ -5,9 +5,9 @@
 // timeouts and connection errors, and reported failed (with its last error) after its attempts.
 import type { Logger } from '../logger.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
-import type { EvaluatorRow } from './evaluator.ts';
+import type { EvaluatorRow, RunTargets } from './evaluator.ts';
 import type { EvaluatorRepository } from './evaluator-repository.ts';
-import { JUDGE_TRACE_PREFIX, sampled } from './judged-item.ts';
+import { JUDGE_TRACE_PREFIX, sampled, textOf } from './judged-item.ts';
 import { executionItem, judge, type JudgementDeps } from './judgement.ts';
 
 export const SCAN_JOB = 'evaluators.scan';
@@ -25,6 +25,7 @@ const QUEUE_BATCH = 1_000;
 
 export interface EvaluationJobsDeps extends JudgementDeps {
   repository: EvaluatorRepository;
+  runs: RunTargets;
   jobs: Pick<JobRunner, 'enqueue'>;
   logger: Logger;
   config: { scanIntervalMs: number; scanLookbackMs: number; concurrency: number; attempts: number; backoffMs: number };
@@ -45,7 +46,8 @@ export function createEvaluationJobs(deps: EvaluationJobsDeps) {
 
   /**
    * Queues the executions of `ev`'s target started in [start, end) that it samples; returns how
-   * many matched, were sampled, and were newly queued (the others were queued before).
+   * many matched, were sampled, and were newly queued (the others were queued before). A dataset
+   * run is finite and has no sampling: every execution linked to it, whatever the range.
    */
   async function queueRange(ev: EvaluatorRow, start: Date, end: Date | undefined) {
     const target = ev.target;
@@ -69,6 +71,14 @@ export function createEvaluationJobs(deps: EvaluationJobsDeps) {
         batch.push(e.trace_id);
         if (batch.length >= QUEUE_BATCH) await flush();
       }
+    } else {
+      for (const traceId of new Set(await deps.runs.runExecutions(ev.project_id, target.run_id))) {
+        if (traceId.startsWith(JUDGE_TRACE_PREFIX)) continue;
+        matched++;
+        sampledCount++;
+        batch.push(traceId);
+        if (batch.length >= QUEUE_BATCH) await flush();
+      }
     }
     if (batch.length) await flush();
     return { matched, sampled: sampledCount, queued };
@@ -79,6 +89,12 @@ export function createEvaluationJobs(deps: EvaluationJobsDeps) {
     switch (ev.target.kind) {
       case 'executions':
         return executionItem(deps, ev.project_id, traceId);
+      case 'dataset_run': {
+        // Relinked to another execution since it was queued: nothing of the run to judge any more.
+        const runItem = await deps.runs.runItemOf(ev.project_id, ev.target.run_id, traceId);
+        const item = runItem && (await executionItem(deps, ev.project_id, traceId));
+        return item && { ...item, expected_output: textOf(runItem.expected_output) };
+      }
     }
   }
 

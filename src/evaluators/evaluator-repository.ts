@@ -85,9 +85,11 @@ export function createEvaluatorRepository(db: Queryable) {
       return db.query<EvaluatorRow>(`SELECT ${COLUMNS} FROM evaluators WHERE project_id = $1 ORDER BY name`, [projectId]);
     },
 
-    /** Every live evaluator of every project whose target is new executions: what the scan looks for work for. */
+    /** Every live evaluator of every project (new executions, or a run's items linked since): what the scan looks for work for. */
     async scannable(): Promise<EvaluatorRow[]> {
-      return db.query<EvaluatorRow>(`SELECT ${COLUMNS} FROM evaluators WHERE NOT paused AND target->>'kind' = 'executions'`);
+      return db.query<EvaluatorRow>(
+        `SELECT ${COLUMNS} FROM evaluators WHERE NOT paused AND target->>'kind' IN ('executions', 'dataset_run')`,
+      );
     },
 
     async setScannedTo(projectId: string, evaluatorId: string, at: Date): Promise<void> {

@@ -1,7 +1,8 @@
 // Evaluators (docs/evaluators.md): created, read with their status (queued, done, failed and the
 // last error), changed, paused and resumed, backfilled over a time range, deleted; their
 // evaluations listed. An evaluator is checked whole when written: its judge prompt and label
-// exist and every variable of the template has a value, its connection and its score config exist.
+// exist and every variable of the template has a value, its connection and its score config exist,
+// its target's fields fit its kind (a dataset run target's run is a run of its dataset).
 import crypto from 'node:crypto';
 import { badRequest, conflict, notFound, NotFound, unprocessable } from '../errors.ts';
 import { extractVariables } from '../prompts/template.ts';
@@ -15,7 +16,9 @@ import {
   presentEvaluator,
   type EvaluatorInput,
   type EvaluatorRow,
+  type EvaluatorTarget,
   type EvaluatorUpdate,
+  type RunTargets,
   type VariableSource,
 } from './evaluator.ts';
 import type { EvaluationStatus, EvaluatorRepository } from './evaluator-repository.ts';
@@ -32,7 +35,24 @@ export interface EvaluatorServiceDeps {
   prompts: PromptService;
   scoreConfigs: ScoreConfigs;
   queries: ExecutionRepository;
+  runs: RunTargets;
   jobs: EvaluationJobs;
+}
+
+/** The target as stored: only its kind's fields, defaults applied; 400 naming a field of the other kind or a missing one. */
+function targetOf(t: EvaluatorTarget): EvaluatorTarget {
+  const sent = t as Partial<Record<string, unknown>>;
+  const foreign = (fields: string[]) => {
+    const f = fields.find((k) => sent[k] !== undefined);
+    if (f) throw badRequest(`target.${f}: a target of kind ${t.kind} has no ${f}`);
+  };
+  if (t.kind === 'executions') {
+    foreign(['dataset_id', 'run_id']);
+    return { kind: 'executions', filter: t.filter ?? {}, sampling_rate: t.sampling_rate ?? 1 };
+  }
+  foreign(['filter', 'sampling_rate']);
+  for (const f of ['dataset_id', 'run_id'] as const) if (!t[f]) throw badRequest(`target.${f}: a target of kind dataset_run needs it`);
+  return { kind: 'dataset_run', dataset_id: t.dataset_id, run_id: t.run_id };
 }
 
 export function createEvaluatorService(deps: EvaluatorServiceDeps) {
@@ -69,9 +89,21 @@ export function createEvaluatorService(deps: EvaluatorServiceDeps) {
       if (err instanceof NotFound) throw unprocessable(`connection_id: model connection ${r.connection_id} does not exist`);
       throw err;
     }
+    if (r.target.kind === 'dataset_run') {
+      const { dataset_id, run_id } = r.target;
+      await deps.runs.checkRun(projectId, dataset_id, run_id).catch((err: unknown) => {
+        if (err instanceof NotFound) throw unprocessable(`target.run_id: ${run_id} is not a run of dataset ${dataset_id} in this project`);
+        throw err;
+      });
+    }
     if (!(await deps.scoreConfigs.liveByName(projectId, [r.score_name])).has(r.score_name))
       throw unprocessable(`score_name: no live score config named "${r.score_name}" (create one: the judge's scores are held to it)`);
   }
+
+  const gone = (runId: string) => (err: unknown) => {
+    if (err instanceof NotFound) throw unprocessable(`target.run_id: run ${runId} no longer exists in this project`);
+    throw err;
+  };
 
   const taken = (name: string) => (err: { code?: string }) => {
     if (err.code === '23505') throw conflict(`name: an evaluator named "${name}" exists in this project`);
@@ -90,7 +122,7 @@ export function createEvaluatorService(deps: EvaluatorServiceDeps) {
         connection_id: input.connection_id,
         score_name: input.score_name,
         agent_id: input.agent_id ?? `evaluator:${input.name}`,
-        target: input.target,
+        target: targetOf(input.target),
         concurrency: input.concurrency ?? DEFAULTS.concurrency,
         max_calls_per_minute: input.max_calls_per_minute ?? DEFAULTS.max_calls_per_minute,
         timeout_ms: input.timeout_ms ?? DEFAULTS.timeout_ms,
@@ -112,6 +144,7 @@ export function createEvaluatorService(deps: EvaluatorServiceDeps) {
       const current = await row(projectId, evaluatorId);
       const next: EvaluatorRow = { ...current };
       for (const [k, v] of Object.entries(input)) if (v !== undefined) (next as unknown as Record<string, unknown>)[k] = v;
+      if (input.target) next.target = targetOf(input.target);
       await check(projectId, next);
       const saved = await deps.repository.update(next).catch(taken(next.name));
       if (!saved) throw notFound('Evaluator');
@@ -132,7 +165,10 @@ export function createEvaluatorService(deps: EvaluatorServiceDeps) {
       if (!(await deps.repository.remove(projectId, evaluatorId))) throw notFound('Evaluator');
     },
 
-    /** Queues the target's executions started in [start, end) (sampled, each at most once). */
+    /**
+     * Queues the target's executions started in [start, end) (sampled, each at most once); a
+     * dataset run's every linked execution now (the range does not apply: a run is finite).
+     */
     async backfill(projectId: string, evaluatorId: string, range: { start: string; end: string }) {
       const ev = await row(projectId, evaluatorId);
       const start = parseTime(range.start, 'start');
@@ -148,6 +184,10 @@ export function createEvaluatorService(deps: EvaluatorServiceDeps) {
         });
         if (total > MAX_BACKFILL)
           throw unprocessable(`start, end: ${total} executions match, more than ${MAX_BACKFILL} in one backfill; narrow the range`);
+      } else {
+        const linked = (await deps.runs.runExecutions(projectId, ev.target.run_id).catch(gone(ev.target.run_id))).length;
+        if (linked > MAX_BACKFILL)
+          throw unprocessable(`target.run_id: the run has ${linked} linked executions, more than ${MAX_BACKFILL} in one backfill`);
       }
       return { ...(await deps.jobs.queueRange(ev, start, end)), start: start.toISOString(), end: end.toISOString() };
     },

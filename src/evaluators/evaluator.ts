@@ -1,6 +1,7 @@
 // An evaluator as stored and shown (docs/evaluators.md), and its target: a discriminated union on
 // `kind`, so another kind of target is one more case here, in evaluator-service.ts (its checks)
-// and in the scan (evaluation-jobs.ts).
+// and in the scan (evaluation-jobs.ts). A dataset run target reads experiment runs through
+// `RunTargets` (src/datasets/runs.ts gives it; wired in compose.ts).
 import type { ListQuery } from '../executions/execution-repository.ts';
 
 /** The executions list filters an evaluator may use (GET /executions's, without paging and time). */
@@ -8,8 +9,19 @@ export type ExecutionFilter = Omit<ListQuery, 'limit' | 'offset' | 'cursor' | 's
 
 export type EvaluatorTarget =
   /** New executions matching the filter, each kept with probability sampling_rate (by trace id). */
-  { kind: 'executions'; filter: ExecutionFilter; sampling_rate: number };
-// A dataset run target (issue 28's datasets) is one more case: { kind: 'dataset_run'; dataset_id; run_id }.
+  | { kind: 'executions'; filter: ExecutionFilter; sampling_rate: number }
+  /** Every execution linked to an item of the run, each judged once, with the item's expected output. */
+  | { kind: 'dataset_run'; dataset_id: string; run_id: string };
+
+/** What a dataset run target reads of experiment runs (src/datasets/runs.ts). */
+export interface RunTargets {
+  /** Throws NotFound unless `runId` is a run of dataset `datasetId` in the project. */
+  checkRun(projectId: string, datasetId: string, runId: string): Promise<void>;
+  /** The trace ids of the run's linked items, in dataset order (NotFound for a run not the project's). */
+  runExecutions(projectId: string, runId: string): Promise<string[]>;
+  /** The item (at the version the run used) that `traceId` is linked to in the run; undefined if none. */
+  runItemOf(projectId: string, runId: string, traceId: string): Promise<{ item_id: string; expected_output: unknown } | undefined>;
+}
 
 /** Where a judge prompt variable takes its value. */
 export type VariableSource = 'input' | 'output' | 'expected_output' | 'metadata' | `metadata.${string}`;

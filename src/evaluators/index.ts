@@ -1,5 +1,5 @@
 // The evaluators area (docs/evaluators.md), wired from the stores and the domain services it uses:
-// model connections, evaluators and their jobs.
+// model connections, evaluators and their jobs. Experiment runs (a dataset_run target) come from src/datasets.
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Queryable } from '../stores/postgres.ts';
@@ -9,6 +9,7 @@ import { createEvaluatorRepository } from './evaluator-repository.ts';
 import { createEvaluatorService, type EvaluatorService } from './evaluator-service.ts';
 import { createEvaluationJobs, type EvaluationJobs } from './evaluation-jobs.ts';
 import type { JudgementDeps } from './judgement.ts';
+import type { RunTargets } from './evaluator.ts';
 import { createLimiter } from './limiter.ts';
 import { createSecretBox, keyFile } from './secrets.ts';
 
@@ -23,7 +24,7 @@ export function createEvaluators(
   postgres: Queryable,
   logger: Logger,
   jobs: Pick<JobRunner, 'enqueue'>,
-  domain: Omit<JudgementDeps, 'connections' | 'limiter' | 'allowPrivate'>,
+  domain: Omit<JudgementDeps, 'connections' | 'limiter' | 'allowPrivate'> & { runs: RunTargets },
 ): Evaluators {
   // Embedded stores without SECRETS_KEY: a key made once in DATA_DIR (secrets.ts says why not with servers).
   const key = config.evaluators.secretsKey ?? (config.databaseUrl ? undefined : keyFile(config.dataDir));
@@ -45,6 +46,7 @@ export function createEvaluators(
     prompts: domain.prompts,
     scoreConfigs: domain.scoreConfigs,
     queries: domain.queries,
+    runs: domain.runs,
     jobs: evaluationJobs,
   });
   return { connections, service, jobs: evaluationJobs };

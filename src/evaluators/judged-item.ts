@@ -2,7 +2,7 @@
 // the output, the expected output and the metadata, whatever the target. For an execution: the
 // conversation before its final assistant message (as a transcript, one "role: content" line per
 // message), that message's content, metadata's `expected_output` if it has one, and its metadata.
-// A dataset run target gives its item's fields directly.
+// A dataset run target's judged execution takes its expected output from the run's dataset item.
 import crypto from 'node:crypto';
 import type { VariableSource } from './evaluator.ts';
 
@@ -15,7 +15,8 @@ export interface JudgedItem {
 
 type Message = { role?: unknown; content?: unknown };
 
-const textOf = (content: unknown): string =>
+/** A value as a judge prompt shows it: text as is, anything else as JSON, nothing as ''. */
+export const textOf = (content: unknown): string =>
   typeof content === 'string' ? content : content === null || content === undefined ? '' : JSON.stringify(content);
 
 export function itemOfExecution(execution: { conversation_history?: unknown[]; metadata: Record<string, string> }): JudgedItem {

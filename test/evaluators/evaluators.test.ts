@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
-import { startFakeJudge, verdict, type FakeJudge, type JudgeReply } from '../helpers/fake-judge.ts';
+import { connectJudge, startFakeJudge, verdict, type FakeJudge, type JudgeReply } from '../helpers/fake-judge.ts';
 import { until } from '../helpers/wait.ts';
 
 /** Background work on a loaded 2-core machine: generous bounds (they bound a hang, they time nothing). */
@@ -125,14 +125,7 @@ beforeAll(async () => {
   expect(cfg.status).toBe(201);
   const price = await call('PUT', '/models/judge-model', { provider: 'openai', input_per_mtok: 1, output_per_mtok: 4 });
   expect(price.status, JSON.stringify(price.body)).toBeLessThan(300);
-  const conn = await call('POST', '/model-connections', {
-    name: 'loopback judge',
-    base_url: judge.baseURL,
-    model: 'judge-model',
-    api_key: API_KEY,
-  });
-  expect(conn.status, JSON.stringify(conn.body)).toBe(201);
-  connectionId = conn.body.connection_id;
+  connectionId = await connectJudge(call, judge, API_KEY);
 });
 afterAll(async () => {
   await svc?.close();

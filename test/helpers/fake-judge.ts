@@ -91,3 +91,19 @@ export async function startFakeJudge(script: (req: JudgeRequestSeen, n: number) 
       }),
   };
 }
+
+/** Creates a model connection to `judge` (model judge-model) through `call` (a project's API); returns its id. */
+export async function connectJudge(
+  call: (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }>,
+  judge: FakeJudge,
+  apiKey: string,
+): Promise<string> {
+  const conn = await call('POST', '/model-connections', {
+    name: 'loopback judge',
+    base_url: judge.baseURL,
+    model: 'judge-model',
+    api_key: apiKey,
+  });
+  if (conn.status !== 201) throw new Error(`model connection refused: ${JSON.stringify(conn.body)}`);
+  return conn.body.connection_id as string;
+}

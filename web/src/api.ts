@@ -72,6 +72,22 @@ export async function api<T>(
   return (await res.json()) as T;
 }
 
+/** Sends a file as the request body, as it is (an import), with its content type; the JSON answer. */
+export async function upload<T>(path: string, file: Blob, contentType: string): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method: 'POST',
+      headers: { Accept: 'application/json', ...authHeaders(), 'Content-Type': contentType },
+      body: file,
+    });
+  } catch (err) {
+    throw new ApiError(0, `Cannot reach the API: ${(err as Error).message}`);
+  }
+  if (!res.ok) throw await errorOf(res);
+  return (await res.json()) as T;
+}
+
 /** Downloads a file the API streams (the export), with the credential, under the API's file name. */
 export async function download(path: string): Promise<string> {
   const res = await fetch(path, { headers: authHeaders() });

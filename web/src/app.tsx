@@ -16,6 +16,8 @@ import { Explorer } from './pages/explorer.tsx';
 import { Budgets } from './pages/budgets.tsx';
 import { SessionDetail, Sessions, Users } from './pages/sessions.tsx';
 import { TraceSearch } from './pages/trace-search.tsx';
+import { DatasetDetail, Datasets } from './pages/datasets.tsx';
+import { Evaluators } from './pages/evaluators.tsx';
 
 type Session = { state: 'loading' } | { state: 'signed-out'; error?: ApiError } | { state: 'signed-in'; me: MeContext };
 
@@ -104,6 +106,13 @@ export function App() {
   else if (section === 'sessions')
     page = item ? <SessionDetail key={item} projectId={projectId} sessionId={item} /> : <Sessions projectId={projectId} />;
   else if (section === 'users') page = <Users projectId={projectId} />;
+  else if (section === 'datasets')
+    page = item ? (
+      <DatasetDetail key={item} projectId={projectId} datasetId={item} role={role} />
+    ) : (
+      <Datasets projectId={projectId} role={role} />
+    );
+  else if (section === 'evaluators') page = <Evaluators projectId={projectId} role={role} />;
   else if (section === 'settings') page = <Settings projectId={projectId} role={role} me={me} />;
   else page = <Empty title="Page not found" />;
   return (
@@ -135,6 +144,8 @@ function Shell({
   const nav: Array<[string, string]> = [
     ['executions', 'Executions'],
     ['prompts', 'Prompts'],
+    ['datasets', 'Datasets'],
+    ['evaluators', 'Evaluators'],
     ['sessions', 'Sessions'],
     ['users', 'Users'],
     ['spend', 'Spend'],

@@ -482,3 +482,150 @@ export interface UserList {
   items: UserSummary[];
   limit: number;
 }
+
+// Datasets, experiment runs and evaluators (docs/datasets.md, docs/evaluators.md).
+
+export interface Dataset {
+  dataset_id: string;
+  name: string;
+  description: string | null;
+  metadata: Record<string, unknown>;
+  items: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DatasetList {
+  items: Dataset[];
+  next_cursor: string | null;
+}
+
+export interface DatasetItem {
+  item_id: string;
+  dataset_id: string;
+  version: number;
+  input: unknown;
+  expected_output: unknown;
+  metadata: Record<string, unknown>;
+  source_trace_id: string | null;
+  archived: boolean;
+  archived_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DatasetItemList {
+  items: DatasetItem[];
+  next_cursor: string | null;
+}
+
+export interface DatasetImportResult {
+  imported: number;
+  rejected_count: number;
+  rejected: Array<{ line: number; detail: string }>;
+}
+
+export interface DatasetRun {
+  run_id: string;
+  dataset_id: string;
+  name: string;
+  description: string | null;
+  prompts: Array<{ prompt_id: string; version: number }>;
+  model: string | null;
+  metadata: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface DatasetRunList {
+  items: DatasetRun[];
+  next_cursor: string | null;
+}
+
+export interface DatasetRunTotals {
+  dataset_items?: number;
+  items: { linked: number; done: number; failed: number; awaiting_execution: number; executions_with_error: number };
+  cost: { total_usd: number; per_item: { mean_usd: number | null; p50_usd: number | null; p95_usd: number | null } };
+  latency_ms: { p50: number | null; p95: number | null };
+  tokens: { in: number; out: number };
+  scores: Record<string, GroupScore>;
+}
+
+export interface DatasetRunItem {
+  item_id: string;
+  item_version: number;
+  input: unknown;
+  expected_output: unknown;
+  status: 'done' | 'failed';
+  error: string | null;
+  linked_by: 'api' | 'otel';
+  trace_id: string | null;
+  execution: {
+    status: string;
+    model: string;
+    output: unknown;
+    cost_usd: number;
+    latency_ms: number;
+    tokens_in: number;
+    tokens_out: number;
+    started_at: string;
+  } | null;
+  scores: Record<string, { value: number | boolean | string; data_type: ScoreDataType; score_id: string }>;
+}
+
+export interface DatasetRunResult extends DatasetRun {
+  totals: DatasetRunTotals;
+  items: DatasetRunItem[];
+  next_cursor: string | null;
+}
+
+/** A tested difference of b against a (run-compare.ts): the test named, its difference, interval and verdict. */
+export interface RunTest {
+  test: 'paired_t' | 'welch_t' | 'mcnemar_exact' | 'two_proportion_z';
+  n?: number;
+  difference: number | null;
+  ci: Interval | null;
+  p_value: number | null;
+  significant: boolean;
+  verdict: string;
+}
+
+export interface DatasetRunComparison {
+  dataset_id: string;
+  runs: [DatasetRun & { totals: DatasetRunTotals }, DatasetRun & { totals: DatasetRunTotals }];
+  comparison: { paired_items: number; cost_per_item: RunTest; latency_ms: RunTest; scores: Record<string, RunTest> };
+  items: Array<{ item_id: string; a: DatasetRunItem | null; b: DatasetRunItem | null }>;
+  next_cursor: string | null;
+}
+
+export interface Evaluator {
+  evaluator_id: string;
+  name: string;
+  prompt_id: string;
+  prompt_label: string;
+  variables: Record<string, string>;
+  connection_id: string;
+  score_name: string;
+  agent_id: string;
+  target:
+    | { kind: 'executions'; filter: Record<string, unknown>; sampling_rate: number }
+    | { kind: 'dataset_run'; dataset_id: string; run_id: string };
+  concurrency: number;
+  max_calls_per_minute: number;
+  timeout_ms: number;
+  paused: boolean;
+  status: {
+    state: 'active' | 'paused';
+    queued: number;
+    done: number;
+    failed: number;
+    last_error: string | null;
+    last_error_at: string | null;
+  };
+  scanned_to: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EvaluatorList {
+  items: Evaluator[];
+}

@@ -1,10 +1,12 @@
 // One execution: cost and tokens (with the price row that priced it), the chat and tool timeline,
-// the span tree as a waterfall, the prompt versions it used, and its scores (scores.tsx).
+// the span tree as a waterfall, the prompt versions it used, its scores (scores.tsx), and "Add to
+// dataset" (add-to-dataset.tsx).
 import { enc } from '../api.ts';
 import { duration, int, usd } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { Execution, Role } from '../types.ts';
 import { Badge, Card, Empty, Load, Stat, Tabs, Time, useApi } from '../ui.tsx';
+import { AddToDataset } from './add-to-dataset.tsx';
 import { ExecutionScores } from './scores.tsx';
 import { Timeline } from './timeline.tsx';
 import { Waterfall } from './waterfall.tsx';
@@ -31,6 +33,7 @@ export function ExecutionDetail({ projectId, traceId, role }: { projectId: strin
           <>
             <Summary e={e} />
             <ExecutionScores projectId={projectId} traceId={traceId} initial={e.scores ?? []} role={role} />
+            {role !== 'viewer' && <AddToDataset projectId={projectId} traceId={traceId} />}
             <Tabs<Tab>
               tabs={[
                 ['timeline', 'Timeline'],
