@@ -103,7 +103,7 @@ export function createDomain(
   jobs: Pick<JobRunner, 'enqueue'>,
 ): Domain {
   /** The batching writer of one ClickHouse table (spans and executions share the ingest settings). */
-  const writerOf = (table: string) =>
+  const writerOf = (table: string, flushIntervalMs = config.ingest.flushMs) =>
     new BatchWriter(
       (t, rows, settings) => stores.clickhouse.insert(t, rows, settings),
       {
@@ -111,7 +111,7 @@ export function createDomain(
         maxQueueRows: config.ingest.maxQueueRows,
         maxQueueBytes: config.ingest.maxQueueBytes,
         maxBatchRows: config.ingest.batchRows,
-        flushIntervalMs: config.ingest.flushMs,
+        flushIntervalMs,
         maxAttempts: config.ingest.attempts,
         backoffMs: 200,
       },
@@ -182,7 +182,9 @@ export function createDomain(
     prices: resolver,
   });
   const scoreConfigs = createScoreConfigs(stores.postgres);
-  const scoreRepository = createScoreRepository(stores.clickhouse);
+  // Score writes go out at once; those that come while one is being stored go out together next.
+  const scoreWriter = writerOf('scores', 0);
+  const scoreRepository = createScoreRepository(stores.clickhouse, scoreWriter);
   const scores = {
     service: createScoreService({
       repository: scoreRepository,
@@ -359,6 +361,7 @@ export function createDomain(
       if (ingestStarted) await loader.flush();
       await Promise.all([writer.flush(), logsWriter.flush()]);
       await scores.service.flushStamps();
+      await scoreWriter.flush();
     },
     close: async () => {
       await recovering;
@@ -368,6 +371,7 @@ export function createDomain(
       await scores.service
         .flushStamps()
         .catch((err: unknown) => logger.warn({ err: { message: (err as Error).message } }, 'scores not stamped at shutdown'));
+      await scoreWriter.close();
     },
   };
 }

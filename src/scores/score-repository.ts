@@ -42,32 +42,50 @@ function decodeCursor(cursor: string): [string, string] {
   throw badRequest('cursor: is not a cursor this API gave');
 }
 
-export function createScoreRepository(ch: ClickHouseStore) {
+/** Stores rows of `scores` (resolves once stored): the service's batching writer, or a plain insert. */
+export interface ScoreWriter {
+  write(rows: readonly object[], bytes: number): Promise<void>;
+}
+
+export function createScoreRepository(ch: ClickHouseStore, writer: ScoreWriter = { write: (rows) => ch.insert('scores', rows) }) {
   return {
-    /** The trace each of these ids' live score is under (through the id index: '' for a session's score). */
+    /**
+     * The trace each of these ids' live score is under (through the id index: '' for a session's
+     * score). Read without FINAL (half the time) and settled here as FINAL would: an id's newest
+     * version wins, and of one version the cancel row (written after the row it cancels).
+     */
     async tracesOfIds(projectId: string, ids: string[]): Promise<Map<string, string>> {
       if (ids.length === 0) return new Map();
-      const found = await ch.query<{ id: string; trace_id: string }>(
-        'SELECT id, trace_id FROM score_ids FINAL WHERE project_id = {p:String} AND id IN {ids:Array(String)} AND sign = 1',
+      const rows = await ch.query<{ id: string; trace_id: string; version: string; sign: number }>(
+        'SELECT id, trace_id, toString(version) AS version, sign FROM score_ids PREWHERE project_id = {p:String} AND id IN {ids:Array(String)}',
         { p: projectId, ids },
         'scores.byIds.index',
       );
-      return new Map(found.map((f) => [f.id, f.trace_id]));
+      const newest = new Map<string, { trace_id: string; version: bigint; sign: number }>();
+      for (const r of rows) {
+        const version = BigInt(r.version);
+        const sign = Number(r.sign);
+        const had = newest.get(r.id);
+        if (!had || version > had.version || (version === had.version && sign < had.sign))
+          newest.set(r.id, { trace_id: r.trace_id, version, sign });
+      }
+      return new Map([...newest].filter(([, r]) => r.sign === 1).map(([id, r]) => [id, r.trace_id]));
     },
 
     /**
      * The live scores of these traces (their spans' and, with '', sessions' of these ids), by id;
      * with `names`, only those of these names and these ids. Read without FINAL (which would merge
      * every granule the traces touch) and collapsed here: a row lives while no cancel row repeats
-     * its id and version. Every condition is a PREWHERE: the wide columns are read for the rows
-     * kept only (a new name on scored traces reads none of them).
+     * its id and version. Every condition is a PREWHERE, the name first: the trace ids and the
+     * wide columns are read for the rows kept only (a new name on scored traces reads none of
+     * them). `ids`: those that exist (the others have no row to find).
      */
     async ofTraces(projectId: string, traceIds: string[], ids: string[] = [], names?: string[]): Promise<Map<string, StoredScore>> {
       if (traceIds.length === 0) return new Map();
       const rows = await ch.query<StoredScore & { sign: number }>(
         `SELECT ${COLUMNS}, sign FROM scores
-         PREWHERE project_id = {p:String} AND trace_id IN {traces:Array(String)}
-           AND (trace_id != '' OR id IN {ids:Array(String)})${names ? ' AND (name IN {names:Array(String)} OR id IN {ids:Array(String)})' : ''}`,
+         PREWHERE project_id = {p:String}${names ? ' AND (name IN {names:Array(String)} OR id IN {ids:Array(String)})' : ''}
+           AND trace_id IN {traces:Array(String)} AND (trace_id != '' OR id IN {ids:Array(String)})`,
         { p: projectId, traces: traceIds, ids, names: names ?? [] },
         'scores.ofTraces',
       );
@@ -115,9 +133,16 @@ export function createScoreRepository(ch: ClickHouseStore) {
       );
     },
 
-    /** New rows (`sign` 1) and cancel rows (`sign` -1, a copy of the row they cancel), in one insert. */
+    /**
+     * New rows (`sign` 1) and cancel rows (`sign` -1, a copy of the row they cancel), in one insert
+     * (with the rows of other writes made meanwhile: one batch, stored whole or not at all).
+     */
     async write(rows: ScoreWrite[]): Promise<void> {
-      if (rows.length) await ch.insert('scores', rows);
+      if (rows.length)
+        await writer.write(
+          rows,
+          rows.reduce((n, r) => n + 400 + r.comment.length + r.id.length, 0),
+        );
     },
 
     async list(projectId: string, q: ScoreListQuery) {

@@ -3,7 +3,8 @@
 // listed, read with their execution, deleted. A batch is checked whole before anything is
 // written: one bad item refuses it all, naming the item. Scores never touch spend. Every write
 // stamps its scores with their execution's dimensions (score-stamps.ts), which the score rollups
-// sum by; a score whose execution arrives or changes later is stamped again.
+// sum by; a score whose execution arrives or changes later is stamped again. Writes that come
+// while one is being stored are stored together next (write-rounds.ts).
 import crypto from 'node:crypto';
 import { badRequest, DomainError, notFound } from '../errors.ts';
 import { toClickHouseTime } from '../time.ts';
@@ -11,6 +12,7 @@ import type { ScoreConfigs } from './score-configs.ts';
 import type { ScoreRepository, ScoreListQuery, StoredScore } from './score-repository.ts';
 import { presentScore, sameScore, scoreFields, type Score, type ScoreInput, type ScoreRow } from './score.ts';
 import { planTraceScores, type ExecutionStamp } from './score-stamps.ts';
+import { createWriteRounds, type RoundWrite } from './write-rounds.ts';
 
 export const MAX_SCORES_PER_REQUEST = 1_000;
 
@@ -35,6 +37,15 @@ export interface StampTiming {
 }
 
 const MAX_WAITING_TRACES = 100_000;
+
+/** Scores stored in one round at most (write-rounds.ts): ten requests of a thousand. */
+const MAX_SCORES_PER_ROUND = 10_000;
+
+/** One request's scores, checked, waiting for their round. */
+interface Upsert extends RoundWrite {
+  fields: Array<Omit<ScoreRow, 'project_id' | 'author' | 'created_at' | 'updated_at'>>;
+  author: string;
+}
 
 /** Stamps a write asked for ahead of its read (of these traces). */
 interface Prefetched {
@@ -85,6 +96,7 @@ export function createScoreService(deps: {
     projectId: string,
     traces: Iterable<string>,
     change: ((stored: ReadonlyMap<string, StoredScore>) => Map<string, ScoreRow | null>) | undefined,
+    /** `ids`: the ids written that have a live score (where they are now is read too). */
     scope: { ids?: string[]; names?: string[]; prefetched?: Prefetched } = {},
   ): Promise<ReadonlyMap<string, StoredScore>> {
     const restampOnly = change === undefined;
@@ -185,6 +197,52 @@ export function createScoreService(deps: {
     schedule();
   }
 
+  /**
+   * Stores a round of upserts of one project (write-rounds.ts; their ids distinct): one lookup of
+   * where the ids are, one read of the traces' live scores and stamps, one write. Returns each
+   * upsert's scores as stored, in the order sent.
+   */
+  async function storeRound(projectId: string, upserts: Upsert[]): Promise<Score[][]> {
+    const all = upserts.flatMap((u) => u.fields);
+    const ids = all.map((f) => f.id);
+    const traces = [...new Set(all.map((f) => f.trace_id).filter(Boolean))];
+    return exclusive([...ids.map((id) => idKey(projectId, id)), ...traces.map((t) => traceKey(projectId, t))], async () => {
+      // An id may move from one trace (or session) to another: where it is now is read too,
+      // while the stamps of the traces written are read.
+      const prefetched: Prefetched = {
+        traces: new Set(traces),
+        stamps: traces.length ? deps.stamps(projectId, traces) : Promise.resolve(new Map()),
+      };
+      prefetched.stamps.catch(() => undefined); // awaited below; a failure is thrown there
+      const was = await deps.repository.tracesOfIds(projectId, ids);
+      const at = toClickHouseTime(new Date(now()));
+      const out = upserts.map(() => [] as ScoreRow[]);
+      await rewrite(
+        projectId,
+        [...traces, ...was.values()],
+        (stored) => {
+          const change = new Map<string, ScoreRow | null>();
+          upserts.forEach((u, i) => {
+            for (const f of u.fields) {
+              const old = stored.get(f.id);
+              if (old && sameScore(old, f)) {
+                out[i]!.push(old);
+                continue;
+              }
+              const row: ScoreRow = { project_id: projectId, ...f, author: u.author, created_at: old?.created_at ?? at, updated_at: at };
+              change.set(f.id, row);
+              out[i]!.push(row);
+            }
+          });
+          return change;
+        },
+        { ids: [...was.keys()], names: [...new Set(all.map((f) => f.name))], prefetched },
+      );
+      return out.map((rows) => rows.map(presentScore));
+    });
+  }
+  const rounds = createWriteRounds(storeRound, MAX_SCORES_PER_ROUND);
+
   const service = {
     /** Upserts scores by id, all or none; returns them as stored, in the order sent. */
     async upsert(projectId: string, inputs: ScoreInput[], author: string, prefix: (i: number) => string): Promise<Score[]> {
@@ -201,41 +259,7 @@ export function createScoreService(deps: {
         }
         return { id: s.id ?? crypto.randomUUID(), ...f };
       });
-      const ids = fields.map((f) => f.id);
-      const traces = fields.map((f) => f.trace_id).filter(Boolean);
-      return exclusive([...ids.map((id) => idKey(projectId, id)), ...new Set(traces.map((t) => traceKey(projectId, t)))], async () => {
-        // An id may move from one trace (or session) to another: where it is now is read too,
-        // while the stamps of the traces written are read.
-        const uniqueTraces = [...new Set(traces)];
-        const prefetched: Prefetched = {
-          traces: new Set(uniqueTraces),
-          stamps: uniqueTraces.length ? deps.stamps(projectId, uniqueTraces) : Promise.resolve(new Map()),
-        };
-        prefetched.stamps.catch(() => undefined); // awaited below; a failure is thrown there
-        const was = await deps.repository.tracesOfIds(projectId, ids);
-        const at = toClickHouseTime(new Date(now()));
-        const out: ScoreRow[] = [];
-        await rewrite(
-          projectId,
-          [...traces, ...was.values()],
-          (stored) => {
-            const change = new Map<string, ScoreRow | null>();
-            for (const f of fields) {
-              const old = stored.get(f.id);
-              if (old && sameScore(old, f)) {
-                out.push(old);
-                continue;
-              }
-              const row: ScoreRow = { project_id: projectId, ...f, author, created_at: old?.created_at ?? at, updated_at: at };
-              change.set(f.id, row);
-              out.push(row);
-            }
-            return change;
-          },
-          { ids, names: [...new Set(fields.map((f) => f.name))], prefetched },
-        );
-        return out.map(presentScore);
-      });
+      return rounds.write({ projectId, ids: fields.map((f) => f.id), fields, author });
     },
 
     /**

@@ -158,4 +158,27 @@ describe(`score rollups (${mode} mode)`, () => {
       ['gpt-4o', { data_type: 'NUMERIC', n: 1, scored_executions: 1, mean: 0.25 }],
     ]);
   });
+
+  it('writes sent at once are stored together: every score once, each execution counted once, one live row per id', async () => {
+    const traces = Array.from({ length: 20 }, (_x, i) => hex(32, 0x7b0000 + i));
+    const start = BigInt(Date.now()) * 1_000_000n;
+    await sendSpans(traces.flatMap((_t, i) => agentTrace(0x7b0000 + i, start)));
+    await until(async () => (await call('GET', `/executions/${traces[19]}`)).status === 200, 'the executions');
+    // Eight requests at once, each scoring every trace under its own ids, and five updates of one id.
+    const sent = await Promise.all([
+      ...Array.from({ length: 8 }, (_x, r) =>
+        call(
+          'POST',
+          '/scores',
+          traces.map((trace_id, i) => ({ id: `at-once-${r}-${i}`, trace_id, name: 'aq', value: r })),
+        ),
+      ),
+      ...Array.from({ length: 5 }, (_x, v) => call('POST', '/scores', { id: 'one-id', trace_id: traces[0], name: 'oi', value: v })),
+    ]);
+    expect(sent.map((r) => r.status)).toEqual(Array(13).fill(201));
+    expect((await byUser('aq'))['']).toEqual({ data_type: 'NUMERIC', n: 160, scored_executions: 20, mean: 3.5 });
+    const live = await call('GET', '/scores?name=oi');
+    expect(live.body.items).toHaveLength(1);
+    expect((await byUser('oi'))['']).toMatchObject({ n: 1, scored_executions: 1, mean: live.body.items[0].value });
+  });
 });
