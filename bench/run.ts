@@ -85,6 +85,7 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('|---|---|');
     for (const f of await benchQuality(rows)) console.log(`| ${f.what} | ${f.value} |`);
     await benches.datasets!();
+    await benches.evaluators!();
   },
   datasets: async () => {
     const { benchDatasetImport } = await import('./datasets.ts');
