@@ -256,7 +256,7 @@ export interface GroupScoreRow {
   labels: [string[], Array<string | number>];
 }
 
-/** The aggregates of a rollup's signed sums, as the joined read gives them (score_hourly*, 013_score_rollups.sql). */
+/** The aggregates of the rollup's signed sums, as the joined read gives them (score_hourly_prompts, 013 and 015). */
 const ROLLUP_AGGREGATES = `any(data_type) AS data_type, toString(sum(scores)) AS n, toString(sum(scored)) AS scored,
   sum(value_sum) / sum(scores) AS mean,
   if(sum(scores) > 1, greatest(0, sum(value_squares) - pow(sum(value_sum), 2) / sum(scores)) / (sum(scores) - 1), NULL) AS variance,
@@ -291,22 +291,29 @@ export async function groupScores(
 }
 
 /**
- * A breakdown's scores from a score rollup (`read.source` spend_hourly → score_hourly,
- * spend_hourly_prompts → score_hourly_prompts: keyed alike), per group (`g0, g1, ...`) and name.
+ * A breakdown's scores from the score rollup (`read.source` spend_hourly → its rows of every score,
+ * prompt_id ''; spend_hourly_prompts → its rows per prompt: keyed alike), per group (`g0, g1, ...`)
+ * and name.
  */
 export async function rollupScoresByGroup(ch: ClickHouseStore, read: BreakdownRead, names: string[]): Promise<KeyedScoreRow[]> {
-  const table = read.source === 'spend_hourly_prompts' ? 'score_hourly_prompts' : 'score_hourly';
-  const { where, joins, keys, names: groups, params } = breakdownGroups(read, { from: `FROM ${table}`, hour: 'hour', measures: '' });
+  const perPrompt = read.source === 'spend_hourly_prompts';
+  const {
+    where,
+    joins,
+    keys,
+    names: groups,
+    params,
+  } = breakdownGroups(read, { from: 'FROM score_hourly_prompts', hour: 'hour', measures: '' });
   return ch.query<KeyedScoreRow>(
     `SELECT ${[...groups, 'name'].join(', ')}, ${ROLLUP_AGGREGATES}
      FROM (
        SELECT ${[...keys, 'name', 'data_type', 'label', 'scores', 'scored', 'value_sum', 'value_squares'].join(', ')}
-       FROM ${table} ${joins.join(' ')}
-       WHERE ${[...where, 'name IN {score_names:Array(String)}'].join(' AND ')})
+       FROM score_hourly_prompts ${joins.join(' ')}
+       WHERE ${[...where, perPrompt ? "prompt_id != ''" : "prompt_id = ''", 'name IN {score_names:Array(String)}'].join(' AND ')})
      GROUP BY ${[...groups, 'name'].join(', ')}
      HAVING sum(scores) != 0`,
     { ...params, score_names: names },
-    `spend.breakdown.scores.${table}`,
+    `spend.breakdown.scores.${perPrompt ? 'prompts' : 'all'}`,
   );
 }
 

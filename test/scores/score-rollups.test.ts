@@ -6,6 +6,7 @@ import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
 import { agentTrace } from '../helpers/ingest-log.ts';
 import { until } from '../helpers/wait.ts';
+import { loadMigrations, SCHEMA_DIR, splitStatements } from '../../src/stores/migrate.ts';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -180,5 +181,36 @@ describe(`score rollups (${mode} mode)`, () => {
     const live = await call('GET', '/scores?name=oi');
     expect(live.body.items).toHaveLength(1);
     expect((await byUser('oi'))['']).toMatchObject({ n: 1, scored_executions: 1, mean: live.body.items[0].value });
+  });
+
+  // Last in this file: it empties the rollup's rows of every score (prompt_id '') of every project.
+  it('migration 015 copies the rows of score_hourly into the one rollup once, and breakdowns read them', async () => {
+    const t = 0x7c0001;
+    await sendSpans([...agentTrace(t), ...agentTrace(t + 1)]);
+    await until(async () => (await call('GET', `/executions/${hex(32, t + 1)}`)).status === 200, 'the executions');
+    for (const [i, value] of [0.2, 0.6].entries())
+      expect((await call('POST', '/scores', { id: `m15-${i}`, trace_id: hex(32, t + i), name: 'mq', value })).status).toBe(201);
+    const byModel = async () => {
+      const r = await call('GET', '/spend?group_by=model&scores=mq&window=2d');
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      return (r.body.rows as Array<{ model?: string; scores: Record<string, unknown> }>)
+        .filter((x) => x.scores.mq)
+        .map((x) => [x.model, x.scores.mq]);
+    };
+    const before = await byModel();
+    expect(before).toEqual([['gpt-4o', { data_type: 'NUMERIC', n: 2, scored_executions: 2, mean: 0.4 }]]);
+    // The state 015 finds: these sums in score_hourly, none under prompt_id ''.
+    const ch = svc.stores.clickhouse;
+    await ch.command(
+      `INSERT INTO score_hourly SELECT project_id, name, hour, provider, model, agent_id, user_id, session_id, data_type, label,
+         scores, scored, value_sum, value_squares FROM score_hourly_prompts WHERE prompt_id = ''`,
+    );
+    await ch.command("ALTER TABLE score_hourly_prompts DELETE WHERE prompt_id = '' SETTINGS mutations_sync = 2");
+    expect(await byModel()).toEqual([]);
+    const m015 = loadMigrations(`${SCHEMA_DIR}clickhouse`).find((m) => m.version === 15)!;
+    for (let run = 0; run < 2; run++) {
+      for (const statement of splitStatements(m015.sql)) await ch.command(statement);
+      expect(await byModel(), `after run ${run + 1}`).toEqual(before);
+    }
   });
 });
