@@ -51,6 +51,12 @@ describe('cluster DDL', () => {
   it.each(statements)('$file: generated cluster DDL parses', async ({ sql }) => {
     const out = clusterDDL(sql, 'traceloom_cluster');
     const formatted = await format(out);
+    // A data statement (015's one copy of a rollup) runs on the node that migrates: the replicated
+    // engine carries its rows to the other replicas. Only schema statements go ON CLUSTER.
+    if (/^INSERT\b/i.test(sql)) {
+      expect(out).toBe(sql);
+      return;
+    }
     expect(formatted).toContain('ON CLUSTER traceloom_cluster');
     if (/ENGINE\s*=/.test(sql))
       expect(formatted).toMatch(
