@@ -42,23 +42,35 @@ export function agentTrace(t: number, startNs = BigInt(Date.now()) * 1_000_000n,
       start_time_ns: String(startNs),
       end_time_ns: String(startNs + 5_000_000n),
     },
-    {
-      trace_id: hex(32, t),
-      span_id: hex(16, t * 2 + 2),
-      parent_span_id: hex(16, t * 2 + 1),
-      span_name: name,
-      span_kind: 'CLIENT',
-      attributes: {
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.request.model': 'gpt-4o',
-        'gen_ai.provider.name': 'openai',
-        'gen_ai.usage.input_tokens': 100,
-        'gen_ai.usage.output_tokens': 10,
-      },
-      start_time_ns: String(startNs + 1_000n),
-      end_time_ns: String(startNs + 4_000_000n),
-    },
+    chatSpan(t, t * 2 + 2, startNs + 1_000n, startNs + 4_000_000n, { name }),
   ];
+}
+
+/** A gpt-4o chat call (OpenAI) under the agent span of `agentTrace(t)`: span id `spanId`, tokens in and out, more attributes. */
+export function chatSpan(
+  t: number,
+  spanId: number,
+  startNs: bigint,
+  endNs: bigint,
+  opts: { name?: string; tokensIn?: number; tokensOut?: number; attributes?: Record<string, unknown> } = {},
+): object {
+  return {
+    trace_id: hex(32, t),
+    span_id: hex(16, spanId),
+    parent_span_id: hex(16, t * 2 + 1),
+    span_name: opts.name ?? 'chat gpt-4o',
+    span_kind: 'CLIENT',
+    attributes: {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.usage.input_tokens': opts.tokensIn ?? 100,
+      'gen_ai.usage.output_tokens': opts.tokensOut ?? 10,
+      ...opts.attributes,
+    },
+    start_time_ns: String(startNs),
+    end_time_ns: String(endNs),
+  };
 }
 
 /** One trace of 1,001 spans, on the first of each month from January 1970: more months than one insert may hold. */

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
-import { agentTrace } from '../helpers/ingest-log.ts';
+import { agentTrace, chatSpan } from '../helpers/ingest-log.ts';
 import { until } from '../helpers/wait.ts';
 import { loadMigrations, SCHEMA_DIR, splitStatements } from '../../src/stores/migrate.ts';
 
@@ -98,24 +98,12 @@ describe(`score rollups (${mode} mode)`, () => {
     const t = 0x7a0003;
     const traceId = hex(32, t);
     const start = BigInt(Date.now()) * 1_000_000n;
-    const chat = (n: number, tokensIn: number) => ({
-      trace_id: traceId,
-      span_id: hex(16, t * 4 + n),
-      parent_span_id: hex(16, t * 2 + 1),
-      span_name: 'chat gpt-4o',
-      span_kind: 'CLIENT',
-      attributes: {
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.request.model': 'gpt-4o',
-        'gen_ai.provider.name': 'openai',
-        'gen_ai.usage.input_tokens': tokensIn,
-        'gen_ai.usage.output_tokens': 0,
-        'traceloom.prompt.id': 'fixed',
-        'traceloom.prompt.version': '2',
-      },
-      start_time_ns: String(start + BigInt(n) * 1_000n),
-      end_time_ns: String(start + 4_000_000n),
-    });
+    const chat = (n: number, tokensIn: number) =>
+      chatSpan(t, t * 4 + n, start + BigInt(n) * 1_000n, start + 4_000_000n, {
+        tokensIn,
+        tokensOut: 0,
+        attributes: { 'traceloom.prompt.id': 'fixed', 'traceloom.prompt.version': '2' },
+      });
     await sendSpans([agentTrace(t, start)[0]!, chat(1, 1_000_000)]);
     const v2 = async () => {
       const r = await call('GET', `/prompts/fixed/compare?versions=1,2&start=${new Date(Date.now() - 86_400_000).toISOString()}`);
