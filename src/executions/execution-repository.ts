@@ -359,14 +359,21 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
         `SELECT trace_id, stamped, toString(version) AS exec_version, toString(toStartOfHour(started_at, 'UTC')) AS exec_hour,
            provider AS exec_provider, model AS exec_model, agent_id AS exec_agent_id, user_id AS exec_user_id,
            session_id AS exec_session_id, prompt_ids AS exec_prompt_ids, prompt_versions AS exec_prompt_versions, prompt_refs AS exec_prompt_refs
-         FROM execution_traces FINAL
-         WHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}`,
+         FROM execution_traces
+         PREWHERE project_id = {p:String} AND trace_id IN {ids:Array(String)}`,
         { p: projectId, ids: traceIds },
         'scores.stamps',
       );
+      // Read without FINAL (a third less for thousands of traces) and settled here as FINAL would:
+      // a trace's newest version wins (rows of one version are one execution's, alike).
+      const newest = new Map<string, ExecutionStamp & { trace_id: string; stamped: number }>();
+      for (const row of indexed) {
+        const had = newest.get(row.trace_id);
+        if (!had || BigInt(row.exec_version) > BigInt(had.exec_version)) newest.set(row.trace_id, row);
+      }
       const stamps = new Map<string, ExecutionStamp>();
       const unstamped: string[] = [];
-      for (const { trace_id, stamped, ...stamp } of indexed) {
+      for (const { trace_id, stamped, ...stamp } of newest.values()) {
         if (Number(stamped) === 1) stamps.set(trace_id, stamp);
         else unstamped.push(trace_id);
       }

@@ -41,9 +41,12 @@ const MAX_WAITING_TRACES = 100_000;
 /** Scores stored in one round at most (write-rounds.ts): ten requests of a thousand. */
 const MAX_SCORES_PER_ROUND = 10_000;
 
+/** A score as a write stores it once checked: its fields and its id. */
+export type CheckedScore = Omit<ScoreRow, 'project_id' | 'author' | 'created_at' | 'updated_at'>;
+
 /** One request's scores, checked, waiting for their round. */
 interface Upsert extends RoundWrite {
-  fields: Array<Omit<ScoreRow, 'project_id' | 'author' | 'created_at' | 'updated_at'>>;
+  fields: CheckedScore[];
   author: string;
 }
 
@@ -64,25 +67,38 @@ export function createScoreService(deps: {
   const now = deps.now ?? Date.now;
   const timing = deps.timing ?? { firstMs: 0, againMs: 10_000 };
   // One read-then-write at a time per score id and per trace on this node, so two concurrent
-  // writes cannot both cancel the same row, nor both count a trace's first score of a name.
-  const inFlight = new Map<string, Promise<unknown>>();
-  async function exclusive<T>(keys: string[], work: () => Promise<T>): Promise<T> {
+  // writes cannot both cancel the same row, nor both count a trace's first score of a name. Held
+  // by project, then by the id or trace as it came (no key string built per score).
+  const inFlight = new Map<string, { ids: Map<string, Promise<unknown>>; traces: Map<string, Promise<unknown>> }>();
+  async function exclusive<T>(projectId: string, ids: readonly string[], traces: readonly string[], work: () => Promise<T>): Promise<T> {
+    let held = inFlight.get(projectId);
+    if (!held) inFlight.set(projectId, (held = { ids: new Map(), traces: new Map() }));
+    const locks = held;
     for (;;) {
-      const busy = keys.map((k) => inFlight.get(k)).filter((p): p is Promise<unknown> => p !== undefined);
-      if (busy.length === 0) break;
+      const busy = new Set<Promise<unknown>>();
+      for (const id of ids) {
+        const p = locks.ids.get(id);
+        if (p) busy.add(p);
+      }
+      for (const t of traces) {
+        const p = locks.traces.get(t);
+        if (p) busy.add(p);
+      }
+      if (busy.size === 0) break;
       await Promise.allSettled(busy);
     }
     const done = work();
     const settled = done.catch(() => undefined);
-    for (const k of keys) inFlight.set(k, settled);
+    for (const id of ids) locks.ids.set(id, settled);
+    for (const t of traces) locks.traces.set(t, settled);
     try {
       return await done;
     } finally {
-      for (const k of keys) if (inFlight.get(k) === settled) inFlight.delete(k);
+      for (const id of ids) if (locks.ids.get(id) === settled) locks.ids.delete(id);
+      for (const t of traces) if (locks.traces.get(t) === settled) locks.traces.delete(t);
+      if (locks.ids.size === 0 && locks.traces.size === 0 && inFlight.get(projectId) === locks) inFlight.delete(projectId);
     }
   }
-  const idKey = (projectId: string, id: string) => `${projectId}\u0000id\u0000${id}`;
-  const traceKey = (projectId: string, traceId: string) => `${projectId}\u0000trace\u0000${traceId}`;
   let lastVersion = 0;
   /** A version above every one this node gave (rows of one id must order by version). */
   const nextVersion = () => (lastVersion = Math.max(lastVersion + 1, now() * 1_000));
@@ -157,7 +173,10 @@ export function createScoreService(deps: {
       if (!all && e.dueAt > now()) continue;
       waiting.delete(k);
       if (e.again && !all) waiting.set(k, { ...e, dueAt: now() + timing.againMs, again: false });
-      byProject.set(e.projectId, [...(byProject.get(e.projectId) ?? []), e.traceId]);
+      // Pushed, not spread into a new array: a hundred thousand waiting traces took minutes.
+      const list = byProject.get(e.projectId);
+      if (list) list.push(e.traceId);
+      else byProject.set(e.projectId, [e.traceId]);
     }
     for (const [projectId, traces] of byProject)
       for (let i = 0; i < traces.length; i += MAX_SCORES_PER_REQUEST) {
@@ -206,7 +225,7 @@ export function createScoreService(deps: {
     const all = upserts.flatMap((u) => u.fields);
     const ids = all.map((f) => f.id);
     const traces = [...new Set(all.map((f) => f.trace_id).filter(Boolean))];
-    return exclusive([...ids.map((id) => idKey(projectId, id)), ...traces.map((t) => traceKey(projectId, t))], async () => {
+    return exclusive(projectId, ids, traces, async () => {
       // An id may move from one trace (or session) to another: where it is now is read too,
       // while the stamps of the traces written are read.
       const prefetched: Prefetched = {
@@ -229,7 +248,7 @@ export function createScoreService(deps: {
                 out[i]!.push(old);
                 continue;
               }
-              const row: ScoreRow = { project_id: projectId, ...f, author: u.author, created_at: old?.created_at ?? at, updated_at: at };
+              const row = scoreRow(projectId, f, u.author, old?.created_at ?? at, at);
               change.set(f.id, row);
               out[i]!.push(row);
             }
@@ -246,11 +265,21 @@ export function createScoreService(deps: {
   const service = {
     /** Upserts scores by id, all or none; returns them as stored, in the order sent. */
     async upsert(projectId: string, inputs: ScoreInput[], author: string, prefix: (i: number) => string): Promise<Score[]> {
+      const fields = await service.check(projectId, inputs, prefix);
+      return rounds.write({ projectId, ids: fields.map((f) => f.id), fields, author });
+    },
+
+    /**
+     * A batch checked whole as an upsert checks it (400 or 422 naming the item and field; nothing
+     * is stored), each score with its id (one is made for a score sent without): what
+     * `storeChecked` stores.
+     */
+    async check(projectId: string, inputs: ScoreInput[], prefix: (i: number) => string): Promise<CheckedScore[]> {
       if (inputs.length > MAX_SCORES_PER_REQUEST)
         throw badRequest(`scores: at most ${MAX_SCORES_PER_REQUEST} in one request, got ${inputs.length}`);
       const configs = await deps.configs.liveByName(projectId, [...new Set(inputs.map((s) => s.name))]);
       const seen = new Map<string, number>();
-      const fields = inputs.map((s, i) => {
+      return inputs.map((s, i) => {
         const f = scoreFields(s, configs.get(s.name), prefix(i));
         if (s.id !== undefined) {
           const first = seen.get(s.id);
@@ -259,7 +288,18 @@ export function createScoreService(deps: {
         }
         return { id: s.id ?? crypto.randomUUID(), ...f };
       });
-      return rounds.write({ projectId, ids: fields.map((f) => f.id), fields, author });
+    },
+
+    /**
+     * Stores checked batches (score-log.ts: batches accepted earlier), each as its upsert would,
+     * queued together so that they share rounds. Resolves once all are stored.
+     */
+    async storeChecked(batches: ReadonlyArray<{ projectId: string; scores: CheckedScore[]; author: string }>): Promise<void> {
+      await Promise.all(
+        rounds.writeAll(
+          batches.map((b) => ({ projectId: b.projectId, ids: b.scores.map((f) => f.id), fields: b.scores, author: b.author })),
+        ),
+      );
     },
 
     /**
@@ -309,7 +349,7 @@ export function createScoreService(deps: {
     async remove(projectId: string, id: string): Promise<void> {
       const traceId = (await deps.repository.tracesOfIds(projectId, [id])).get(id);
       if (traceId === undefined) throw notFound('Score');
-      await exclusive([idKey(projectId, id), ...(traceId ? [traceKey(projectId, traceId)] : [])], async () => {
+      await exclusive(projectId, [id], traceId ? [traceId] : [], async () => {
         await rewrite(
           projectId,
           [traceId],
@@ -330,10 +370,7 @@ export function createScoreService(deps: {
     async restamp(projectId: string, traceIds: string[]): Promise<void> {
       const traces = [...new Set(traceIds)].filter(Boolean);
       if (traces.length === 0) return;
-      await exclusive(
-        traces.map((t) => traceKey(projectId, t)),
-        () => rewrite(projectId, traces, undefined),
-      );
+      await exclusive(projectId, [], traces, () => rewrite(projectId, traces, undefined));
     },
 
     /** Executions of these traces were just written: their scores are stamped again shortly. */
@@ -362,3 +399,24 @@ export function createScoreService(deps: {
 }
 
 export type ScoreService = ReturnType<typeof createScoreService>;
+
+/** A score's row, every field named once (a literal with a spread is built property by property). */
+function scoreRow(projectId: string, f: CheckedScore, author: string, createdAt: string, updatedAt: string): ScoreRow {
+  return {
+    project_id: projectId,
+    id: f.id,
+    trace_id: f.trace_id,
+    span_id: f.span_id,
+    session_id: f.session_id,
+    name: f.name,
+    data_type: f.data_type,
+    value: f.value,
+    label: f.label,
+    comment: f.comment,
+    source: f.source,
+    author,
+    config_id: f.config_id,
+    created_at: createdAt,
+    updated_at: updatedAt,
+  };
+}

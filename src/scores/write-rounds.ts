@@ -72,5 +72,11 @@ export function createWriteRounds<W extends RoundWrite, R>(store: (projectId: st
         kick();
       });
     },
+    /** Writes that wait together: none of them starts a round before the others are queued. */
+    writeAll(writes: readonly W[]): Array<Promise<R>> {
+      const results = writes.map((write) => new Promise<R>((resolve, reject) => waiting.push({ write, resolve, reject })));
+      kick();
+      return results;
+    },
   };
 }

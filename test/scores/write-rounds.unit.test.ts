@@ -58,4 +58,16 @@ describe('score write rounds', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
     expect(rounds).toEqual([['p:a'], ['p:b', 'p:c'], ['p:d']]);
   });
+
+  it('writes queued together start one round between them, not a round of the first alone', async () => {
+    const rounds: string[][] = [];
+    const rs = createWriteRounds<W, string>(async (projectId, writes) => {
+      rounds.push(writes.map((x) => `${projectId}:${x.name}`));
+      return writes.map((x) => `stored ${x.name}`);
+    }, 5);
+    const done = rs.writeAll([w('a', 'p', '1'), w('b', 'p', '2'), w('c', 'p', '3', '4', '5', '6')]);
+    expect(await Promise.all(done)).toEqual(['stored a', 'stored b', 'stored c']);
+    // rs.write() one by one would give [a], [b, ...]: the first would start a round alone.
+    expect(rounds).toEqual([['p:a', 'p:b'], ['p:c']]);
+  });
 });
