@@ -13,6 +13,7 @@ import { DeadLetters } from './stores/dead-letters.ts';
 import { startWindow } from './time.ts';
 import { createScoreService, type ScoreService } from './scores/service.ts';
 import { createScoreRepository } from './scores/score-repository.ts';
+import { createScoreLoader, type ScoreLoader, type ScoreLogHeader } from './scores/score-log.ts';
 import { createScoreConfigs, type ScoreConfigs } from './scores/score-configs.ts';
 import { createComparison, type Comparison } from './quality/compare.ts';
 import { createDeadLetterService, type DeadLetterService } from './ingest/dead-letter-service.ts';
@@ -72,7 +73,8 @@ export interface Domain {
     pending: PendingTraces;
     deadLetters: DeadLetterService;
   };
-  scores: { service: ScoreService; configs: ScoreConfigs; comparison: Comparison };
+  /** `loader`: batches accepted before they are stored (Prefer: respond-async; score-log.ts). */
+  scores: { service: ScoreService; configs: ScoreConfigs; comparison: Comparison; loader: ScoreLoader };
   /** Datasets, their items and experiment runs: src/datasets, docs/datasets.md. */
   datasets: { datasets: Datasets; runs: Runs; comparison: RunComparison };
   /** OTLP logs: GenAI events joined to their spans (stored in span_log_events, merged where spans are read). */
@@ -231,6 +233,24 @@ export function createDomain(
     },
     (h) => h.n,
   );
+  // Scores accepted before they are stored (Prefer: respond-async): a log of their own beside the
+  // spans', with the same bounds of size; clients are held, not refused, while it is behind (score-log.ts).
+  const scoreLoader = createScoreLoader({
+    log: new WriteAheadLog<ScoreLogHeader>(
+      path.join(config.ingest.logDir, 'scores'),
+      {
+        segmentBytes: config.ingest.logSegmentBytes,
+        maxPendingBytes: config.ingest.logMaxBytes,
+        maxPendingRows: config.ingest.logMaxRows,
+        maxMemoryBytes: config.ingest.logMemoryBytes,
+        disk: stores.disk,
+      },
+      (h) => h.n,
+    ),
+    scores: scores.service,
+    retryMs: 1_000,
+    logger,
+  });
   const deadLetters: IngestDeadLetters = new DeadLetters(path.join(config.ingest.logDir, 'dead-letters'));
   const loader = createSpanLoader({
     log,
@@ -299,7 +319,7 @@ export function createDomain(
   return {
     metrics,
     prompts,
-    scores,
+    scores: { ...scores, loader: scoreLoader },
     datasets,
     executions: { queries, recorder, writer, views, parquet, scheduledExport },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
@@ -338,6 +358,8 @@ export function createDomain(
       if (dead > 0) logger.warn({ records: dead }, 'ingest log: dead letters are kept (GET /api/projects/{id}/ingest/dead-letters)');
       if (replayed > 0) logger.info({ records: replayed }, 'ingest log: records not loaded before the last stop are loaded now');
       loader.start();
+      const scoresReplayed = scoreLoader.start();
+      if (scoresReplayed > 0) logger.info({ records: scoresReplayed }, 'scores log: batches accepted before the last stop are stored now');
     },
     async schedule(runner) {
       // A safety net: traces whose wake-up was lost (a crash between storing and marking) are
@@ -359,7 +381,7 @@ export function createDomain(
     // Spans first: their assembly writes executions.
     flush: async () => {
       if (ingestStarted) await loader.flush();
-      await Promise.all([writer.flush(), logsWriter.flush()]);
+      await Promise.all([writer.flush(), logsWriter.flush(), scoreLoader.flush()]);
       await scores.service.flushStamps();
       await scoreWriter.flush();
     },
@@ -368,6 +390,11 @@ export function createDomain(
       if (ingestStarted) await loader.stop();
       await encodePool?.close();
       await Promise.all([writer.close(), logsWriter.close()]);
+      await scoreLoader
+        .stop()
+        .catch((err: unknown) =>
+          logger.warn({ err: { message: (err as Error).message } }, 'accepted scores kept in their log at shutdown'),
+        );
       await scores.service
         .flushStamps()
         .catch((err: unknown) => logger.warn({ err: { message: (err as Error).message } }, 'scores not stamped at shutdown'));

@@ -1,5 +1,6 @@
 // Scores and score configs (docs/scores.md). Thin: the route table validates; src/scores/ does the work.
 import type { ScoreService } from '../../scores/service.ts';
+import type { ScoreLoader } from '../../scores/score-log.ts';
 import type { ScoreConfigInput, ScoreConfigs, ScoreConfigUpdate } from '../../scores/score-configs.ts';
 import type { ScoreInput } from '../../scores/score.ts';
 import type { ScoreListQuery } from '../../scores/score-repository.ts';
@@ -11,7 +12,13 @@ const P = '/api/projects/:project_id/scores';
 const C = '/api/projects/:project_id/score-configs';
 const tag = 'scores';
 
-export function scoreRoutes(scores: ScoreService, configs: ScoreConfigs, comparison: Comparison, prompts: PromptService): RouteDef[] {
+export function scoreRoutes(
+  scores: ScoreService,
+  accepted: ScoreLoader,
+  configs: ScoreConfigs,
+  comparison: Comparison,
+  prompts: PromptService,
+): RouteDef[] {
   return [
     {
       method: 'GET',
@@ -42,9 +49,15 @@ export function scoreRoutes(scores: ScoreService, configs: ScoreConfigs, compari
       need: 'write',
       ingest: true,
       body: 'ScoreCreateRequest',
-      summary: 'Add or update (by id) one score, or a batch of up to 1,000 (all or none)',
+      summary:
+        'Add or update (by id) one score, or a batch of up to 1,000 (all or none); with Prefer: respond-async, answered once the checked batch is durable and stored in the background',
       responses: {
         201: { description: 'One score sent: the score; an array: {"items": [...]} in the order sent', schema: 'Score' },
+        202: {
+          description:
+            'Sent with Prefer: respond-async: the batch is checked and durable; its scores are stored shortly after, in the order accepted (docs/scores.md, "Accepted writes")',
+          schema: 'ScoresAccepted',
+        },
         400: {
           description: 'A score no rule allows (no trace_id nor session_id, a repeated id...): the item and field named',
           schema: 'Error',
@@ -54,9 +67,21 @@ export function scoreRoutes(scores: ScoreService, configs: ScoreConfigs, compari
       async handler(ctx) {
         const body = ctx.state.body as ScoreInput | ScoreInput[];
         const many = Array.isArray(body);
-        const stored = await scores.upsert(ctx.state.projectId!, many ? body : [body], ctx.state.principal!.userId, (i) =>
-          many ? `scores[${i}].` : '',
+        const prefix = (i: number) => (many ? `scores[${i}].` : '');
+        if (respondAsync(ctx.get('prefer'))) {
+          const ids = await accepted.accept(ctx.state.projectId!, many ? body : [body], ctx.state.principal!.userId, prefix);
+          ctx.status = 202;
+          ctx.set('Preference-Applied', 'respond-async');
+          ctx.body = { accepted: ids.length, ids };
+          return;
+        }
+        const inputs = many ? body : [body];
+        // An id accepted earlier and not yet stored: this write comes after it.
+        await accepted.settled(
+          ctx.state.projectId!,
+          inputs.flatMap((s) => (typeof s.id === 'string' ? [s.id] : [])),
         );
+        const stored = await scores.upsert(ctx.state.projectId!, inputs, ctx.state.principal!.userId, prefix);
         ctx.status = 201;
         ctx.body = many ? { items: stored } : stored[0];
       },
@@ -88,6 +113,7 @@ export function scoreRoutes(scores: ScoreService, configs: ScoreConfigs, compari
         404: { description: 'No such score in this project', schema: 'Error' },
       },
       async handler(ctx) {
+        await accepted.settled(ctx.state.projectId!, [ctx.params.score_id!]);
         ctx.body = await scores.get(ctx.state.projectId!, ctx.params.score_id!);
       },
     },
@@ -104,6 +130,7 @@ export function scoreRoutes(scores: ScoreService, configs: ScoreConfigs, compari
         404: { description: 'No such score in this project', schema: 'Error' },
       },
       async handler(ctx) {
+        await accepted.settled(ctx.state.projectId!, [ctx.params.score_id!]);
         await scores.remove(ctx.state.projectId!, ctx.params.score_id!);
         ctx.status = 204;
       },
@@ -180,4 +207,9 @@ export function scoreRoutes(scores: ScoreService, configs: ScoreConfigs, compari
       },
     },
   ];
+}
+
+/** Whether a Prefer header (RFC 7240) asks for respond-async. */
+function respondAsync(prefer: string): boolean {
+  return prefer.split(',').some((p) => p.split(';')[0]!.trim().toLowerCase() === 'respond-async');
 }

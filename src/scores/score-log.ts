@@ -1,0 +1,181 @@
+// Scores accepted before they are stored (docs/scores.md, "Accepted writes"). A batch sent with
+// `Prefer: respond-async` is checked whole as every write is (400 or 422 naming the item and field,
+// nothing kept), appended to the scores' write-ahead log and answered 202 once an fsync covers it.
+// A loader stores the log's records in the background: everything waiting is handed to the write
+// rounds at once (write-rounds.ts), so rounds run full (10,000 scores) whatever the clients'
+// concurrency, and each round's reads and insert are paid once for ten batches. A record is marked
+// stored only once its round is; after a crash the records past that point are stored again,
+// which writes nothing twice (a batch's ids are fixed when it is accepted, and a write of a score
+// as it is stored is no write).
+import { LogFullError, LogWriteError, type WriteAheadLog } from '../stores/write-ahead-log.ts';
+import { Unavailable } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { CheckedScore, ScoreService } from './service.ts';
+import type { ScoreInput } from './score.ts';
+
+/** A record's header: the project, the author, and how many scores the payload (JSON) holds. */
+export interface ScoreLogHeader {
+  p: string;
+  a: string;
+  n: number;
+}
+
+export type ScoreLog = WriteAheadLog<ScoreLogHeader>;
+
+/** Bytes of records taken at once: about ten batches of a thousand scores (a write round's worth). */
+const TAKE_BYTES = 4 << 20;
+
+/**
+ * Scores accepted and not yet stored beyond which a new batch is held until the loader makes room
+ * (a few seconds of work): clients slow down to the rate scores are stored, without errors.
+ */
+const MAX_WAITING_SCORES = 50_000;
+/** How long a batch is held for room before it is refused (503, to retry). */
+const MAX_HOLD_MS = 30_000;
+
+export function createScoreLoader(deps: {
+  log: ScoreLog;
+  scores: Pick<ScoreService, 'check' | 'storeChecked'>;
+  /** How long to wait before storing again records a store refused (they stay in the log meanwhile). */
+  retryMs: number;
+  logger: Logger;
+}) {
+  let running: Promise<void> | undefined;
+  let stopping = false;
+  const idle: Array<() => void> = [];
+  /** Batches held for room, woken whenever records are stored. */
+  const held: Array<() => void> = [];
+  const settledAll = () => {
+    for (const f of held.splice(0)) f();
+    // Pending: appended and not yet marked stored (taken ones included).
+    if (deps.log.pendingRows === 0) for (const f of idle.splice(0)) f();
+  };
+  /**
+   * Ids of accepted scores not yet stored, by project (with how many waiting batches hold each), so
+   * that a write of one of them sent without the preference, or its delete, comes after it.
+   * Batches read back after a restart are not in it: they are stored first thing.
+   */
+  const waitingIds = new Map<string, Map<string, number>>();
+  function hold(projectId: string, ids: readonly string[], n: 1 | -1): void {
+    let byId = waitingIds.get(projectId);
+    if (!byId) waitingIds.set(projectId, (byId = new Map()));
+    for (const id of ids) {
+      const left = (byId.get(id) ?? 0) + n;
+      if (left > 0) byId.set(id, left);
+      else byId.delete(id);
+    }
+    if (byId.size === 0) waitingIds.delete(projectId);
+  }
+  async function room(scores: number): Promise<void> {
+    const until = Date.now() + MAX_HOLD_MS;
+    while (deps.log.pendingRows > 0 && deps.log.pendingRows + scores > MAX_WAITING_SCORES) {
+      if (Date.now() >= until)
+        throw new Unavailable(`The scores write queue is full (${deps.log.pendingRows} scores are not yet stored); retry later`, 1);
+      await new Promise<void>((resolve) => {
+        held.push(resolve);
+        setTimeout(resolve, until - Date.now()).unref();
+      });
+    }
+  }
+
+  async function storeRecords(records: Awaited<ReturnType<ScoreLog['take']>>): Promise<void> {
+    const batches = records.map((r) => ({
+      projectId: r.header.p,
+      author: r.header.a,
+      scores: JSON.parse(r.payload!.toString('utf8')) as CheckedScore[],
+    }));
+    for (;;) {
+      try {
+        await deps.scores.storeChecked(batches);
+        for (const b of batches)
+          hold(
+            b.projectId,
+            b.scores.map((x) => x.id),
+            -1,
+          );
+        return;
+      } catch (err) {
+        // Checked when accepted, they are refused only by a store that cannot serve now: they stay
+        // in the log and are tried again until stored.
+        if (stopping) throw err;
+        deps.logger.warn({ err: { message: (err as Error).message } }, 'accepted scores not stored yet; trying again shortly');
+        await new Promise((resolve) => setTimeout(resolve, deps.retryMs).unref());
+      }
+    }
+  }
+
+  /** Takes what the log holds (about a round's worth), stores it, marks it stored; again. */
+  async function run(): Promise<void> {
+    for (;;) {
+      const records = await deps.log.take(TAKE_BYTES);
+      if (records.length === 0) break;
+      try {
+        await storeRecords(records);
+        deps.log.markLoaded(records[records.length - 1]!.seq);
+      } finally {
+        settledAll();
+      }
+    }
+  }
+
+  return {
+    /**
+     * Checks a batch and appends it to the log; resolves once it is durable, with the ids of its
+     * scores in the order sent. 503 while the log is full or cannot be written.
+     */
+    async accept(projectId: string, inputs: ScoreInput[], author: string, prefix: (i: number) => string): Promise<string[]> {
+      if (!running)
+        throw new Unavailable('Scores are not accepted for later storage by this process; send them without Prefer: respond-async', 5);
+      const scores = await deps.scores.check(projectId, inputs, prefix);
+      await room(scores.length);
+      try {
+        await deps.log.append({ p: projectId, a: author, n: scores.length }, Buffer.from(JSON.stringify(scores)));
+      } catch (err) {
+        if (err instanceof LogFullError) throw new Unavailable(`The scores write queue is full (${err.message}); retry later`, 1);
+        if (err instanceof LogWriteError)
+          throw new Unavailable('The scores could not be made durable (the scores log cannot be written); retry later', 5);
+        throw err;
+      }
+      const ids = scores.map((s) => s.id);
+      hold(projectId, ids, 1);
+      return ids;
+    },
+
+    /** Resolves once no accepted batch still to store holds one of these ids. */
+    async settled(projectId: string, ids: readonly string[]): Promise<void> {
+      for (;;) {
+        const byId = waitingIds.get(projectId);
+        if (!byId || !ids.some((id) => byId.has(id))) return;
+        await new Promise<void>((resolve) => held.push(resolve));
+      }
+    },
+
+    /** Opens the log and stores what it holds from before, then what comes; returns the records replayed. */
+    start(): number {
+      const replayed = deps.log.open();
+      running ??= run().catch((err: Error) =>
+        deps.logger.error({ err: { message: err.message } }, 'scores loader stopped; the log keeps the records for the next start'),
+      );
+      return replayed;
+    },
+
+    /** Resolves once every score accepted so far is stored (or its store failed: it stays in the log). */
+    async flush(): Promise<void> {
+      await deps.log.drain();
+      await new Promise<void>((resolve) => {
+        idle.push(resolve);
+        settledAll();
+      });
+    },
+
+    /** Stores what is queued, then stops and closes the log. */
+    async stop(): Promise<void> {
+      if (!running) return;
+      stopping = true;
+      await deps.log.close();
+      await running;
+    },
+  };
+}
+
+export type ScoreLoader = ReturnType<typeof createScoreLoader>;
