@@ -30,7 +30,7 @@ const TAKE_BYTES = 4 << 20;
  * (a few seconds of work): clients slow down to the rate scores are stored, without errors.
  */
 const MAX_WAITING_SCORES = 50_000;
-/** How long a batch is held for room before it is refused (503, to retry). */
+/** How long a batch is held for room, or a request for an accepted id, before it is refused (503, to retry). */
 const MAX_HOLD_MS = 30_000;
 
 export function createScoreLoader(deps: {
@@ -128,25 +128,32 @@ export function createScoreLoader(deps: {
         throw new Unavailable('Scores are not accepted for later storage by this process; send them without Prefer: respond-async', 5);
       const scores = await deps.scores.check(projectId, inputs, prefix);
       await room(scores.length);
+      const ids = scores.map((s) => s.id);
+      // Held before the append: the loader may store the record before the append's answer comes.
+      hold(projectId, ids, 1);
       try {
         await deps.log.append({ p: projectId, a: author, n: scores.length }, Buffer.from(JSON.stringify(scores)));
       } catch (err) {
+        hold(projectId, ids, -1);
         if (err instanceof LogFullError) throw new Unavailable(`The scores write queue is full (${err.message}); retry later`, 1);
         if (err instanceof LogWriteError)
           throw new Unavailable('The scores could not be made durable (the scores log cannot be written); retry later', 5);
         throw err;
       }
-      const ids = scores.map((s) => s.id);
-      hold(projectId, ids, 1);
       return ids;
     },
 
-    /** Resolves once no accepted batch still to store holds one of these ids. */
+    /** Resolves once no accepted batch still to store holds one of these ids (503 after 30 s: a store is down). */
     async settled(projectId: string, ids: readonly string[]): Promise<void> {
+      const until = Date.now() + MAX_HOLD_MS;
       for (;;) {
         const byId = waitingIds.get(projectId);
         if (!byId || !ids.some((id) => byId.has(id))) return;
-        await new Promise<void>((resolve) => held.push(resolve));
+        if (Date.now() >= until) throw new Unavailable('A score accepted earlier with this id is not stored yet; retry later', 1);
+        await new Promise<void>((resolve) => {
+          held.push(resolve);
+          setTimeout(resolve, until - Date.now()).unref();
+        });
       }
     },
 
