@@ -13,6 +13,7 @@ import type { ScoreRepository, ScoreListQuery, StoredScore } from './score-repos
 import { presentScore, sameScore, scoreFields, type Score, type ScoreInput, type ScoreRow } from './score.ts';
 import { planTraceScores, type ExecutionStamp } from './score-stamps.ts';
 import { createWriteRounds, type RoundWrite } from './write-rounds.ts';
+import { createKeyLocks } from './key-locks.ts';
 
 export const MAX_SCORES_PER_REQUEST = 1_000;
 
@@ -66,39 +67,7 @@ export function createScoreService(deps: {
 }) {
   const now = deps.now ?? Date.now;
   const timing = deps.timing ?? { firstMs: 0, againMs: 10_000 };
-  // One read-then-write at a time per score id and per trace on this node, so two concurrent
-  // writes cannot both cancel the same row, nor both count a trace's first score of a name. Held
-  // by project, then by the id or trace as it came (no key string built per score).
-  const inFlight = new Map<string, { ids: Map<string, Promise<unknown>>; traces: Map<string, Promise<unknown>> }>();
-  async function exclusive<T>(projectId: string, ids: readonly string[], traces: readonly string[], work: () => Promise<T>): Promise<T> {
-    let held = inFlight.get(projectId);
-    if (!held) inFlight.set(projectId, (held = { ids: new Map(), traces: new Map() }));
-    const locks = held;
-    for (;;) {
-      const busy = new Set<Promise<unknown>>();
-      for (const id of ids) {
-        const p = locks.ids.get(id);
-        if (p) busy.add(p);
-      }
-      for (const t of traces) {
-        const p = locks.traces.get(t);
-        if (p) busy.add(p);
-      }
-      if (busy.size === 0) break;
-      await Promise.allSettled(busy);
-    }
-    const done = work();
-    const settled = done.catch(() => undefined);
-    for (const id of ids) locks.ids.set(id, settled);
-    for (const t of traces) locks.traces.set(t, settled);
-    try {
-      return await done;
-    } finally {
-      for (const id of ids) if (locks.ids.get(id) === settled) locks.ids.delete(id);
-      for (const t of traces) if (locks.traces.get(t) === settled) locks.traces.delete(t);
-      if (locks.ids.size === 0 && locks.traces.size === 0 && inFlight.get(projectId) === locks) inFlight.delete(projectId);
-    }
-  }
+  const exclusive = createKeyLocks();
   let lastVersion = 0;
   /** A version above every one this node gave (rows of one id must order by version). */
   const nextVersion = () => (lastVersion = Math.max(lastVersion + 1, now() * 1_000));
