@@ -355,7 +355,8 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
      */
     async scoreStamps(projectId: string, traceIds: string[]): Promise<Map<string, ExecutionStamp>> {
       if (traceIds.length === 0) return new Map();
-      const indexed = await ch.query<ExecutionStamp & { trace_id: string; stamped: number }>(
+      // Thousands of rows per score write: read as RowBinary (docs/scores.md, "Storage").
+      const indexed = await ch.queryBinary<ExecutionStamp & { trace_id: string; stamped: number }>(
         `SELECT trace_id, stamped, toString(version) AS exec_version, toString(toStartOfHour(started_at, 'UTC')) AS exec_hour,
            provider AS exec_provider, model AS exec_model, agent_id AS exec_agent_id, user_id AS exec_user_id,
            session_id AS exec_session_id, prompt_ids AS exec_prompt_ids, prompt_versions AS exec_prompt_versions, prompt_refs AS exec_prompt_refs

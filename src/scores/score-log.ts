@@ -3,8 +3,9 @@
 // nothing kept), appended to the scores' write-ahead log and answered 202 once an fsync covers it.
 // A loader stores the log's records in the background: everything waiting is handed to the write
 // rounds at once (write-rounds.ts), so rounds run full (10,000 scores) whatever the clients'
-// concurrency, and each round's reads and insert are paid once for ten batches. A record is marked
-// stored only once its round is; after a crash the records past that point are stored again,
+// concurrency, and each round's reads and insert are paid once for ten batches; the next records
+// are taken while earlier ones are stored. A record is marked stored only once its round and every
+// record before it are; after a crash the records past that point are stored again,
 // which writes nothing twice (a batch's ids are fixed when it is accepted, and a write of a score
 // as it is stored is no write).
 import { LogFullError, LogWriteError, type WriteAheadLog } from '../stores/write-ahead-log.ts';
@@ -24,6 +25,9 @@ export type ScoreLog = WriteAheadLog<ScoreLogHeader>;
 
 /** Bytes of records taken at once: about ten batches of a thousand scores (a write round's worth). */
 const TAKE_BYTES = 4 << 20;
+
+/** Takes being stored at once: the next is read and queued while one is stored. */
+const MAX_TAKES = 2;
 
 /**
  * Scores accepted and not yet stored beyond which a new batch is held until the loader makes room
@@ -104,18 +108,31 @@ export function createScoreLoader(deps: {
     }
   }
 
-  /** Takes what the log holds (about a round's worth), stores it, marks it stored; again. */
+  /**
+   * Takes what the log holds (about a round's worth) and stores it; takes the next while it is
+   * stored (at most MAX_TAKES at once, so the engine has the next round's reads to do while a
+   * round's rows are built); marks each take stored once it and every take before it are.
+   */
   async function run(): Promise<void> {
+    let marked: Promise<void> = Promise.resolve();
+    let storing = 0;
+    let room: (() => void) | undefined;
     for (;;) {
+      while (storing >= MAX_TAKES) await new Promise<void>((resolve) => (room = resolve));
       const records = await deps.log.take(TAKE_BYTES);
       if (records.length === 0) break;
-      try {
-        await storeRecords(records);
-        deps.log.markLoaded(records[records.length - 1]!.seq);
-      } finally {
-        settledAll();
-      }
+      storing++;
+      const last = records[records.length - 1]!.seq;
+      marked = Promise.all([marked, storeRecords(records)])
+        .then(() => deps.log.markLoaded(last))
+        .finally(() => {
+          storing--;
+          settledAll();
+          room?.();
+        });
+      marked.catch(() => undefined); // awaited below (or by the next take's mark); a failure ends the loader there
     }
+    await marked;
   }
 
   return {

@@ -56,7 +56,7 @@ export function createScoreRepository(ch: ClickHouseStore, writer: ScoreWriter =
      */
     async tracesOfIds(projectId: string, ids: string[]): Promise<Map<string, string>> {
       if (ids.length === 0) return new Map();
-      const rows = await ch.query<{ id: string; trace_id: string; version: string; sign: number }>(
+      const rows = await ch.queryBinary<{ id: string; trace_id: string; version: string; sign: number }>(
         'SELECT id, trace_id, toString(version) AS version, sign FROM score_ids PREWHERE project_id = {p:String} AND id IN {ids:Array(String)}',
         { p: projectId, ids },
         'scores.byIds.index',
@@ -82,7 +82,7 @@ export function createScoreRepository(ch: ClickHouseStore, writer: ScoreWriter =
      */
     async ofTraces(projectId: string, traceIds: string[], ids: string[] = [], names?: string[]): Promise<Map<string, StoredScore>> {
       if (traceIds.length === 0) return new Map();
-      const rows = await ch.query<StoredScore & { sign: number }>(
+      const rows = await ch.queryBinary<StoredScore & { sign: number }>(
         `SELECT ${COLUMNS}, sign FROM scores
          PREWHERE project_id = {p:String}${names ? ' AND (name IN {names:Array(String)} OR id IN {ids:Array(String)})' : ''}
            AND trace_id IN {traces:Array(String)} AND (trace_id != '' OR id IN {ids:Array(String)})`,

@@ -42,6 +42,12 @@ const MAX_WAITING_TRACES = 100_000;
 /** Scores stored in one round at most (write-rounds.ts): ten requests of a thousand. */
 const MAX_SCORES_PER_ROUND = 10_000;
 
+/**
+ * Rounds stored at once: a second starts beside the first while a full round waits (accepted
+ * batches), so one round's reads run in the engine while the other's rows are built in code.
+ */
+const MAX_ROUNDS = 2;
+
 /** A score as a write stores it once checked: its fields and its id. */
 export type CheckedScore = Omit<ScoreRow, 'project_id' | 'author' | 'created_at' | 'updated_at'>;
 
@@ -229,7 +235,7 @@ export function createScoreService(deps: {
       return out.map((rows) => rows.map(presentScore));
     });
   }
-  const rounds = createWriteRounds(storeRound, MAX_SCORES_PER_ROUND);
+  const rounds = createWriteRounds(storeRound, MAX_SCORES_PER_ROUND, MAX_ROUNDS);
 
   const service = {
     /** Upserts scores by id, all or none; returns them as stored, in the order sent. */

@@ -22,6 +22,8 @@ export interface BatchWriterOptions {
   flushIntervalMs: number;
   maxAttempts: number;
   backoffMs: number;
+  /** Settings of every insert beside the writer's own. */
+  settings?: ClickHouseSettings;
 }
 
 interface Pending {
@@ -193,6 +195,7 @@ export class BatchWriter {
           deduplicate_blocks_in_dependent_materialized_views: 1,
           // Spans of one request may fall in many months (partitions); refusing them would fail the request for nothing.
           max_partitions_per_insert_block: '1000',
+          ...this.opts.settings,
         });
         return undefined;
       } catch (err) {

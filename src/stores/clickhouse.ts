@@ -11,7 +11,7 @@ import { asStoreError } from './errors.ts';
 import type { WriteRefusals } from './write-refusals.ts';
 import { nextTurn } from '../event-loop.ts';
 import { ByteSink, rowEncoder, type ColumnDef, type RowEncoder } from './row-binary.ts';
-import { rowDecoder, type RowDecoder } from './row-binary-decoder.ts';
+import { decodeNamedRows, rowDecoder, type RowDecoder } from './row-binary-decoder.ts';
 
 /** Values our encoder cannot put in a column (a bad decimal, an unknown type): refused data, not a store that is down. */
 export class RowEncodeError extends Error {
@@ -37,6 +37,13 @@ export interface ClickHouseStore {
   readonly client: ClickHouseClient;
   /** Rows of a SELECT, with `{name:Type}` bound parameters. `comment` names the caller in system.query_log. */
   query<T>(sql: string, params?: QueryParams, comment?: string): Promise<T[]>;
+  /**
+   * The same rows as `query`, sent by the engine as RowBinary: no JSON written nor parsed, for
+   * results of thousands of rows on a hot path (a score write's stamps: 113 → 50 ms for 10,000).
+   * Date, DateTime, Decimal and DateTime64 other than (3) are refused: select them with toString().
+   * `sql` has no FORMAT clause.
+   */
+  queryBinary<T>(sql: string, params?: QueryParams, comment?: string): Promise<T[]>;
   /** A statement without a result (DDL, INSERT ... SELECT). */
   command(sql: string, params?: QueryParams, settings?: ClickHouseSettings): Promise<void>;
   /** Rows as objects keyed by column name, sent as RowBinary encoded from the table's own column list. */
@@ -265,6 +272,22 @@ export function createClickHouse(config: Config, refusals?: WriteRefusals): Clic
       } catch (err) {
         throw failed(err);
       }
+    },
+    async queryBinary<T>(sql: string, params?: QueryParams, comment?: string): Promise<T[]> {
+      let output: Buffer;
+      try {
+        const rs = await client.exec({
+          query: `${sql}\nFORMAT RowBinaryWithNamesAndTypes`,
+          query_params: params,
+          clickhouse_settings: { log_comment: comment ?? '' },
+        });
+        const chunks: Buffer[] = [];
+        for await (const chunk of rs.stream) chunks.push(chunk as Buffer);
+        output = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      } catch (err) {
+        throw failed(err);
+      }
+      return decodeNamedRows<T>(output);
     },
     async command(sql: string, params?: QueryParams, settings?: ClickHouseSettings): Promise<void> {
       try {

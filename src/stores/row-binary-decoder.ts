@@ -1,6 +1,7 @@
 // RowBinary decoding, the inverse of row-binary.ts's encoders, generated from the same column list:
 // the ingest loader reads the spans of the log's records from their payloads (assembly without a
 // read-back), with values as the engine's JSON output gives them, so both paths see the same rows.
+// Query results read as RowBinaryWithNamesAndTypes are decoded the same way (decodeNamedRows).
 import { fromScaled } from '../decimal.ts';
 import { toClickHouseTime } from '../time.ts';
 import { parseType, type ColumnDef } from './row-binary.ts';
@@ -195,4 +196,30 @@ export function rowDecoder(columns: readonly ColumnDef[], wanted: ReadonlySet<st
       return rows;
     },
   };
+}
+
+/**
+ * The rows of a query's `RowBinaryWithNamesAndTypes` output, keyed by column name, each value as
+ * the JSON output gives it (64-bit integers as text, DateTime64(3) as `YYYY-MM-DD hh:mm:ss.fff`).
+ * Columns whose JSON value this decoding would not give (Date, DateTime, Decimal, DateTime64 of
+ * another precision) are refused: a query selects them with toString().
+ */
+export function decodeNamedRows<T>(output: Buffer): T[] {
+  const src = new ByteSource(output);
+  if (src.done) return [];
+  const n = src.varUInt();
+  const names = Array.from({ length: n }, () => src.string());
+  const reads = names.map((name) => {
+    const type = src.string();
+    if (/\b(Date|DateTime|Decimal)\b|DateTime64\((?!3\b)/.test(type))
+      throw new Error(`RowBinary: column ${name} is a ${type}; select it with toString()`);
+    return decoderFor(type);
+  });
+  const rows: T[] = [];
+  while (!src.done) {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < n; i++) row[names[i]!] = reads[i]!(src);
+    rows.push(row as T);
+  }
+  return rows;
 }

@@ -71,3 +71,37 @@ describe('score write rounds', () => {
     expect(rounds).toEqual([['p:a', 'p:b'], ['p:c']]);
   });
 });
+
+describe('score write rounds, two at once', () => {
+  it('a second round starts beside the first only while a full round waits, and never with an id of a round being stored', async () => {
+    const started: string[][] = [];
+    const release = new Map<string, () => void>();
+    const rs = createWriteRounds<W, string>(
+      async (projectId, writes) => {
+        const names = writes.map((x) => x.name);
+        started.push(names);
+        await new Promise<void>((r) => release.set(names.join(), r));
+        return writes.map((x) => `stored ${x.name}`);
+      },
+      4,
+      2,
+    );
+    const a = rs.write(w('a', 'p', '1', '2'));
+    const b = rs.write(w('b', 'p', '3')); // 1 score waits: no second round
+    expect(started).toEqual([['a']]);
+    const later = rs.writeAll([w('c', 'p', '4', '5'), w('d', 'p', '1', '6'), w('e', 'p', '7')]);
+    // 6 scores wait (b, c, d, e), a full round: the second starts beside a, with what shares no id
+    // with a's round up to the bound. d holds 1, which a is storing: it is skipped, not stored
+    // beside a (were it only over the bound, the round would stop there, without e).
+    expect(started).toEqual([['a'], ['b', 'c', 'e']]);
+    release.get('b,c,e')!();
+    await Promise.all([b, later[0], later[2]]);
+    expect(started).toHaveLength(2); // d alone is no full round: it waits for a's round to end
+    release.get('a')!();
+    await a;
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual([['a'], ['b', 'c', 'e'], ['d']]);
+    release.get('d')!();
+    expect(await later[1]).toBe('stored d');
+  });
+});

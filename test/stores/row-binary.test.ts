@@ -237,6 +237,21 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
     expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before016)).missing).toEqual(['environment']);
   });
 
+  it('a query read as RowBinary gives the rows the JSON read gives; columns it would give otherwise are refused', async () => {
+    const ch = svc.stores.clickhouse;
+    const sql =
+      'SELECT id, s, lc, u8, u16, u64, i8, i32, i64, toString(d) AS d, t3, toString(t9) AS t9, toString(dec) AS dec, a, au, ai, m, f64, f32, mat FROM rb_types ORDER BY id';
+    const json = await ch.query<Record<string, unknown>>(sql);
+    expect(json).toHaveLength(3);
+    expect(await ch.queryBinary<Record<string, unknown>>(sql)).toEqual(json);
+    // With bound parameters, and no row at all.
+    const some = 'SELECT id, a FROM rb_types WHERE id IN {ids:Array(UInt32)} ORDER BY id';
+    expect(await ch.queryBinary(some, { ids: [2, 3] })).toEqual(await ch.query(some, { ids: [2, 3] }));
+    expect(await ch.queryBinary(some, { ids: [] })).toEqual([]);
+    for (const column of ['d', 't9', 'dec', 'n'])
+      await expect(ch.queryBinary(`SELECT ${column} FROM rb_types`)).rejects.toThrow(new RegExp(`column ${column} is a .*toString`));
+  });
+
   it('an encoder is refused at start for a type it does not know, never on a row', () => {
     expect(() => encoderFor('Tuple(String, UInt8)')).toThrow(/not supported/);
     expect(() => encoderFor('Decimal(76, 2)')).toThrow(/not supported/);
