@@ -145,6 +145,41 @@ export async function benchQuality(executions: number): Promise<Figure[]> {
         what: `score ingest: ${formatCount(batches * 1_000)} scores, ${what}`,
         value: `${formatCount(await ingest(from, name, accepted))} scores/s`,
       });
+    // The raw figure of the same run: the engine's own insert of as many stamped score rows, in
+    // rounds of 10,000 through the score views, with no HTTP, no check and no read: the ceiling
+    // of what a write path can store on this machine now.
+    await merged();
+    const rawStamps = await svc.domain.executions.queries.scoreStamps(
+      'default',
+      Array.from({ length: 10_000 }, (_x, i) => `tr-${(2 * batches * 1_000 + i) * 50 + 7}`),
+    );
+    const rawRounds = Array.from({ length: batches / 10 }, (_x, r) =>
+      Array.from({ length: 10_000 }, (_y, i) => {
+        const traceId = `tr-${(2 * batches * 1_000 + i) * 50 + 7}`;
+        return {
+          project_id: 'default',
+          id: `raw-${r}-${i}`,
+          trace_id: traceId,
+          name: `raw_${r}`,
+          data_type: 'NUMERIC',
+          value: (i % 5) / 4,
+          source: 'api',
+          author: 'bench',
+          created_at: '2026-11-01 00:00:00.000',
+          updated_at: '2026-11-01 00:00:00.000',
+          ...rawStamps.get(traceId),
+          counted: 1,
+          version: Date.now() * 1_000 + i,
+          sign: 1,
+        };
+      }),
+    );
+    t = performance.now();
+    for (const rows of rawRounds) await ch.insert('scores', rows, { optimize_on_insert: 0 });
+    figures.push({
+      what: `raw, same run: the engine's insert of ${formatCount(batches * 1_000)} stamped score rows, 10,000 per insert, through the score views (no HTTP, check nor read)`,
+      value: `${formatCount((batches * 1_000) / ((performance.now() - t) / 1000))} scores/s`,
+    });
   } finally {
     await svc.close();
     fs.rmSync(dir, { recursive: true, force: true });
