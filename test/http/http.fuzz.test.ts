@@ -148,7 +148,8 @@ describe(`request validation (${mode} mode)`, () => {
         const problems = await sendAll(target.svc.url, batch, record);
         if (problems.length > 0) throw new Error(problems.join('\n'));
       }),
-      { numRuns: RUNS },
+      // A fixed seed: the same requests every run, so how many routes they reach does not vary by chance.
+      { numRuns: RUNS, seed: 26 },
     );
     // Every route was called, and the handlers were reached: most routes answered something
     // other than a refusal of the input or the caller at least once.
