@@ -11,11 +11,12 @@ import { WriteAheadLog } from './stores/write-ahead-log.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createSpanLoader, type IngestDeadLetters, type IngestLog, type SpanLoader } from './ingest/span-loader.ts';
 import { DeadLetters } from './stores/dead-letters.ts';
-import { startWindow } from './time.ts';
+import { startWindow, toClickHouseTime } from './time.ts';
 import { createScoreService, type ScoreService } from './scores/service.ts';
 import { createScoreRepository } from './scores/score-repository.ts';
 import { createScoreLoader, type ScoreLoader, type ScoreLogHeader } from './scores/score-log.ts';
 import { createScoreConfigs, type ScoreConfigs } from './scores/score-configs.ts';
+import { STAMP_SWEEP_JOB, stampSweepProcessor, type StampSweepData } from './scores/stamp-sweep.ts';
 import { createComparison, type Comparison } from './quality/compare.ts';
 import { createDeadLetterService, type DeadLetterService } from './ingest/dead-letter-service.ts';
 import { createPromptCache } from './prompts/cache.ts';
@@ -203,6 +204,11 @@ export function createDomain(
     configs: scoreConfigs,
     comparison: createComparison(stores.clickhouse, () => new Date()),
   };
+  const stampSweep = stampSweepProcessor({
+    unstampedTraces: (after, limit) => scoreRepository.unstampedTraces(after, limit),
+    writtenSince: (sinceMs) => queries.writtenSince(toClickHouseTime(new Date(sinceMs))),
+    restamp: (projectId, traceIds) => scores.service.restamp(projectId, traceIds),
+  });
   const datasetRepository = createDatasetRepository(stores.postgres);
   const runRepository = createRunRepository(stores.postgres);
   const runReads = { executions: queries, scores: scoreRepository };
@@ -338,6 +344,7 @@ export function createDomain(
       ...spend.processors(),
       reprice.processor as JobProcessor,
       scheduledExport.processor,
+      stampSweep as JobProcessor,
       ...evaluators.jobs.processors(),
     ],
     async startIngest() {
@@ -378,6 +385,14 @@ export function createDomain(
           (err: Error) => logger.warn({ err: { message: err.message } }, 'could not recover pending traces'),
         ) as Promise<unknown>;
       }
+      // Scores whose restamp died with the previous process (kept in its memory) are found again:
+      // now, with the executions written shortly before this start, then periodically.
+      await runner.enqueue<StampSweepData>(
+        STAMP_SWEEP_JOB,
+        { writtenSinceMs: Date.now() - config.scores.stampSweepLookbackMs },
+        { jobId: 'stamp-sweep-start' },
+      );
+      await runner.every(STAMP_SWEEP_JOB, config.scores.stampSweepMs, {});
       await spend.schedule(runner);
       await reprice.resume(runner);
       await scheduledExport.schedule(runner);

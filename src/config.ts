@@ -111,6 +111,10 @@ export interface Config {
      * then once more (againMs), which finds a score and an execution written at the same moment
      */
     readonly stampTiming: { readonly firstMs: number; readonly againMs: number };
+    /** how often the stamp sweep looks for scores whose restamp was lost (src/scores/stamp-sweep.ts) */
+    readonly stampSweepMs: number;
+    /** at start, the sweep also restamps the traces whose executions were written this long before */
+    readonly stampSweepLookbackMs: number;
   };
   /** Budgets, alerts and retention (docs/spend.md) */
   readonly spend: {
@@ -403,6 +407,8 @@ export function loadConfig(env: Env = process.env): Config {
         firstMs: int(env, 'SCORE_STAMP_DELAY_MS', 0, 0, 600_000),
         againMs: int(env, 'SCORE_STAMP_AGAIN_MS', 10_000, 0, 3_600_000),
       },
+      stampSweepMs: int(env, 'SCORE_STAMP_SWEEP_MS', 60_000, 100, 86_400_000),
+      stampSweepLookbackMs: int(env, 'SCORE_STAMP_SWEEP_LOOKBACK_MS', 900_000, 0, 86_400_000),
     },
     spend: {
       budgetEvalIntervalMs: int(env, 'BUDGET_EVAL_INTERVAL_MS', 60_000, 100, 86_400_000),

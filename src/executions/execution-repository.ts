@@ -437,6 +437,16 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
       );
     },
 
+    /** Traces (every project) whose executions were written since then: the stamp sweep at start (src/scores/stamp-sweep.ts). */
+    async writtenSince(since: string): Promise<Array<{ project_id: string; trace_id: string }>> {
+      return ch.query<{ project_id: string; trace_id: string }>(
+        `SELECT project_id, trace_id FROM executions PREWHERE received_at >= toDateTime64({since:String}, 3, 'UTC') WHERE sign = 1
+         GROUP BY project_id, trace_id`,
+        { since },
+        'scores.sweep.executions',
+      );
+    },
+
     /**
      * Executions encoded as they are added (only their bytes kept), then written in one insert
      * (deduplicated by the token, down to the materialized views). `add` throws RowEncodeError for

@@ -3,7 +3,7 @@
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { badRequest } from '../errors.ts';
 import { timeRange } from '../time.ts';
-import type { ScoreWrite, StampedScore } from './score-stamps.ts';
+import type { ExecutionStamp, ScoreWrite, StampedScore } from './score-stamps.ts';
 import { breakdownGroups, type BreakdownRead } from '../executions/spend-breakdown-sql.ts';
 import type { PromptGroupBy } from '../executions/execution-repository.ts';
 
@@ -89,29 +89,89 @@ export function createScoreRepository(ch: ClickHouseStore, writer: ScoreWriter =
         { p: projectId, traces: traceIds, ids, names: names ?? [] },
         'scores.ofTraces',
       );
-      const net = new Map<string, { row: StoredScore; n: number }>();
-      for (const r of rows) {
-        const k = `${r.id}\u0000${r.version}`;
-        const e = net.get(k);
-        if (e) e.n += Number(r.sign);
-        else net.set(k, { row: r, n: Number(r.sign) });
-      }
-      const live = new Map<string, StoredScore>();
-      for (const { row, n } of net.values()) {
-        if (n <= 0) continue;
-        const { sign: _sign, ...score } = row as StoredScore & { sign: number };
-        const other = live.get(score.id);
-        if (!other || BigInt(other.version) < BigInt(score.version)) live.set(score.id, score);
-      }
-      return live;
+      return liveOf(rows);
     },
 
     /** The live scores of these ids. */
     async byIds(projectId: string, ids: string[]): Promise<Map<string, StoredScore>> {
       const traces = await this.tracesOfIds(projectId, ids);
       if (traces.size === 0) return new Map();
-      const live = await this.ofTraces(projectId, [...new Set(traces.values())], [...traces.keys()]);
+      const live = await this.ofTraces(projectId, [...new Set(traces.values())], [...traces.keys()], []);
       return new Map([...live].filter(([id]) => traces.has(id)));
+    },
+
+    /**
+     * The score counted for each of these traces and names (`counted` 1: one live score per trace
+     * and name), by id. Read by key and flag, so a write reads one row per trace and name however
+     * many scores the trace holds.
+     */
+    async countedOf(projectId: string, traceIds: string[], names: string[]): Promise<Map<string, StoredScore>> {
+      if (traceIds.length === 0 || names.length === 0) return new Map();
+      return liveOf(
+        await ch.queryBinary<StoredScore & { sign: number }>(
+          `SELECT ${COLUMNS}, sign FROM scores
+           PREWHERE project_id = {p:String} AND name IN {names:Array(String)} AND trace_id IN {traces:Array(String)} AND counted = 1`,
+          { p: projectId, traces: traceIds, names },
+          'scores.counted',
+        ),
+      );
+    },
+
+    /**
+     * The live scores of these traces whose stamp is not their execution's current one (`stamps`:
+     * each trace's stamp; traces absent have no execution and are not read). The engine compares:
+     * a row stamped with the current version is current, an older version is current when its
+     * dimensions are (a repricing changes the version only), so only the rows a restamp rewrites
+     * come back, however many scores the traces hold.
+     */
+    async staleOf(projectId: string, stamps: ReadonlyMap<string, ExecutionStamp>): Promise<Map<string, StoredScore>> {
+      if (stamps.size === 0) return new Map();
+      const traces = [...stamps.keys()];
+      return liveOf(
+        await ch.queryBinary<StoredScore & { sign: number }>(
+          `SELECT ${COLUMNS}, sign FROM scores
+           PREWHERE project_id = {p:String} AND trace_id IN {traces:Array(String)}
+           WHERE scores.exec_version < toUInt64(transform(trace_id, {traces:Array(String)}, {versions:Array(String)}, '0'))
+             AND (scores.exec_version = 0 OR ${STAMP_KEY_SQL} != transform(trace_id, {traces:Array(String)}, {keys:Array(String)}, ''))`,
+          {
+            p: projectId,
+            traces,
+            versions: traces.map((t) => stamps.get(t)!.exec_version),
+            keys: traces.map((t) => stampKey(t, stamps.get(t)!)),
+          },
+          'scores.stale',
+        ),
+      );
+    },
+
+    /** Which of these traces hold a score (live or deleted: a restamp reads their stale rows next). */
+    async scoredTraces(projectId: string, traceIds: string[]): Promise<string[]> {
+      if (traceIds.length === 0) return [];
+      const rows = await ch.queryBinary<{ trace_id: string }>(
+        'SELECT DISTINCT trace_id FROM scores PREWHERE project_id = {p:String} AND trace_id IN {traces:Array(String)}',
+        { p: projectId, traces: traceIds },
+        'scores.scoredTraces',
+      );
+      return rows.map((r) => r.trace_id);
+    },
+
+    /**
+     * Traces (of every project) holding a live score that carries no stamp, in key order after
+     * `after`: the scores written before their execution, which a restamp looks at again once it
+     * exists (docs/scores.md, "Storage").
+     */
+    async unstampedTraces(after: { projectId: string; traceId: string } | undefined, limit: number) {
+      return ch.query<{ project_id: string; trace_id: string }>(
+        `SELECT project_id, trace_id FROM scores
+         PREWHERE exec_version = 0 AND trace_id != ''
+         WHERE (project_id, trace_id) > ({ap:String}, {at:String})
+         GROUP BY project_id, trace_id
+         HAVING sum(sign) > 0
+         ORDER BY project_id, trace_id
+         LIMIT {limit:UInt32}`,
+        { ap: after?.projectId ?? '', at: after?.traceId ?? '', limit },
+        'scores.unstamped',
+      );
     },
 
     /** The live scores of a trace (its spans' included), oldest first. */
@@ -197,6 +257,57 @@ export function createScoreRepository(ch: ClickHouseStore, writer: ScoreWriter =
 }
 
 export type ScoreRepository = ReturnType<typeof createScoreRepository>;
+
+/**
+ * Rows read without FINAL, collapsed as FINAL would: a row lives while no cancel row repeats its id
+ * and version; of an id's live rows the newest version wins.
+ */
+function liveOf(rows: ReadonlyArray<StoredScore & { sign: number }>): Map<string, StoredScore> {
+  const net = new Map<string, { row: StoredScore & { sign: number }; n: number }>();
+  for (const r of rows) {
+    const k = `${r.id}\u0000${r.version}`;
+    const e = net.get(k);
+    if (e) e.n += Number(r.sign);
+    else net.set(k, { row: r, n: Number(r.sign) });
+  }
+  const live = new Map<string, StoredScore>();
+  for (const { row, n } of net.values()) {
+    if (n <= 0) continue;
+    const { sign: _sign, ...score } = row;
+    const other = live.get(score.id);
+    if (!other || BigInt(other.version) < BigInt(score.version)) live.set(score.id, score);
+  }
+  return live;
+}
+
+/**
+ * A trace and the dimensions of a stamp as one text, each field prefixed by its length in bytes:
+ * the same in SQL (over a score row's `exec_*`) and in code (over an execution's stamp), so the
+ * engine can tell a stale stamp from a current one. The version is not in it (see `staleOf`).
+ */
+const sized = (x: string) => `concat(toString(length(${x})), ':', ${x})`;
+const STAMP_KEY_SQL = `concat(${[
+  sized('trace_id'),
+  sized('toString(scores.exec_hour)'),
+  ...['exec_provider', 'exec_model', 'exec_agent_id', 'exec_user_id', 'exec_session_id'].map(sized),
+  `toString(length(exec_prompt_ids)), '[', arrayStringConcat(arrayMap(x -> ${sized('x')}, exec_prompt_ids))`,
+  `arrayStringConcat(arrayMap(x -> toString(x), exec_prompt_versions), ',')`,
+  `'|', arrayStringConcat(arrayMap(x -> ${sized('x')}, exec_prompt_refs))`,
+].join(', ')})`;
+
+function stampKey(traceId: string, s: ExecutionStamp): string {
+  const sized = (x: string) => `${Buffer.byteLength(x, 'utf8')}:${x}`;
+  return [
+    sized(traceId),
+    sized(s.exec_hour.slice(0, 19)), // a DateTime's text (an hour read as DateTime64 carries .000)
+    ...[s.exec_provider, s.exec_model, s.exec_agent_id, s.exec_user_id, s.exec_session_id].map(sized),
+    `${s.exec_prompt_ids.length}[`,
+    s.exec_prompt_ids.map(sized).join(''),
+    s.exec_prompt_versions.map((v) => String(Number(v))).join(','),
+    '|',
+    s.exec_prompt_refs.map(sized).join(''),
+  ].join('');
+}
 
 /** `score.<name>.<gte|lte|eq>` query parameters. */
 const CONDITION = /^score\.(.{1,200})\.(gte|lte|eq)$/;

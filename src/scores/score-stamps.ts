@@ -72,6 +72,8 @@ export function planTraceScores(
   changed: ReadonlySet<string>,
   stamps: ReadonlyMap<string, ExecutionStamp>,
   nextVersion: () => number,
+  /** `keepCounted`: every row keeps its counted flag (a restamp of some of a trace's rows only). */
+  opts: { keepCounted?: boolean } = {},
 ): ScoreWrite[] {
   // The holder of each (trace, name): the score counted before if it is still there under the same
   // trace and name, else the smallest id (one pass, no sort). By name, then trace: the strings as
@@ -103,8 +105,8 @@ export function planTraceScores(
   for (const [id, old] of stored) if (!next.has(id)) writes.push(cancelOf(old));
   for (const [id, r] of next) {
     const stamp = (r.trace_id && stamps.get(r.trace_id)) || NO_STAMP;
-    const counted = r.trace_id && holder.get(r.name)?.get(r.trace_id) === id ? 1 : 0;
     const old = stored.get(id);
+    const counted = opts.keepCounted ? Number(old?.counted ?? 0) : r.trace_id && holder.get(r.name)?.get(r.trace_id) === id ? 1 : 0;
     if (old) {
       if (!changed.has(id) && sameStamp(old, { ...stamp, counted })) continue;
       writes.push(cancelOf(old));

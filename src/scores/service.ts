@@ -14,6 +14,7 @@ import { presentScore, sameScore, scoreFields, type Score, type ScoreInput, type
 import { planTraceScores, type ExecutionStamp } from './score-stamps.ts';
 import { createWriteRounds, type RoundWrite } from './write-rounds.ts';
 import { createKeyLocks } from './key-locks.ts';
+import { createRestampQueue, type StampTiming } from './restamp-queue.ts';
 
 export const MAX_SCORES_PER_REQUEST = 1_000;
 
@@ -30,14 +31,6 @@ export interface EvaluationScore {
 
 /** The current stamp of each of these traces' executions (those not known yet are absent). */
 export type ExecutionStamps = (projectId: string, traceIds: string[]) => Promise<Map<string, ExecutionStamp>>;
-
-/** How long after a write its traces are stamped again, and again after that (docs/scores.md, "Storage"). */
-export interface StampTiming {
-  firstMs: number;
-  againMs: number;
-}
-
-const MAX_WAITING_TRACES = 100_000;
 
 /** Scores stored in one round at most (write-rounds.ts): ten requests of a thousand. */
 const MAX_SCORES_PER_ROUND = 10_000;
@@ -57,12 +50,6 @@ interface Upsert extends RoundWrite {
   author: string;
 }
 
-/** Stamps a write asked for ahead of its read (of these traces). */
-interface Prefetched {
-  traces: ReadonlySet<string>;
-  stamps: Promise<Map<string, ExecutionStamp>>;
-}
-
 export function createScoreService(deps: {
   repository: ScoreRepository;
   configs: ScoreConfigs;
@@ -72,50 +59,51 @@ export function createScoreService(deps: {
   now?: () => number;
 }) {
   const now = deps.now ?? Date.now;
-  const timing = deps.timing ?? { firstMs: 0, againMs: 10_000 };
   const exclusive = createKeyLocks();
   let lastVersion = 0;
   /** A version above every one this node gave (rows of one id must order by version). */
   const nextVersion = () => (lastVersion = Math.max(lastVersion + 1, now() * 1_000));
 
+  const queue = createRestampQueue({
+    restamp: async (projectId, traceIds) => void (await service.restamp(projectId, traceIds)),
+    timing: deps.timing ?? { firstMs: 0, againMs: 10_000 },
+    onError: deps.onStampError,
+    now,
+  });
+
   /**
-   * The live scores of `traces` (and of the session scores `sessionIds`) become what `change` makes
-   * of them (ids to their new rows, or null to delete), each stamped with its execution's current
-   * stamp and one counted per trace and name. The caller holds the locks of the traces and ids.
+   * Writes `changes` (ids to their new rows, or null to delete) over `stored`: the live rows of the
+   * ids changed and the counted score of every trace and name they are written under (and, for a
+   * trace and name whose counted score moves away, all its live scores). Each row written carries
+   * its execution's current stamp; a trace and name keeps one counted score. Reads nothing per score
+   * a trace already holds beyond these: a write costs the same on a trace of a million scores.
    */
-  async function rewrite(
+  async function writeChanges(
     projectId: string,
-    traces: Iterable<string>,
-    change: ((stored: ReadonlyMap<string, StoredScore>) => Map<string, ScoreRow | null>) | undefined,
-    /** `ids`: the ids written that have a live score (where they are now is read too). */
-    scope: { ids?: string[]; names?: string[]; prefetched?: Prefetched } = {},
-  ): Promise<ReadonlyMap<string, StoredScore>> {
-    const restampOnly = change === undefined;
-    const traceIds = [...new Set(traces)].filter(Boolean);
-    const ids = scope.ids ?? [];
-    // Only the names written matter to who is counted (and the old names of the ids written).
-    const read = async () => {
-      const first = await deps.repository.ofTraces(projectId, [...traceIds, ...(ids.length ? [''] : [])], ids, scope.names);
-      if (!scope.names) return first;
-      const more = [...first.values()].filter((r) => !scope.names!.includes(r.name)).map((r) => r.name);
-      return more.length ? deps.repository.ofTraces(projectId, [...traceIds, ''], ids, [...scope.names, ...new Set(more)]) : first;
-    };
-    // A restamp (no change) looks up the executions of the traces that hold scores only: most
-    // executions written have none.
-    const stampsOf = async (of: string[]) => {
-      // Stamps already asked for (a write asks while it reads where its ids are) are not asked again.
-      const ahead = scope.prefetched;
-      const rest = ahead ? of.filter((t) => !ahead.traces.has(t)) : of;
-      const [before, more] = await Promise.all([
-        ahead?.stamps ?? new Map<string, ExecutionStamp>(),
-        rest.length ? deps.stamps(projectId, rest) : new Map<string, ExecutionStamp>(),
-      ]);
-      return new Map([...before, ...more]);
-    };
-    const [stored, stamps] = restampOnly
-      ? await read().then(async (s) => [s, await stampsOf([...new Set([...s.values()].map((r) => r.trace_id).filter(Boolean))])] as const)
-      : await Promise.all([read(), stampsOf(traceIds)]);
-    const changes = change?.(stored) ?? new Map<string, ScoreRow | null>();
+    stored: Map<string, StoredScore>,
+    changes: ReadonlyMap<string, ScoreRow | null>,
+    stampsAhead: { traces: ReadonlySet<string>; stamps: Promise<Map<string, ExecutionStamp>> },
+  ): Promise<void> {
+    // A counted score that leaves its trace and name (deleted, moved, renamed): another live score
+    // of that pair is counted instead, so every score of the pair is read.
+    const orphaned = new Map<string, Set<string>>();
+    for (const [id, row] of changes) {
+      const old = stored.get(id);
+      if (!old || Number(old.counted) !== 1 || !old.trace_id) continue;
+      if (row && row.trace_id === old.trace_id && row.name === old.name) continue;
+      let names = orphaned.get(old.trace_id);
+      if (!names) orphaned.set(old.trace_id, (names = new Set()));
+      names.add(old.name);
+    }
+    if (orphaned.size > 0) {
+      const pairs = await deps.repository.ofTraces(
+        projectId,
+        [...orphaned.keys()],
+        [],
+        [...new Set([...orphaned.values()].flatMap((n) => [...n]))],
+      );
+      for (const [id, r] of pairs) if (orphaned.get(r.trace_id)?.has(r.name) && !stored.has(id)) stored.set(id, r);
+    }
     const next = new Map<string, ScoreRow>(stored);
     const changed = new Set<string>();
     for (const [id, row] of changes) {
@@ -124,114 +112,61 @@ export function createScoreService(deps: {
         changed.add(id);
       } else next.delete(id);
     }
+    // Every trace of a row that may be written needs its stamp (a row without one is unstamped).
+    const traces = new Set<string>();
+    for (const r of next.values()) if (r.trace_id) traces.add(r.trace_id);
+    const rest = [...traces].filter((t) => !stampsAhead.traces.has(t));
+    const [ahead, more] = await Promise.all([
+      stampsAhead.stamps,
+      rest.length ? deps.stamps(projectId, rest) : new Map<string, ExecutionStamp>(),
+    ]);
+    const stamps = more.size ? new Map([...ahead, ...more]) : ahead;
     await deps.repository.write(planTraceScores(stored, next, changed, stamps, nextVersion));
-    // Scores written while their execution is unknown are looked at again (a restamp is itself
-    // that look: it queues nothing, or scores of an execution that never comes would cycle).
-    if (!restampOnly) {
-      const scoredTraces = new Set([...next.values()].map((r) => r.trace_id));
-      const unstamped = traceIds.filter((t) => !stamps.has(t) && scoredTraces.has(t));
-      if (unstamped.length) stampLater(projectId, unstamped);
-    }
-    return stored;
-  }
-
-  // Traces to stamp again a little later (docs/scores.md, "Storage"): scores written while their
-  // execution was unknown, and executions just written. A score and its execution written at the
-  // same moment may each miss the other; looking again once both writes are done finds the pair.
-  // Bounded: beyond the bound, the waiting traces are stamped at once.
-  const waiting = new Map<string, { projectId: string; traceId: string; dueAt: number; again: boolean }>();
-  let timer: NodeJS.Timeout | undefined;
-  let stamping: Promise<void> | undefined;
-  async function stampDue(all: boolean): Promise<void> {
-    const byProject = new Map<string, string[]>();
-    for (const [k, e] of waiting) {
-      if (!all && e.dueAt > now()) continue;
-      waiting.delete(k);
-      if (e.again && !all) waiting.set(k, { ...e, dueAt: now() + timing.againMs, again: false });
-      // Pushed, not spread into a new array: a hundred thousand waiting traces took minutes.
-      const list = byProject.get(e.projectId);
-      if (list) list.push(e.traceId);
-      else byProject.set(e.projectId, [e.traceId]);
-    }
-    for (const [projectId, traces] of byProject)
-      for (let i = 0; i < traces.length; i += MAX_SCORES_PER_REQUEST) {
-        const chunk = traces.slice(i, i + MAX_SCORES_PER_REQUEST);
-        try {
-          await service.restamp(projectId, chunk);
-        } catch (err) {
-          // A store that failed: these traces wait for the next round.
-          for (const traceId of chunk)
-            waiting.set(`${projectId}\u0000${traceId}`, { projectId, traceId, dueAt: now() + timing.againMs, again: false });
-          deps.onStampError?.(err);
-        }
-      }
-  }
-  function schedule(): void {
-    if (timer || stamping || waiting.size === 0) return;
-    const next = Math.min(...[...waiting.values()].map((e) => e.dueAt));
-    timer = setTimeout(
-      () => {
-        timer = undefined;
-        stamping = stampDue(waiting.size > MAX_WAITING_TRACES)
-          .catch((err: unknown) => deps.onStampError?.(err))
-          .finally(() => {
-            stamping = undefined;
-            schedule();
-          });
-      },
-      Math.max(0, next - now()),
-    );
-    timer.unref();
-  }
-  function stampLater(projectId: string, traceIds: string[]): void {
-    for (const traceId of traceIds) {
-      const k = `${projectId}\u0000${traceId}`;
-      if (!waiting.has(k)) waiting.set(k, { projectId, traceId, dueAt: now() + timing.firstMs, again: true });
-    }
-    schedule();
+    // Scores written while their execution is unknown are looked at again (and by the stamp sweep).
+    const unstamped = [...changed].map((id) => next.get(id)!.trace_id).filter((t) => t && !stamps.has(t));
+    if (unstamped.length) queue.add(projectId, [...new Set(unstamped)]);
   }
 
   /**
-   * Stores a round of upserts of one project (write-rounds.ts; their ids distinct): one lookup of
-   * where the ids are, one read of the traces' live scores and stamps, one write. Returns each
-   * upsert's scores as stored, in the order sent.
+   * Stores a round of upserts of one project (write-rounds.ts; their ids distinct): the lookup of
+   * where the ids are, the counted scores of the traces and names written and the stamps of the
+   * traces, read at once; then the rows of the ids that exist; one write. Returns each upsert's
+   * scores as stored, in the order sent.
    */
   async function storeRound(projectId: string, upserts: Upsert[]): Promise<Score[][]> {
     const all = upserts.flatMap((u) => u.fields);
     const ids = all.map((f) => f.id);
     const traces = [...new Set(all.map((f) => f.trace_id).filter(Boolean))];
+    const names = [...new Set(all.map((f) => f.name))];
     return exclusive(projectId, ids, traces, async () => {
-      // An id may move from one trace (or session) to another: where it is now is read too,
-      // while the stamps of the traces written are read.
-      const prefetched: Prefetched = {
+      const stampsAhead = {
         traces: new Set(traces),
-        stamps: traces.length ? deps.stamps(projectId, traces) : Promise.resolve(new Map()),
+        stamps: traces.length ? deps.stamps(projectId, traces) : Promise.resolve(new Map<string, ExecutionStamp>()),
       };
-      prefetched.stamps.catch(() => undefined); // awaited below; a failure is thrown there
-      const was = await deps.repository.tracesOfIds(projectId, ids);
+      stampsAhead.stamps.catch(() => undefined); // awaited in writeChanges; a failure is thrown there
+      const [was, counted] = await Promise.all([
+        deps.repository.tracesOfIds(projectId, ids),
+        deps.repository.countedOf(projectId, traces, names),
+      ]);
+      // An id may move from one trace (or session) to another: its row is read where it is now.
+      const existing = was.size ? await deps.repository.ofTraces(projectId, [...new Set(was.values())], [...was.keys()], []) : new Map();
+      const stored = new Map<string, StoredScore>([...counted, ...existing]);
       const at = toClickHouseTime(new Date(now()));
       const out = upserts.map(() => [] as ScoreRow[]);
-      await rewrite(
-        projectId,
-        [...traces, ...was.values()],
-        (stored) => {
-          const change = new Map<string, ScoreRow | null>();
-          upserts.forEach((u, i) => {
-            for (const f of u.fields) {
-              const old = stored.get(f.id);
-              if (old && sameScore(old, f)) {
-                out[i]!.push(old);
-                continue;
-              }
-              const row = scoreRow(projectId, f, u.author, old?.created_at ?? at, at);
-              change.set(f.id, row);
-              out[i]!.push(row);
-            }
-          });
-          return change;
-        },
-        { ids: [...was.keys()], names: [...new Set(all.map((f) => f.name))], prefetched },
-      );
+      const changes = new Map<string, ScoreRow | null>();
+      upserts.forEach((u, i) => {
+        for (const f of u.fields) {
+          const old = existing.get(f.id);
+          if (old && sameScore(old, f)) {
+            out[i]!.push(old);
+            continue;
+          }
+          const row = scoreRow(projectId, f, u.author, old?.created_at ?? at, at);
+          changes.set(f.id, row);
+          out[i]!.push(row);
+        }
+      });
+      await writeChanges(projectId, stored, changes, stampsAhead);
       return out.map((rows) => rows.map(presentScore));
     });
   }
@@ -325,40 +260,39 @@ export function createScoreService(deps: {
       const traceId = (await deps.repository.tracesOfIds(projectId, [id])).get(id);
       if (traceId === undefined) throw notFound('Score');
       await exclusive(projectId, [id], traceId ? [traceId] : [], async () => {
-        await rewrite(
-          projectId,
-          [traceId],
-          (stored) => {
-            if (!stored.has(id)) throw notFound('Score');
-            return new Map([[id, null]]);
-          },
-          { ids: [id] },
-        );
+        const stored = await deps.repository.ofTraces(projectId, [traceId], [id], []);
+        if (!stored.has(id)) throw notFound('Score');
+        const none = { traces: new Set<string>(), stamps: Promise.resolve(new Map<string, ExecutionStamp>()) };
+        await writeChanges(projectId, stored, new Map([[id, null]]), none);
       });
     },
 
     /**
      * Stamps the live scores of these traces with their executions' current stamps (after an
-     * execution is written, or later when a score's execution was unknown). Writes nothing for a
-     * score whose stamp is current.
+     * execution is written, or later when a score's execution was unknown). Reads only the traces
+     * that hold scores, and of those only the rows whose stamp is stale (the engine compares);
+     * writes nothing for a score whose stamp is current. Counted flags stay as they are.
      */
-    async restamp(projectId: string, traceIds: string[]): Promise<void> {
-      const traces = [...new Set(traceIds)].filter(Boolean);
-      if (traces.length === 0) return;
-      await exclusive(projectId, [], traces, () => rewrite(projectId, traces, undefined));
+    async restamp(projectId: string, traceIds: string[]): Promise<number> {
+      const scored = await deps.repository.scoredTraces(projectId, [...new Set(traceIds)].filter(Boolean));
+      if (scored.length === 0) return 0;
+      return exclusive(projectId, [], scored, async () => {
+        const stamps = await deps.stamps(projectId, scored);
+        const stale = await deps.repository.staleOf(projectId, stamps);
+        if (stale.size === 0) return 0;
+        await deps.repository.write(planTraceScores(stale, stale, new Set(), stamps, nextVersion, { keepCounted: true }));
+        return stale.size;
+      });
     },
 
-    /** Executions of these traces were just written: their scores are stamped again shortly. */
+    /** Executions of these traces were just written: their scores are stamped again at once, and once more later. */
     executionsWritten(projectId: string, traceIds: string[]): void {
-      stampLater(projectId, traceIds);
+      queue.add(projectId, traceIds);
     },
 
     /** Stamps every waiting trace now (shutdown, tests). */
     async flushStamps(): Promise<void> {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      await stamping;
-      await stampDue(true);
+      await queue.flush();
     },
 
     async list(projectId: string, q: ScoreListQuery) {

@@ -10,7 +10,10 @@ import crypto from 'node:crypto';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import type { Logger } from '../logger.ts';
 import { Invalid, PayloadTooLarge, unavailable } from '../errors.ts';
-import { isConnectivityError, refusalText, StoreUnavailableError } from './errors.ts';
+import { isConnectivityError, refusalOf, refusalText, StoreUnavailableError, type WriteRefusal } from './errors.ts';
+
+/** Refusals that a retry within seconds meets again. */
+const LASTING_REFUSALS: ReadonlySet<WriteRefusal> = new Set(['disk_full', 'read_only']);
 
 export type InsertFn = (table: string, rows: readonly object[], settings: ClickHouseSettings) => Promise<void>;
 
@@ -200,8 +203,9 @@ export class BatchWriter {
         return undefined;
       } catch (err) {
         error = err;
-        // Values the store refuses are refused again: not worth a retry.
-        if (isRefusedData(err)) return error;
+        // Values the store refuses are refused again, and so is a write to a full or read-only
+        // disk in the next seconds: not worth a retry (the caller hears at once; 503).
+        if (isRefusedData(err) || LASTING_REFUSALS.has(refusalOf(err)!)) return error;
         if (attempt < attempts) {
           this.stats.retries++;
           this.logger.warn(

@@ -71,6 +71,9 @@ describe(`score rollups (${mode} mode)`, () => {
         return groups['u-late'] && !groups[''] ? groups : undefined;
       }, 'the score moved with its execution'),
     ).toEqual({ 'u-late': { data_type: 'NUMERIC', n: 1, scored_executions: 1, mean: 0.4 } });
+    // Its stamp is current: a restamp finds nothing stale (the engine compares) and writes nothing.
+    await svc.domain.flush();
+    expect(await svc.domain.scores.service.restamp('default', [traceId])).toBe(0);
   });
 
   it('two scores of one name on one execution count it once, through the delete of either', async () => {
@@ -90,6 +93,34 @@ describe(`score rollups (${mode} mode)`, () => {
     expect((await byUser('cq'))['']).toEqual({ data_type: 'NUMERIC', n: 1, scored_executions: 1, mean: 5 });
     expect((await call('DELETE', '/scores/c-b')).status).toBe(204);
     expect(await byUser('cq')).toEqual({});
+  });
+
+  it('a counted score moved to another trace, renamed or deleted hands the count to another score of its old trace and name', async () => {
+    const [t1, t2] = [0x7a0010, 0x7a0011];
+    await sendSpans([...agentTrace(t1), ...agentTrace(t2)]);
+    for (const t of [t1, t2]) await until(async () => (await call('GET', `/executions/${hex(32, t)}`)).status === 200, 'the executions');
+    const totals = async () => {
+      const r = await call('GET', '/spend?group_by=model&scores=mv,mv2&window=2d');
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      const of = (name: string) =>
+        r.body.total_scores[name] && { n: r.body.total_scores[name].n, scored: r.body.total_scores[name].scored_executions };
+      return { mv: of('mv'), mv2: of('mv2') };
+    };
+    const put = async (id: string, t: number, name: string, value: number) =>
+      expect((await call('POST', '/scores', { id, trace_id: hex(32, t), name, value })).status).toBe(201);
+    await put('m-a', t1, 'mv', 1); // counted: the first of t1's mv
+    await put('m-b', t1, 'mv', 2);
+    expect(await totals()).toEqual({ mv: { n: 2, scored: 1 }, mv2: undefined });
+    await put('m-a', t2, 'mv', 1); // moved: m-b now counts t1
+    expect(await totals()).toEqual({ mv: { n: 2, scored: 2 }, mv2: undefined });
+    await put('m-c', t2, 'mv', 4); // a second score of t2 counts nothing more
+    expect(await totals()).toEqual({ mv: { n: 3, scored: 2 }, mv2: undefined });
+    await put('m-b', t1, 'mv2', 2); // renamed: t1 has no mv left
+    expect(await totals()).toEqual({ mv: { n: 2, scored: 1 }, mv2: { n: 1, scored: 1 } });
+    expect((await call('DELETE', '/scores/m-a')).status).toBe(204); // m-c now counts t2
+    expect(await totals()).toEqual({ mv: { n: 1, scored: 1 }, mv2: { n: 1, scored: 1 } });
+    expect((await call('DELETE', '/scores/m-c')).status).toBe(204);
+    expect(await totals()).toEqual({ mv: undefined, mv2: { n: 1, scored: 1 } });
   });
 
   it('the comparison counts a corrected execution once, at its corrected cost, with its score once', async () => {

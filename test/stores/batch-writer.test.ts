@@ -16,6 +16,9 @@ import { createLogger } from '../../src/logger.ts';
 import { createStores, type Stores } from '../../src/stores/index.ts';
 import { migrate } from '../../src/stores/migrate.ts';
 import { dropTestDatabases, testEnv } from '../helpers/env.ts';
+import { mountTmpfs } from '../helpers/tmpfs.ts';
+import fs from 'node:fs';
+import path from 'node:path';
 
 const logger = createLogger({ logLevel: 'silent' });
 let stores: Stores;
@@ -124,6 +127,26 @@ describe('batch writer', () => {
     expect(w.stats.failedRows).toBe(1);
     expect(w.stats.queuedRows).toBe(0);
     await w.close();
+  });
+
+  it('a write the disk refuses (ENOSPC) is answered 503 at once: no retry, which would meet the same full disk', async () => {
+    // A real ENOSPC: a write to a full tmpfs.
+    const disk = mountTmpfs(1 << 20);
+    let attempts = 0;
+    const full: InsertFn = async () => {
+      attempts++;
+      await fs.promises.writeFile(path.join(disk.dir, 'rows.bin'), Buffer.alloc(2 << 20));
+    };
+    try {
+      const w = new BatchWriter(full, { ...options, maxAttempts: 5, backoffMs: 1_000 }, logger);
+      const err = await w.write([row('w-enospc', 1)], 10).catch((e: unknown) => e);
+      expect(asHttp(err).status).toBe(503);
+      expect(attempts).toBe(1);
+      expect(w.stats.retries).toBe(0);
+      await w.close();
+    } finally {
+      disk.unmount();
+    }
   });
 
   it('values the store refuses fail only the caller that sent them (422); the others in the batch are stored', async () => {

@@ -191,6 +191,11 @@ describe(`a full disk (${mode} mode)`, () => {
       expect(r.status, JSON.stringify(r.body)).toBe(503);
       expect(r.headers.get('retry-after')).toBe('5');
       expect(r.body).toEqual({ detail: 'The executions rows could not be stored (clickhouse is out of disk space); retry later' });
+      // A score write (answered once stored) is refused the same way, at once: not retried.
+      const score = await call('POST', '/scores', { id: 'on-a-full-disk', trace_id: 'before-full', name: 'q', value: 1 });
+      expect(score.status, JSON.stringify(score.body)).toBe(503);
+      expect(score.headers.get('retry-after')).toBe('5');
+      expect(score.body).toEqual({ detail: 'The scores rows could not be stored (clickhouse is out of disk space); retry later' });
       const h = await health();
       expect(h.status).toBe(503);
       expect(h.body).toMatchObject({
@@ -203,6 +208,7 @@ describe(`a full disk (${mode} mode)`, () => {
       chDisk.release();
     }
     expect((await record('after-full')).status).toBe(201);
+    expect((await call('POST', '/scores', { id: 'on-a-full-disk', trace_id: 'before-full', name: 'q', value: 1 })).status).toBe(201);
     const h = await health();
     expect(h.status).toBe(200);
     expect(h.body).toMatchObject({ status: 'ok', refusing_writes: [] });
