@@ -83,7 +83,8 @@ export function createRunComparison(deps: { runs: RunRepository; reads: RunReadD
         .flatMap((r) => r.split(','))
         .map((r) => r.trim())
         .filter(Boolean);
-      if (ids.length !== 2) throw badRequest(`runs: give exactly two run ids to compare (runs=a,b), got ${ids.length}`);
+      // The schema bounds the parameter loosely, so any count is answered here in words.
+      if (ids.length !== 2) throw badRequest(`runs: give exactly two run ids separated by a comma (runs=a,b), got ${ids.length}`);
       if (ids[0] === ids[1]) throw badRequest('runs: give two different runs');
       const runs = await Promise.all(ids.map((id) => deps.runs.get(projectId, id, datasetId)));
       const [a, b] = await Promise.all(runs.map((r) => side(projectId, r.run_id, r.name)));

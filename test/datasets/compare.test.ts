@@ -236,4 +236,19 @@ describe(`comparing runs (${mode} mode)`, () => {
     }
     expect(seen).toEqual(Array.from({ length: N }, (_x, i) => [i, inA(i) ? `a${i}` : null, inB(i) ? `b${i}` : null]));
   });
+
+  it('runs=a,b,c: a 400 naming the parameter and saying how many run ids it got', async () => {
+    const ds = (await call('POST', '/datasets', { name: 'compare-three' })).body;
+    const ids: string[] = [];
+    for (const name of ['x', 'y', 'z']) ids.push((await call('POST', `/datasets/${ds.dataset_id}/runs`, { name })).body.run_id);
+    const three = await call('GET', `/datasets/${ds.dataset_id}/runs/compare?runs=${ids.join(',')}`);
+    expect([three.status, three.body]).toEqual([400, { detail: 'runs: give exactly two run ids separated by a comma (runs=a,b), got 3' }]);
+    const repeated = await call('GET', `/datasets/${ds.dataset_id}/runs/compare?${ids.map((id) => `runs=${id}`).join('&')}`);
+    expect([repeated.status, repeated.body]).toEqual([
+      400,
+      { detail: 'runs: give exactly two run ids separated by a comma (runs=a,b), got 3' },
+    ]);
+    const two = await call('GET', `/datasets/${ds.dataset_id}/runs/compare?runs=${ids[0]},${ids[1]}`);
+    expect(two.status).toBe(200);
+  });
 });
