@@ -4,6 +4,7 @@
 // per score name, the mean with its 95 % interval (NUMERIC), the rate with its Wilson interval
 // (BOOLEAN) or the label counts (CATEGORICAL); then, for the pair, the difference of each with its
 // interval and test (Welch's t-test for means, the two-proportion z-test for rates) and a sentence.
+import { roundFigure } from '../decimal.ts';
 import { badRequest } from '../errors.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { promptGroupCosts, type PromptGroupBy } from '../executions/execution-repository.ts';
@@ -27,9 +28,9 @@ export type ScoreSummary =
   | { data_type: 'BOOLEAN'; n: number; scored_executions: number; rate: number; ci: Interval | null }
   | { data_type: 'CATEGORICAL'; n: number; scored_executions: number; labels: Record<string, number> };
 
-/** A statistic as the answers show it: `digits` decimals, null for what is not a finite number. */
+/** A statistic as the answers show it: `digits` decimals (roundFigure), null for what is not a finite number. */
 export const round = (x: number | null | undefined, digits = 6) =>
-  x === null || x === undefined || !Number.isFinite(x) ? null : Number(x.toFixed(digits));
+  x === null || x === undefined || !Number.isFinite(x) ? null : roundFigure(x, digits);
 export const roundInterval = (ci: Interval | null) => (ci ? { low: round(ci.low)!, high: round(ci.high)! } : null);
 
 function summary(r: GroupScoreRow): ScoreSummary {
