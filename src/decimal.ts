@@ -60,3 +60,9 @@ export function roundFigure(x: number, digits: number): number {
   if (!Number.isFinite(x)) throw new Error(`not a finite number: ${x}`);
   return Number(fromScaled(toScaled(Number(x.toPrecision(15)), digits), digits));
 }
+
+/** A figure to `significant` digits (a p-value: 0.10937499999999979 → 0.109375). */
+export function roundSignificant(x: number, significant: number): number {
+  if (!Number.isFinite(x)) throw new Error(`not a finite number: ${x}`);
+  return Number(x.toPrecision(significant));
+}

@@ -220,6 +220,20 @@ describe(`prompt version comparison (${mode} mode)`, () => {
     expect(empty.body.comparison.scores.quality).toMatchObject({ p_value: null, significant: false });
   });
 
+  it('a score verdict says how the cost differs only when the cost test finds it', async () => {
+    const r = await call('GET', '/prompts/cmp/compare?versions=1,3&scores=quality');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const cost = r.body.comparison.cost_per_execution;
+    expect(cost.relative).toBeCloseTo(0.0125 / 0.012 - 1, 4); // 4 % more
+    expect(cost.significant).toBe(false);
+    const q = r.body.comparison.scores.quality;
+    expect(q.significant).toBe(true);
+    expect(q.verdict).toMatch(
+      /^v3 scores 0\.\d+ higher \(95 % CI .+, Welch's t-test p [=<] [\d.]+\); the cost difference is not significant$/,
+    );
+    expect(q.verdict).not.toMatch(/costs \d+ %/);
+  });
+
   it('latency percentiles: the comparison and the prompt analytics answer the same on the same data', async () => {
     // Type 7 over 900, 903, …, 924, 927: p95 at rank 8.55 = 924 + 0.55 × 3 = 925.65, p50 = 913.5.
     const compared = await call('GET', '/prompts/cmp/compare?versions=1,3');
