@@ -100,7 +100,7 @@ describe(`scores (${mode} mode)`, () => {
     const cases: Array<[unknown, number, RegExp]> = [
       [{ name: 'n', value: 1 }, 400, /^trace_id: a score needs a trace_id or a session_id$/],
       [{ trace_id: 't', name: 'n', value: 1, data_type: 'PERCENT' }, 400, /data_type: must be one of/],
-      [{ trace_id: 't', name: 'accuracy', value: 'good' }, 422, /^value: a NUMERIC score needs a number, got "good"$/],
+      [{ trace_id: 't', name: 'accuracy', value: 'good' }, 422, /^value: a NUMERIC score needs a number, got "good" \(score config "accuracy"\)$/],
       [{ trace_id: 't', name: 'accuracy', value: true, data_type: 'BOOLEAN' }, 422, /^data_type: the score config "accuracy" says NUMERIC/],
       [{ trace_id: 't', name: 'n'.repeat(201), value: 1 }, 400, /name: must NOT have more than 200 characters/],
       [{ span_id: 's', session_id: 'x', name: 'n', value: 1 }, 400, /^span_id: a span's score needs its trace_id$/],
