@@ -49,3 +49,20 @@ export function mulDiv(a: bigint, b: bigint, divisor: bigint): bigint {
   const p = a * b;
   return (p + divisor / 2n) / divisor;
 }
+
+/**
+ * A computed figure as an answer shows it: `digits` decimals, half away from zero, of its decimal
+ * value to 15 significant digits — so float noise of the computation does not decide the rounding
+ * (995.65 computed as 995.6499999999999 by one engine function and 995.6500000000001 by another
+ * is 995.7 in both answers).
+ */
+export function roundFigure(x: number, digits: number): number {
+  if (!Number.isFinite(x)) throw new Error(`not a finite number: ${x}`);
+  return Number(fromScaled(toScaled(Number(x.toPrecision(15)), digits), digits));
+}
+
+/** A figure to `significant` digits (a p-value: 0.10937499999999979 → 0.109375). */
+export function roundSignificant(x: number, significant: number): number {
+  if (!Number.isFinite(x)) throw new Error(`not a finite number: ${x}`);
+  return Number(x.toPrecision(significant));
+}

@@ -5,13 +5,14 @@
 // booleans — on the items with a value in both runs; with no such item, the unpaired tests of the
 // version comparison (Welch's t-test, the two-proportion z-test). Each result names its test.
 import { badRequest } from '../errors.ts';
-import { round, roundInterval } from '../quality/compare.ts';
+import { round, roundInterval, roundP } from '../quality/compare.ts';
 import {
   mcNemarExactTest,
   pairedTTest,
   twoProportionZTest,
   verdict,
   welchTTestSamples,
+  type Measure,
   type McNemarResult,
   type PairedResult,
   type TwoProportionResult,
@@ -32,12 +33,14 @@ interface Side {
   measures: Map<string, { cost: number; latency: number }>;
 }
 
-function shaped(result: Result, a: string, b: string, digits = 6, cost?: { a: number; b: number }) {
+/** A result as the answer shows it. `cost` (beside a score): each run's mean cost per item and the test of their difference. */
+function shaped(result: Result, a: string, b: string, measure: Measure, digits = 6, cost?: { a: number; b: number; test: Result }) {
   return {
     ...result,
     difference: round(result.difference, digits),
     ci: result.ci ? { low: round(result.ci.low, digits)!, high: round(result.ci.high, digits)! } : roundInterval(null),
-    verdict: verdict({ result, a, b, ...(cost ? { cost } : {}) }).sentence,
+    p_value: roundP(result.p_value),
+    verdict: verdict({ result, a, b, measure, per: 'item', ...(cost ? { cost } : {}) }).sentence,
   };
 }
 
@@ -83,7 +86,8 @@ export function createRunComparison(deps: { runs: RunRepository; reads: RunReadD
         .flatMap((r) => r.split(','))
         .map((r) => r.trim())
         .filter(Boolean);
-      if (ids.length !== 2) throw badRequest(`runs: give exactly two run ids to compare (runs=a,b), got ${ids.length}`);
+      // The schema bounds the parameter loosely, so any count is answered here in words.
+      if (ids.length !== 2) throw badRequest(`runs: give exactly two run ids separated by a comma (runs=a,b), got ${ids.length}`);
       if (ids[0] === ids[1]) throw badRequest('runs: give two different runs');
       const runs = await Promise.all(ids.map((id) => deps.runs.get(projectId, id, datasetId)));
       const [a, b] = await Promise.all(runs.map((r) => side(projectId, r.run_id, r.name)));
@@ -93,6 +97,8 @@ export function createRunComparison(deps: { runs: RunRepository; reads: RunReadD
       const costA = pick(A, 'cost');
       const costB = pick(B, 'cost');
       const meanOf = (m: Map<string, number>) => (m.size ? [...m.values()].reduce((x, y) => x + y, 0) / m.size : 0);
+      const costTest = numeric(costA, costB);
+      const costOf = { a: meanOf(costA), b: meanOf(costB), test: costTest };
       const scoreTests: Record<string, unknown> = {};
       const sa = scoresByItem(A.links, A.joined);
       const sb = scoresByItem(B.links, B.joined);
@@ -111,7 +117,7 @@ export function createRunComparison(deps: { runs: RunRepository; reads: RunReadD
                 values(sa, (v) => v),
                 values(sb, (v) => v),
               );
-        scoreTests[name] = shaped(result, A.name, B.name, 6, { a: meanOf(costA), b: meanOf(costB) });
+        scoreTests[name] = shaped(result, A.name, B.name, 'score', 6, costOf);
       }
       const paired = [...A.measures.keys()].filter((k) => B.measures.has(k)).length;
 
@@ -151,8 +157,8 @@ export function createRunComparison(deps: { runs: RunRepository; reads: RunReadD
         ],
         comparison: {
           paired_items: paired,
-          cost_per_item: shaped(numeric(costA, costB), A.name, B.name, 9),
-          latency_ms: shaped(numeric(pick(A, 'latency'), pick(B, 'latency')), A.name, B.name, 3),
+          cost_per_item: shaped(costTest, A.name, B.name, 'cost_usd', 9),
+          latency_ms: shaped(numeric(pick(A, 'latency'), pick(B, 'latency')), A.name, B.name, 'latency_ms', 3),
           scores: scoreTests,
         },
         items: page.map((r) => {

@@ -99,7 +99,7 @@ function pathParameters(validator: Validator): Koa.Middleware<RouteState> {
 function input(route: RouteDef, validator: Validator, limitBytes: number): Koa.Middleware<RouteState> {
   return async (ctx, next) => {
     if (route.query) ctx.state.query = validator.validateQuery(route.query, ctx.query);
-    if (route.body) ctx.state.body = validator.validate(route.body, await readJson(ctx, limitBytes));
+    if (route.body) ctx.state.body = validator.validate(route.body, await readJson(ctx, limitBytes), 'body', route.batch);
     await next();
   };
 }

@@ -31,27 +31,38 @@ export function textProblem(s: string): string | undefined {
   return undefined;
 }
 
-/** `a.b.0.c`, the way validation messages name a field; `what` when the value itself is at fault. */
-const fieldName = (path: readonly (string | number)[], what: string) => (path.length ? path.join('.') : what);
+/**
+ * How validation messages name a place in a value: `a.b.0.c`; `what` when the value itself is at
+ * fault. In a batch (an array body whose route names its items, e.g. `scores`) an item is
+ * `scores[1]` and the batch itself `scores`, as the domain's own messages name them
+ * (`scores[1].value: …`): one form for the schema's and the domain's problems.
+ */
+export function fieldName(path: readonly (string | number)[], what: string, batch?: string): string {
+  if (batch === undefined) return path.length ? path.join('.') : what;
+  if (path.length === 0) return batch;
+  const [item, ...rest] = path;
+  return [`${batch}[${item}]`, ...rest].join('.');
+}
 
 /**
  * Every problem of `value` (a parsed JSON document, or query parameters): text that cannot be
  * stored, numbers that are not finite, nesting over MAX_JSON_DEPTH. Iterative, so a hostile depth
- * cannot overflow the stack here. `what` names the whole value ("body"); `at` is the path of `value` itself.
+ * cannot overflow the stack here. `what` names the whole value ("body"); `at` is the path of `value` itself;
+ * `batch` names the items of an array body (fieldName).
  */
-export function inputProblems(value: unknown, what: string, at: readonly (string | number)[] = []): string[] {
+export function inputProblems(value: unknown, what: string, at: readonly (string | number)[] = [], batch?: string): string[] {
   const problems: string[] = [];
   const stack: Array<{ v: unknown; path: (string | number)[] }> = [{ v: value, path: [...at] }];
   while (stack.length > 0 && problems.length < MAX_PROBLEMS) {
     const { v, path } = stack.pop()!;
     if (typeof v === 'string') {
       const p = textProblem(v);
-      if (p) problems.push(`${fieldName(path, what)}: ${p}`);
+      if (p) problems.push(`${fieldName(path, what, batch)}: ${p}`);
     } else if (typeof v === 'number') {
-      if (!Number.isFinite(v)) problems.push(`${fieldName(path, what)}: must be a finite number`);
+      if (!Number.isFinite(v)) problems.push(`${fieldName(path, what, batch)}: must be a finite number`);
     } else if (v !== null && typeof v === 'object') {
       if (path.length - at.length >= MAX_JSON_DEPTH) {
-        problems.push(`${fieldName(path, what)}: nested deeper than ${MAX_JSON_DEPTH} levels`);
+        problems.push(`${fieldName(path, what, batch)}: nested deeper than ${MAX_JSON_DEPTH} levels`);
         continue;
       }
       const entries: Array<[string | number, unknown]> = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
@@ -62,7 +73,7 @@ export function inputProblems(value: unknown, what: string, at: readonly (string
           const p = textProblem(k);
           // The key itself is not echoed: it is the part that cannot be shown or stored.
           if (p) {
-            problems.push(`${fieldName(path, what)}: a key ${p}`);
+            problems.push(`${fieldName(path, what, batch)}: a key ${p}`);
             continue;
           }
         }

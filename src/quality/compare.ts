@@ -4,6 +4,7 @@
 // per score name, the mean with its 95 % interval (NUMERIC), the rate with its Wilson interval
 // (BOOLEAN) or the label counts (CATEGORICAL); then, for the pair, the difference of each with its
 // interval and test (Welch's t-test for means, the two-proportion z-test for rates) and a sentence.
+import { roundFigure, roundSignificant } from '../decimal.ts';
 import { badRequest } from '../errors.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { promptGroupCosts, type PromptGroupBy } from '../executions/execution-repository.ts';
@@ -27,9 +28,11 @@ export type ScoreSummary =
   | { data_type: 'BOOLEAN'; n: number; scored_executions: number; rate: number; ci: Interval | null }
   | { data_type: 'CATEGORICAL'; n: number; scored_executions: number; labels: Record<string, number> };
 
-/** A statistic as the answers show it: `digits` decimals, null for what is not a finite number. */
+/** A statistic as the answers show it: `digits` decimals (roundFigure), null for what is not a finite number. */
 export const round = (x: number | null | undefined, digits = 6) =>
-  x === null || x === undefined || !Number.isFinite(x) ? null : Number(x.toFixed(digits));
+  x === null || x === undefined || !Number.isFinite(x) ? null : roundFigure(x, digits);
+/** A p-value as the answers show it: 10 significant digits (its computed precision; no 0.10937499999999979). */
+export const roundP = (p: number | null) => (p === null || !Number.isFinite(p) ? null : roundSignificant(p, 10));
 export const roundInterval = (ci: Interval | null) => (ci ? { low: round(ci.low)!, high: round(ci.high)! } : null);
 
 function summary(r: GroupScoreRow): ScoreSummary {
@@ -114,7 +117,7 @@ export function createComparison(ch: ClickHouseStore, now: () => Date) {
       });
       const [a, b] = shaped as [(typeof shaped)[0], (typeof shaped)[0]];
       const costTest = welchTTest(a.moments, b.moments);
-      const costOf = { a: a.moments.mean, b: b.moments.mean };
+      const costOf = { a: a.moments.mean, b: b.moments.mean, test: costTest };
       const scoreComparisons: Record<string, unknown> = {};
       for (const scoreName of [...new Set(scores.map((s) => s.name))].sort()) {
         const sa = scores.find((s) => s.grp === a.key && s.name === scoreName);
@@ -135,6 +138,7 @@ export function createComparison(ch: ClickHouseStore, now: () => Date) {
           ...result,
           difference: round(result.difference),
           ci: roundInterval(result.ci),
+          p_value: roundP(result.p_value),
           verdict: verdict({ result, a: name(a.key), b: name(b.key), cost: costOf }).sentence,
         };
       }
@@ -147,6 +151,7 @@ export function createComparison(ch: ClickHouseStore, now: () => Date) {
           cost_per_execution: {
             ...costTest,
             difference: round(costTest.difference, 9),
+            p_value: roundP(costTest.p_value),
             ci: costTest.ci ? { low: round(costTest.ci.low, 9)!, high: round(costTest.ci.high, 9)! } : null,
             relative: a.moments.mean > 0 ? round(b.moments.mean / a.moments.mean - 1, 4) : null,
           },

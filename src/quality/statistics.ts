@@ -1,6 +1,7 @@
 // The statistics behind "is prompt version 7 better than 6?" (issue 26): summaries of a sample with
 // a confidence interval of the mean, Wilson intervals of rates, Welch's t-test, the two-proportion
-// z-test, the paired t-test, McNemar's exact test and a plain-sentence verdict. Pure: no I/O, no dependencies. The distributions are in distributions.ts.
+// z-test, the paired t-test and McNemar's exact test. Pure: no I/O, no dependencies. The
+// distributions are in distributions.ts; the plain sentence of a result in verdict.ts.
 //
 // Numerics. The Student t distribution goes through the regularized incomplete beta function
 // (continued fraction, modified Lentz), with log B(a, b) computed without the cancellation of
@@ -27,6 +28,7 @@ export interface Interval {
 
 import { regularizedIncompleteBeta, normalCdf, normalQuantile, studentTTwoSidedP, studentTQuantile } from './distributions.ts';
 
+export { formatP, verdict, type Measure, type Verdict, type VerdictInput } from './verdict.ts';
 export {
   logGamma,
   regularizedIncompleteBeta,
@@ -320,92 +322,4 @@ export function mcNemarExactTest(p: { n: number; both: number; a_only: number; b
     p_value: pValue,
     significant: significant(pValue),
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Verdict
-
-const TEST_LABEL: Record<TestName, string> = {
-  welch_t: "Welch's t-test",
-  two_proportion_z: 'two-proportion z-test',
-  paired_t: 'paired t-test',
-  mcnemar_exact: "McNemar's exact test",
-};
-
-export interface VerdictInput {
-  /** the result of welchTTest, twoProportionZTest, pairedTTest or mcNemarExactTest, b against a */
-  result: WelchResult | TwoProportionResult | PairedResult | McNemarResult;
-  /** names of the two versions as shown, e.g. 'v6' and 'v7' */
-  a: string;
-  b: string;
-  /** mean cost per execution of each version; the sentence then says how much more or less b costs */
-  cost?: { a: number; b: number };
-  /** decimals of the difference and its interval; by default from the interval's width */
-  decimals?: number;
-}
-
-export interface Verdict {
-  test: TestName;
-  significant: boolean;
-  sentence: string;
-}
-
-/** p as people read it: 2 significant digits, "< 0.001" below that. */
-export function formatP(p: number): string {
-  if (p < 0.001) return '< 0.001';
-  return `= ${Number(p.toPrecision(2))}`;
-}
-
-/**
- * A plain sentence for the difference of b against a, e.g. "v7 scores 0.08 higher (95 % CI
- * 0.03–0.13, Welch's t-test p = 0.002) and costs 12 % more". Rates (two-proportion test) are in
- * percentage points. A difference that is not significant is said to be so; one that cannot be
- * tested (p null) says why instead of giving an interval.
- */
-export function verdict(input: VerdictInput): Verdict {
-  const { result, a, b } = input;
-  const rate = result.test === 'two_proportion_z' || result.test === 'mcnemar_exact';
-  const scale = rate ? 100 : 1;
-  const unit = rate ? ' points' : '';
-  const d = result.difference;
-  const cost = costClause(input.cost);
-  if (d === null)
-    return { test: result.test, significant: false, sentence: `${b} cannot be compared with ${a}: one of them has no scores${cost}` };
-  const decimals = input.decimals ?? autoDecimals(result.ci, scale);
-  const fmt = (x: number) => {
-    const s = (x * scale).toFixed(decimals);
-    return Number(s) === 0 ? (0).toFixed(decimals) : s.replace('-', '−'); // no "−0.00"
-  };
-  const subject = rate ? `${b}'s rate is` : `${b} scores`;
-  const magnitude = fmt(Math.abs(d));
-  const direction = Number(magnitude.replace('−', '-')) === 0 ? null : d > 0 ? 'higher' : 'lower';
-  const head =
-    direction === null
-      ? rate
-        ? `${b}'s rate is the same as ${a}'s`
-        : `${b} scores the same as ${a}`
-      : `${subject} ${magnitude}${unit} ${direction}`;
-  if (result.p_value === null || result.ci === null) {
-    return { test: result.test, significant: false, sentence: `${head} (not testable: too few scores or no variation)${cost}` };
-  }
-  const low = fmt(result.ci.low);
-  const high = fmt(result.ci.high);
-  const range = result.ci.low < 0 || low.startsWith('−') ? `${low} to ${high}` : `${low}–${high}`;
-  const stats = `(95 % CI ${range}${unit}, ${TEST_LABEL[result.test]} p ${formatP(result.p_value)})`;
-  const caveat = result.significant ? '' : ', not a significant difference';
-  return { test: result.test, significant: result.significant, sentence: `${head} ${stats}${caveat}${cost}` };
-}
-
-function autoDecimals(ci: Interval | null, scale: number): number {
-  if (ci === null) return 2;
-  const half = ((ci.high - ci.low) / 2) * scale;
-  if (!(half > 0)) return 2;
-  return Math.min(6, Math.max(0, -Math.floor(Math.log10(half))));
-}
-
-function costClause(cost: { a: number; b: number } | undefined): string {
-  if (!cost || !(cost.a > 0) || !(cost.b >= 0)) return '';
-  const pct = Math.round((cost.b / cost.a - 1) * 100);
-  if (pct === 0) return ' and costs about the same';
-  return ` and costs ${Math.abs(pct)} % ${pct > 0 ? 'more' : 'less'}`;
 }

@@ -82,7 +82,7 @@ export function scoreFields(
   const booleanNumber = dataType === 'BOOLEAN' && (s.value === 0 || s.value === 1);
   if (dataType !== sent && !booleanNumber)
     throw (config ? unprocessable : badRequest)(
-      `${at}value: a ${dataType} score needs ${dataType === 'NUMERIC' ? 'a number' : dataType === 'BOOLEAN' ? 'true or false' : 'a label (a string)'}, got ${JSON.stringify(s.value)}`,
+      `${at}value: a ${dataType} score needs ${dataType === 'NUMERIC' ? 'a number' : dataType === 'BOOLEAN' ? 'true or false' : 'a label (a string)'}, got ${JSON.stringify(s.value)}${config ? ` (score config "${config.name}")` : ''}`,
     );
   let value = 0;
   let label = '';

@@ -1,6 +1,7 @@
 // Template analytics (GET .../prompts/{prompt_id}/analytics) from the pre-aggregated
 // prompt_daily_stats table (schema/clickhouse/003): counts, money, tokens and mean latency are
 // exact sums of sign; p50/p95 merge the quantile sketches (fed by +1 rows only, see the migration).
+import { roundFigure } from '../decimal.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { average, nanos, usd } from './money.ts';
 import { dayWindow } from './window.ts';
@@ -24,7 +25,8 @@ interface AggRow {
 const AGG = `toString(sum(executions)) AS executions_t, toString(sum(cost_usd)) AS cost_t, toString(sum(latency_ms_sum)) AS latency_sum_t,
   toString(sum(tokens_in)) AS tokens_in_t, toString(sum(tokens_out)) AS tokens_out_t, quantilesMerge(0.5, 0.95)(latency_ms_quantiles) AS q`;
 
-const round1 = (n: number) => Math.round(n * 10) / 10;
+// Rounded as every answer rounds its figures (the comparison of versions shows the same p95).
+const round1 = (n: number) => roundFigure(n, 1);
 
 function shape(r: AggRow | undefined) {
   const n = BigInt(r?.executions_t ?? 0);

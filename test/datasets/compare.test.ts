@@ -205,6 +205,18 @@ describe(`comparing runs (${mode} mode)`, () => {
     expect(r.comparison.cost_per_item.test).toBe('paired_t');
     expect(r.comparison.cost_per_item.difference).toBeCloseTo(mean(costD), 8);
     expect(r.comparison.latency_ms.test).toBe('paired_t');
+    // Cost and latency verdicts speak of cost and latency (b costs $0.0011 more on every item, and is slower on most).
+    expect(r.comparison.cost_per_item.verdict).toMatch(
+      /^v8 costs \$0\.00110 more per item \(95 % CI \$0\.00110 to \$0\.00110, paired t-test p /,
+    );
+    // latency differences b − a: 0, 40, 80, 0, 40, 80, 0, 40, 80, 0 ms.
+    expect(r.comparison.latency_ms.verdict).toBe('v8 is 36 ms slower (95 % CI 11–61 ms, paired t-test p = 0.01)');
+    // p-values at their computed precision, not float noise (McNemar's 7/32 came out 0.21875000000000094).
+    expect(c.p_value).toBe(0.21875);
+    for (const t of [r.comparison.cost_per_item, r.comparison.latency_ms, ...Object.values(r.comparison.scores)] as Array<{
+      p_value: number;
+    }>)
+      expect(Number(t.p_value.toPrecision(10))).toBe(t.p_value);
 
     // Each run's totals: exact cost, type-7 latency percentiles, score means and rates.
     for (const [k, run] of [
@@ -235,5 +247,20 @@ describe(`comparing runs (${mode} mode)`, () => {
       page = (await call('GET', `${path}&cursor=${page.next_cursor}`)).body;
     }
     expect(seen).toEqual(Array.from({ length: N }, (_x, i) => [i, inA(i) ? `a${i}` : null, inB(i) ? `b${i}` : null]));
+  });
+
+  it('runs=a,b,c: a 400 naming the parameter and saying how many run ids it got', async () => {
+    const ds = (await call('POST', '/datasets', { name: 'compare-three' })).body;
+    const ids: string[] = [];
+    for (const name of ['x', 'y', 'z']) ids.push((await call('POST', `/datasets/${ds.dataset_id}/runs`, { name })).body.run_id);
+    const three = await call('GET', `/datasets/${ds.dataset_id}/runs/compare?runs=${ids.join(',')}`);
+    expect([three.status, three.body]).toEqual([400, { detail: 'runs: give exactly two run ids separated by a comma (runs=a,b), got 3' }]);
+    const repeated = await call('GET', `/datasets/${ds.dataset_id}/runs/compare?${ids.map((id) => `runs=${id}`).join('&')}`);
+    expect([repeated.status, repeated.body]).toEqual([
+      400,
+      { detail: 'runs: give exactly two run ids separated by a comma (runs=a,b), got 3' },
+    ]);
+    const two = await call('GET', `/datasets/${ds.dataset_id}/runs/compare?runs=${ids[0]},${ids[1]}`);
+    expect(two.status).toBe(200);
   });
 });

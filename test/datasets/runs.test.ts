@@ -314,6 +314,14 @@ describe(`experiment runs (${mode} mode)`, () => {
       ],
       ['POST', links, { item_id: item.item_id, trace_id: 't', item_version: 2 }, 422, /^item_version: the item has no version 2/],
       ['POST', links, { item_id: 'not-a-uuid', trace_id: 't' }, 400, /item_id: must match format "uuid"/],
+      // A batch's schema problems name the item as its domain problems do (items[1].…), and only those.
+      [
+        'POST',
+        links,
+        [{ item_id: item.item_id, trace_id: 't' }, { trace_id: 't' }],
+        400,
+        /^Invalid body: items\[1\]\.item_id: is required$/,
+      ],
       ['POST', links, { item_id: item.item_id, status: 'maybe' }, 400, /status: must be one of/],
       ['POST', `/datasets/${ds.dataset_id}/runs/${stranger}/items`, { item_id: item.item_id, trace_id: 't' }, 404, /^Run not found$/],
       ['GET', `/datasets/${ds.dataset_id}/runs/not-a-run`, undefined, 404, /^Run not found$/],

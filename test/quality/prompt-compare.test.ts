@@ -16,6 +16,11 @@ const call = (method: string, path: string, body?: unknown) =>
 
 // The data set: five executions per version, their cost, a NUMERIC and a BOOLEAN score each.
 const V1 = { cost: [0.01, 0.012, 0.011, 0.013, 0.014], quality: [0.6, 0.7, 0.65, 0.5, 0.55], resolved: [true, false, true, false, false] };
+const V3 = {
+  cost: [0.0105, 0.0145, 0.012, 0.013, 0.011, 0.014, 0.0125, 0.0115, 0.0135, 0.0125],
+  quality: [0.8, 0.85, 0.9, 0.75, 0.7, 0.8, 0.85, 0.9, 0.75, 0.7],
+  latency: [900, 903, 906, 909, 912, 915, 918, 921, 924, 927],
+};
 const V2 = { cost: [0.015, 0.016, 0.014, 0.018, 0.017], quality: [0.8, 0.85, 0.9, 0.75, 0.7], resolved: [true, true, true, false, true] };
 
 beforeAll(async () => {
@@ -43,6 +48,21 @@ beforeAll(async () => {
       scores.push({ trace_id: traceId, name: 'resolved', value: data.resolved[i] });
       scores.push({ trace_id: traceId, name: 'tone', value: i % 2 ? 'warm' : 'cold' });
     }
+  }
+  // Version 3: ten executions scored better than version 1's, costing 4 % more on average, a
+  // difference the cost test does not find; latencies whose p95 is 925.65 ms exactly.
+  expect((await call('POST', '/prompts/cmp/versions', { template: 'v3 {{x}}' })).status).toBe(201);
+  for (let i = 0; i < V3.cost.length; i++) {
+    const traceId = `cmp-v3-${i}`;
+    const r = await call('POST', '/executions', {
+      trace_id: traceId,
+      model: 'gpt-4o',
+      cost_usd: V3.cost[i],
+      latency_ms: V3.latency[i],
+      template_usages: [{ prompt_id: 'cmp', version: 3 }],
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(201);
+    scores.push({ trace_id: traceId, name: 'quality', value: V3.quality[i] });
   }
   // A score deleted and one on an execution of another prompt count nowhere.
   scores.push({ id: 'gone', trace_id: 'cmp-v1-0', name: 'quality', value: 100 });
@@ -198,5 +218,31 @@ describe(`prompt version comparison (${mode} mode)`, () => {
     expect(empty.status).toBe(200);
     expect(empty.body.groups[1]).toMatchObject({ version: 7, executions: 0, cost: { total_usd: 0, per_execution: { mean_usd: null } } });
     expect(empty.body.comparison.scores.quality).toMatchObject({ p_value: null, significant: false });
+  });
+
+  it('a score verdict says how the cost differs only when the cost test finds it', async () => {
+    const r = await call('GET', '/prompts/cmp/compare?versions=1,3&scores=quality');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const cost = r.body.comparison.cost_per_execution;
+    expect(cost.relative).toBeCloseTo(0.0125 / 0.012 - 1, 4); // 4 % more
+    expect(cost.significant).toBe(false);
+    const q = r.body.comparison.scores.quality;
+    expect(q.significant).toBe(true);
+    expect(q.verdict).toMatch(
+      /^v3 scores 0\.\d+ higher \(95 % CI .+, Welch's t-test p [=<] [\d.]+\); the cost difference is not significant$/,
+    );
+    expect(q.verdict).not.toMatch(/costs \d+ %/);
+  });
+
+  it('latency percentiles: the comparison and the prompt analytics answer the same on the same data', async () => {
+    // Type 7 over 900, 903, …, 924, 927: p95 at rank 8.55 = 924 + 0.55 × 3 = 925.65, p50 = 913.5.
+    const compared = await call('GET', '/prompts/cmp/compare?versions=1,3');
+    const analytics = await call('GET', '/prompts/cmp/analytics?version=3');
+    expect([compared.status, analytics.status]).toEqual([200, 200]);
+    const fromCompare = compared.body.groups[1].latency_ms;
+    const fromAnalytics = analytics.body.latency_ms;
+    expect(fromCompare).toEqual({ p50: 913.5, p95: 925.7 });
+    expect({ p50: fromAnalytics.p50, p95: fromAnalytics.p95 }).toEqual(fromCompare);
+    expect(analytics.body.by_version[0].latency_ms.p95).toBe(fromCompare.p95);
   });
 });

@@ -423,8 +423,11 @@ describe('verdict', () => {
     significant: true,
   };
 
+  const costDiffers = { p_value: 0.003, significant: true };
+  const costSame = { p_value: 0.31, significant: false };
+
   it('says the difference, its interval, the test and p, and the cost change', () => {
-    const v = verdict({ result, a: 'v6', b: 'v7', cost: { a: 0.01, b: 0.0112 } });
+    const v = verdict({ result, a: 'v6', b: 'v7', cost: { a: 0.01, b: 0.0112, test: costDiffers } });
     expect(v).toEqual({
       test: 'welch_t',
       significant: true,
@@ -437,7 +440,7 @@ describe('verdict', () => {
       result: { ...result, difference: -0.012, ci: { low: -0.034, high: 0.01 }, p_value: 0.41, significant: false },
       a: 'v6',
       b: 'v7',
-      cost: { a: 0.02, b: 0.019 },
+      cost: { a: 0.02, b: 0.019, test: costDiffers },
     });
     expect(v.significant).toBe(false);
     // decimals from the interval: half-width 0.022 → 2
@@ -462,11 +465,11 @@ describe('verdict', () => {
 
   it('no claim when the test cannot be made; p below 0.001 is written as such', () => {
     const flat = welchTTest({ n: 5, mean: 1, variance: 0 }, { n: 5, mean: 1, variance: 0 });
-    const v = verdict({ result: flat, a: 'v6', b: 'v7', cost: { a: 1, b: 1.001 } });
+    const v = verdict({ result: flat, a: 'v6', b: 'v7', cost: { a: 1, b: 1.001, test: costDiffers } });
     expect(v).toEqual({
       test: 'welch_t',
       significant: false,
-      sentence: 'v7 scores the same as v6 (not testable: too few scores or no variation) and costs about the same',
+      sentence: 'v7 scores the same as v6 (not testable: too few scores or no variation) and costs less than 1 % more',
     });
     expect(formatP(0.0004)).toBe('< 0.001');
     expect(formatP(0.05)).toBe('= 0.05');
@@ -474,5 +477,39 @@ describe('verdict', () => {
     expect(verdict({ result: paired, a: 'v6', b: 'v7' }).sentence).toMatch(
       /^v7 scores 0\.10 higher \(95 % CI 0\.09–0\.12, paired t-test p < 0\.001\)$/,
     );
+  });
+
+  it('the cost change only when the cost test finds one; nothing when it cannot test', () => {
+    const v = verdict({ result, a: 'v6', b: 'v7', cost: { a: 0.01, b: 0.0104, test: costSame } });
+    expect(v.sentence).toBe("v7 scores 0.08 higher (95 % CI 0.03–0.13, Welch's t-test p = 0.0021); the cost difference is not significant");
+    const untested = verdict({ result, a: 'v6', b: 'v7', cost: { a: 0.01, b: 0.0104, test: { p_value: null, significant: false } } });
+    expect(untested.sentence).toBe("v7 scores 0.08 higher (95 % CI 0.03–0.13, Welch's t-test p = 0.0021)");
+  });
+
+  it('a cost speaks of dollars, a latency of milliseconds, never of scores', () => {
+    const cost = pairedTTest([0.00004, 0.00006, 0.00005, 0.000055, 0.000045, 0.00005]);
+    expect(verdict({ result: cost, a: 'v6', b: 'v7', measure: 'cost_usd' }).sentence).toBe(
+      'v7 costs $0.000050 more per execution (95 % CI $0.000043 to $0.000057, paired t-test p < 0.001)',
+    );
+    const cheaper = welchTTestSamples([0.012, 0.013, 0.011], [0.01, 0.011, 0.0105]);
+    expect(verdict({ result: cheaper, a: 'run a', b: 'run b', measure: 'cost_usd', per: 'item' }).sentence).toMatch(
+      /^run b costs \$0\.00\d+ less per item \(95 % CI −\$0\.00\d+ to (−)?\$0\.00\d+, Welch's t-test p = 0\.\d+\)/,
+    );
+    const slower = pairedTTest([118, 122, 121, 119, 120]);
+    expect(verdict({ result: slower, a: 'v6', b: 'v7', measure: 'latency_ms' }).sentence).toMatch(
+      /^v7 is 120 ms slower \(95 % CI 11\d–12\d ms, paired t-test p < 0\.001\)$/,
+    );
+    const faster = pairedTTest([-30, -10, 5, -25]);
+    expect(verdict({ result: faster, a: 'v6', b: 'v7', measure: 'latency_ms' }).sentence).toMatch(
+      /^v7 is 15 ms faster \(95 % CI −\d+ to \d+ ms, paired t-test p = 0\.\d+\), not a significant difference$/,
+    );
+    const none = pairedTTest([]);
+    expect(verdict({ result: none, a: 'v6', b: 'v7', measure: 'latency_ms' }).sentence).toBe(
+      'v7 cannot be compared with v6: one of them has no executions',
+    );
+    // The cost clause belongs to scores: a cost or latency verdict never carries it.
+    expect(
+      verdict({ result: slower, a: 'v6', b: 'v7', measure: 'latency_ms', cost: { a: 1, b: 2, test: costDiffers } }).sentence,
+    ).not.toMatch(/costs/);
   });
 });

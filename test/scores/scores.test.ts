@@ -93,14 +93,45 @@ describe(`scores (${mode} mode)`, () => {
       Array.from({ length: 1_001 }, (_x, i) => ({ trace_id: 't', name: 'n', value: i })),
     );
     expect(tooMany.status).toBe(400);
-    expect(tooMany.body.detail).toMatch(/must NOT have more than 1000 items/);
+    expect(tooMany.body.detail).toBe('Invalid body: scores: must NOT have more than 1000 items');
+  });
+
+  it("a batch's schema problems name the item as its other problems do, in words", async () => {
+    const schema = await call('POST', '/scores', [
+      { trace_id: 't', name: 'n', value: 1 },
+      { trace_id: 't', name: 5, value: null, colour: 'red' },
+    ]);
+    expect([schema.status, schema.body]).toEqual([
+      400,
+      {
+        detail:
+          'Invalid body: scores[1].colour: unknown field; scores[1].name: must be string; scores[1].value: must be a number, true or false, or a string',
+      },
+    ]);
+    const one = await call('POST', '/scores', { trace_id: 't', name: 'n', value: [1] });
+    expect(one.body).toEqual({ detail: 'Invalid body: value: must be a number, true or false, or a string' });
+    const neither = await call('POST', '/scores', 5);
+    expect(neither.body).toEqual({ detail: 'Invalid body: body: must be an object or an array' });
+    // A wrong type for a name with a config: 422 naming the item, the field and the config.
+    const typed = await call('POST', '/scores', [
+      { trace_id: 't', name: 'n', value: 1 },
+      { trace_id: 't', name: 'accuracy', value: 'good' },
+    ]);
+    expect([typed.status, typed.body]).toEqual([
+      422,
+      { detail: 'scores[1].value: a NUMERIC score needs a number, got "good" (score config "accuracy")' },
+    ]);
   });
 
   it('bad input: no target, unknown data type, a label for a NUMERIC config, Infinity, a long name', async () => {
     const cases: Array<[unknown, number, RegExp]> = [
       [{ name: 'n', value: 1 }, 400, /^trace_id: a score needs a trace_id or a session_id$/],
       [{ trace_id: 't', name: 'n', value: 1, data_type: 'PERCENT' }, 400, /data_type: must be one of/],
-      [{ trace_id: 't', name: 'accuracy', value: 'good' }, 422, /^value: a NUMERIC score needs a number, got "good"$/],
+      [
+        { trace_id: 't', name: 'accuracy', value: 'good' },
+        422,
+        /^value: a NUMERIC score needs a number, got "good" \(score config "accuracy"\)$/,
+      ],
       [{ trace_id: 't', name: 'accuracy', value: true, data_type: 'BOOLEAN' }, 422, /^data_type: the score config "accuracy" says NUMERIC/],
       [{ trace_id: 't', name: 'n'.repeat(201), value: 1 }, 400, /name: must NOT have more than 200 characters/],
       [{ span_id: 's', session_id: 'x', name: 'n', value: 1 }, 400, /^span_id: a span's score needs its trace_id$/],

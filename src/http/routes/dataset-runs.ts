@@ -106,6 +106,7 @@ export function datasetRunRoutes(runs: Runs, comparison: RunComparison): RouteDe
       need: 'write',
       ingest: true,
       body: 'DatasetRunItemLinkRequest',
+      batch: 'items',
       summary: 'Link items of a run to the executions they produced (or mark them failed); one or up to 1,000, all or none',
       responses: {
         200: { description: 'How many links were stored (an item linked again takes the newer link)', schema: 'DatasetRunItemsLinked' },

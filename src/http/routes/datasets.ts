@@ -103,6 +103,7 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       access: 'authenticated',
       need: 'write',
       body: 'DatasetItemCreateRequest',
+      batch: 'items',
       summary: 'Add one item, or a batch of up to 1,000 (all or none)',
       responses: {
         201: { description: 'One item sent: the item; an array: {"items": [...]} in the order sent', schema: 'DatasetItem' },

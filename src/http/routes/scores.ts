@@ -49,6 +49,7 @@ export function scoreRoutes(
       need: 'write',
       ingest: true,
       body: 'ScoreCreateRequest',
+      batch: 'scores',
       summary:
         'Add or update (by id) one score, or a batch of up to 1,000 (all or none); with Prefer: respond-async, answered once the checked batch is durable and stored in the background',
       responses: {

@@ -47,6 +47,11 @@ export interface RouteDef {
   operatorOnly?: boolean;
   /** Schema id of the JSON request body in schema/api. */
   body?: string;
+  /**
+   * For a body that may be an array of items (a batch): what its problems call the items, as the
+   * handler's domain messages do (`scores` → `scores[2].value: …`), for the schema's messages too.
+   */
+  batch?: string;
   /** A body the handler reads itself (not JSON-validated by the chain): content type → schema id (or none), for the OpenAPI document. */
   rawBody?: { description: string; contentTypes: Record<string, string | undefined> };
   /** Schema id of the query parameters in schema/api (unknown parameters are a 400). */
