@@ -203,11 +203,18 @@ export function createDatasetRepository(db: PostgresStore) {
       change: { content?: ItemContent; archived?: boolean },
     ): Promise<ItemRow> {
       if (!isUuid(itemId) || !isUuid(datasetId)) throw notFound('Dataset item');
-      await db.transaction(async (tx) => {
-        const [cur] = await tx.query<{ version: number; input: unknown; expected_output: unknown; metadata: unknown }>(
-          `SELECT i.version, v.input, v.expected_output, v.metadata FROM ${ITEM_FROM}
-           WHERE i.project_id = $1 AND i.dataset_id = $2 AND i.item_id = $3 FOR UPDATE OF i`,
+      return db.transaction(async (tx) => {
+        // Lock the item row alone, then read its current version: a locking read that joins the
+        // versions re-checks the join against the row a concurrent edit committed (version n+1)
+        // with the version row of its own snapshot (n), matches nothing and would answer 404.
+        const [locked] = await tx.query<{ version: number }>(
+          'SELECT version FROM dataset_items WHERE project_id = $1 AND dataset_id = $2 AND item_id = $3 FOR UPDATE',
           [projectId, datasetId, itemId],
+        );
+        if (!locked) throw notFound('Dataset item');
+        const [cur] = await tx.query<{ version: number; input: unknown; expected_output: unknown; metadata: unknown }>(
+          'SELECT version, input, expected_output, metadata FROM dataset_item_versions WHERE project_id = $1 AND item_id = $2 AND version = $3',
+          [projectId, itemId, locked.version],
         );
         if (!cur) throw notFound('Dataset item');
         let version = cur.version;
@@ -239,8 +246,14 @@ export function createDatasetRepository(db: PostgresStore) {
            WHERE project_id = $1 AND dataset_id = $2 AND item_id = $3`,
           [projectId, datasetId, itemId, version, change.archived ?? null],
         );
+        // Read back under the same row lock: the version this request wrote, never a later
+        // request's (a read after the commit could see a concurrent edit's).
+        const [row] = await tx.query<ItemRow>(
+          `SELECT ${ITEM_COLUMNS} FROM ${ITEM_FROM} WHERE i.project_id = $1 AND i.dataset_id = $2 AND i.item_id = $3`,
+          [projectId, datasetId, itemId],
+        );
+        return row!;
       });
-      return this.getItem(projectId, datasetId, itemId);
     },
 
     /** Every version of an item, newest first. */
