@@ -10,6 +10,10 @@ import type { RouteDef } from './types.ts';
 const D = '/api/projects/:project_id/datasets';
 const I = `${D}/:dataset_id/items`;
 const tag = 'datasets';
+// An ingest key may read datasets and their items (not exports, runs or versions): what the SDKs'
+// datasets.get / runExperiment read before creating a run and linking items, so one key serves an
+// experiment (issue 39). Items are test cases a project wrote, not the traces ingest keys may not read.
+const EXPERIMENT_READ = true;
 const notFound404 = (what: string) => ({ 404: { description: `No such ${what} in this project`, schema: 'Error' } });
 
 export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
@@ -39,6 +43,7 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       tag,
       access: 'authenticated',
       need: 'read',
+      ingest: EXPERIMENT_READ,
       query: 'PageQuery',
       summary: "The project's datasets by name; keyset pages",
       responses: { 200: { description: 'A page', schema: 'DatasetList' } },
@@ -53,6 +58,7 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       tag,
       access: 'authenticated',
       need: 'read',
+      ingest: EXPERIMENT_READ,
       summary: 'One dataset',
       responses: { 200: { description: 'The dataset', schema: 'Dataset' }, ...notFound404('dataset') },
       async handler(ctx) {
@@ -123,6 +129,7 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       tag,
       access: 'authenticated',
       need: 'read',
+      ingest: EXPERIMENT_READ,
       query: 'DatasetItemListQuery',
       summary: 'Items in the order they were added (archived ones with include_archived=true); keyset pages',
       responses: { 200: { description: 'A page', schema: 'DatasetItemList' }, ...notFound404('dataset') },
@@ -221,6 +228,7 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       tag,
       access: 'authenticated',
       need: 'read',
+      ingest: EXPERIMENT_READ,
       summary: 'One item at its current version',
       responses: { 200: { description: 'The item', schema: 'DatasetItem' }, ...notFound404('dataset item') },
       async handler(ctx) {

@@ -39,7 +39,7 @@ export interface RouteDef {
   access: Access;
   /** Role needed in the path's project (routes under /api/projects/:project_id); default read. */
   need?: Need;
-  /** Whether `ingest`-scope API keys may call it (traces, executions, budget check, context). */
+  /** Whether `ingest`-scope API keys may call it (traces, executions, budget check, context, an experiment's dataset reads and run writes). */
   ingest?: boolean;
   /** Only a JWT may call it (key management): an API key gets 403. */
   jwtOnly?: boolean;
