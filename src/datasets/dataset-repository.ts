@@ -62,44 +62,50 @@ function uniqueName<T>(name: string) {
   };
 }
 
-export function createDatasetRepository(db: PostgresStore) {
-  async function insertItems(
-    tx: Queryable,
-    projectId: string,
-    datasetId: string,
-    items: readonly NewItem[],
-    readBack: boolean,
-  ): Promise<ItemRow[]> {
-    if (items.length === 0) return [];
-    const doc = JSON.stringify(
-      items.map((it) => ({
-        item_id: it.item_id,
-        source_trace_id: it.source_trace_id ?? null,
-        input: it.input,
-        ...(it.expected_output !== undefined ? { expected_output: it.expected_output } : {}),
-        metadata: it.metadata ?? {},
-      })),
-    );
-    // One statement per table for the whole batch; seq follows the order sent.
-    await tx.query(
-      `INSERT INTO dataset_items (item_id, project_id, dataset_id, source_trace_id)
+/**
+ * Inserts items at version 1 in `tx`, one statement per table for the whole batch, seq in the
+ * order given. With `skipExisting` an item id already stored is left as it is (an import's retry
+ * keys its items by import id and line); returns how many were stored.
+ */
+export async function insertItems(
+  tx: Queryable,
+  projectId: string,
+  datasetId: string,
+  items: readonly NewItem[],
+  skipExisting = false,
+): Promise<number> {
+  if (items.length === 0) return 0;
+  const doc = JSON.stringify(
+    items.map((it) => ({
+      item_id: it.item_id,
+      source_trace_id: it.source_trace_id ?? null,
+      input: it.input,
+      ...(it.expected_output !== undefined ? { expected_output: it.expected_output } : {}),
+      metadata: it.metadata ?? {},
+    })),
+  );
+  // With skipExisting, an item that exists keeps its versions too: its version 1 exists (an item
+  // never lacks it), so that row is skipped by the same conflict.
+  const skip = skipExisting ? 'ON CONFLICT DO NOTHING' : '';
+  const [stored] = await tx.query<{ n: number }>(
+    `WITH ins AS (
+       INSERT INTO dataset_items (item_id, project_id, dataset_id, source_trace_id)
        SELECT (e.v->>'item_id')::uuid, $1, $2, e.v->>'source_trace_id'
-       FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(v, ord) ORDER BY e.ord`,
-      [projectId, datasetId, doc],
-    );
-    await tx.query(
-      `INSERT INTO dataset_item_versions (item_id, version, project_id, input, expected_output, metadata)
-       SELECT (e.v->>'item_id')::uuid, 1, $1, e.v->'input', e.v->'expected_output', e.v->'metadata'
-       FROM jsonb_array_elements($2::jsonb) AS e(v)`,
-      [projectId, doc],
-    );
-    if (!readBack) return [];
-    return tx.query<ItemRow>(
-      `SELECT ${ITEM_COLUMNS} FROM ${ITEM_FROM} WHERE i.project_id = $1 AND i.item_id = ANY($2::uuid[]) ORDER BY i.seq`,
-      [projectId, items.map((i) => i.item_id)],
-    );
-  }
+       FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(v, ord) ORDER BY e.ord
+       ${skip} RETURNING 1)
+     SELECT count(*)::int AS n FROM ins`,
+    [projectId, datasetId, doc],
+  );
+  await tx.query(
+    `INSERT INTO dataset_item_versions (item_id, version, project_id, input, expected_output, metadata)
+     SELECT (e.v->>'item_id')::uuid, 1, $1, e.v->'input', e.v->'expected_output', e.v->'metadata'
+     FROM jsonb_array_elements($2::jsonb) AS e(v) ${skip}`,
+    [projectId, doc],
+  );
+  return stored!.n;
+}
 
+export function createDatasetRepository(db: PostgresStore) {
   return {
     async createDataset(
       projectId: string,
@@ -164,12 +170,13 @@ export function createDatasetRepository(db: PostgresStore) {
 
     /** Adds items (version 1 each) in one transaction: all or none; returns them as stored. */
     async addItems(projectId: string, datasetId: string, items: readonly NewItem[]): Promise<ItemRow[]> {
-      return db.transaction((tx) => insertItems(tx, projectId, datasetId, items, true));
-    },
-
-    /** Adds items as addItems does, without reading them back (imports). */
-    async addItemsQuietly(projectId: string, datasetId: string, items: readonly NewItem[]): Promise<void> {
-      await db.transaction((tx) => insertItems(tx, projectId, datasetId, items, false));
+      return db.transaction(async (tx) => {
+        await insertItems(tx, projectId, datasetId, items);
+        return tx.query<ItemRow>(
+          `SELECT ${ITEM_COLUMNS} FROM ${ITEM_FROM} WHERE i.project_id = $1 AND i.item_id = ANY($2::uuid[]) ORDER BY i.seq`,
+          [projectId, items.map((i) => i.item_id)],
+        );
+      });
     },
 
     async getItem(projectId: string, datasetId: string, itemId: string): Promise<ItemRow> {

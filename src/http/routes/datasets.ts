@@ -1,10 +1,6 @@
 // Datasets and their items (docs/datasets.md). Thin: the route table validates; src/datasets/ does the work.
 import { Readable } from 'node:stream';
-import type { Config } from '../../config.ts';
 import type { Datasets, ItemInput, ItemUpdate } from '../../datasets/datasets.ts';
-import { importItems, type ImportFormat } from '../../datasets/import.ts';
-import { unsupportedMediaType } from '../errors.ts';
-import { inputProblems } from '../input-checks.ts';
 import type { RouteDef } from './types.ts';
 
 const D = '/api/projects/:project_id/datasets';
@@ -16,7 +12,7 @@ const tag = 'datasets';
 const EXPERIMENT_READ = true;
 const notFound404 = (what: string) => ({ 404: { description: `No such ${what} in this project`, schema: 'Error' } });
 
-export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
+export function datasetRoutes(datasets: Datasets): RouteDef[] {
   return [
     {
       method: 'POST',
@@ -158,46 +154,6 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       async handler(ctx) {
         ctx.status = 201;
         ctx.body = await datasets.addFromExecution(ctx.state.projectId!, ctx.params.dataset_id!, ctx.state.body as { trace_id: string });
-      },
-    },
-    {
-      method: 'POST',
-      path: `${I}/import`,
-      operationId: 'importDatasetItems',
-      tag,
-      access: 'authenticated',
-      need: 'write',
-      rawBody: {
-        description:
-          'JSON Lines (application/x-ndjson or application/jsonl: one {"input", "expected_output", "metadata", "source_trace_id"} per line) ' +
-          'or CSV (text/csv: a header of input or input.<variable>, expected_output, metadata, source_trace_id). Read as a stream: no size limit ' +
-          'but MAX_JSON_BYTES per line; stored in batches of 1,000.',
-        contentTypes: { 'application/x-ndjson': undefined, 'application/jsonl': undefined, 'text/csv': undefined },
-      },
-      summary: 'Import items from JSON Lines or CSV; rejected lines are named by line number, the others kept',
-      responses: {
-        200: { description: 'Counts, and the first 1,000 rejected lines with why', schema: 'DatasetImportResult' },
-        400: { description: 'A CSV header that names an unknown column, or no input column', schema: 'Error' },
-        ...notFound404('dataset'),
-        415: { description: 'Not JSON Lines nor CSV, or a Content-Encoding', schema: 'Error' },
-      },
-      async handler(ctx) {
-        const format: ImportFormat | undefined = ctx.is('application/x-ndjson', 'application/jsonl', 'application/json-lines')
-          ? 'jsonl'
-          : ctx.is('text/csv')
-            ? 'csv'
-            : undefined;
-        if (!format) throw unsupportedMediaType(ctx.get('Content-Type') || undefined, 'application/x-ndjson or text/csv');
-        const encoding = ctx.get('Content-Encoding');
-        if (encoding && encoding !== 'identity') throw unsupportedMediaType(`encoding ${encoding}`, 'an uncompressed body');
-        const projectId = ctx.state.projectId!;
-        const datasetId = ctx.params.dataset_id!;
-        await datasets.get(projectId, datasetId); // 404 before the body is read
-        ctx.body = await importItems(ctx.req, format, {
-          maxLineChars: config.limits.maxJsonBytes,
-          problemsOf: (v, what) => inputProblems(v, what),
-          store: (items) => datasets.addCheckedBatch(projectId, datasetId, items),
-        });
       },
     },
     {

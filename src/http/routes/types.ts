@@ -25,6 +25,8 @@ export interface RouteState {
   body?: unknown;
   /** The query parameters, coerced and validated against the route's `query` schema. */
   query?: unknown;
+  /** Set by a route whose body is an unbounded stream: the request deadline spares it (app.ts). */
+  unboundedBody?: boolean;
 }
 
 export type RouteContext = Koa.ParameterizedContext<RouteState> & { params: Record<string, string> };
@@ -47,8 +49,12 @@ export interface RouteDef {
   operatorOnly?: boolean;
   /** Schema id of the JSON request body in schema/api. */
   body?: string;
-  /** A body the handler reads itself (not JSON-validated by the chain): content type → schema id (or none), for the OpenAPI document. */
-  rawBody?: { description: string; contentTypes: Record<string, string | undefined> };
+  /**
+   * A body the handler reads itself (not JSON-validated by the chain): content type → schema id (or none), for the OpenAPI document.
+   * `unbounded`: a stream of any size (an import), spared the request deadline (REQUEST_TIMEOUT_MS) and cut
+   * only when no byte arrives for STREAM_IDLE_TIMEOUT_MS.
+   */
+  rawBody?: { description: string; contentTypes: Record<string, string | undefined>; unbounded?: boolean };
   /** Schema id of the query parameters in schema/api (unknown parameters are a 400). */
   query?: string;
   responses: Record<number, ResponseDef>;
