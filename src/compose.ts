@@ -47,6 +47,8 @@ import { createRepriceLedger } from './executions/execution-repository.ts';
 import { createRepriceJobStore } from './spend/reprice-job-store.ts';
 import { createDatasetRepository } from './datasets/dataset-repository.ts';
 import { createDatasets, type Datasets } from './datasets/datasets.ts';
+import { createImportRepository } from './datasets/import-repository.ts';
+import { createImports, type Imports } from './datasets/imports.ts';
 import { createRunRepository } from './datasets/run-repository.ts';
 import { createRuns, type Runs } from './datasets/runs.ts';
 import { createRunComparison, type RunComparison } from './datasets/run-compare.ts';
@@ -78,7 +80,7 @@ export interface Domain {
   /** `loader`: batches accepted before they are stored (Prefer: respond-async; score-log.ts). */
   scores: { service: ScoreService; configs: ScoreConfigs; comparison: Comparison; loader: ScoreLoader };
   /** Datasets, their items and experiment runs: src/datasets, docs/datasets.md. */
-  datasets: { datasets: Datasets; runs: Runs; comparison: RunComparison };
+  datasets: { datasets: Datasets; imports: Imports; runs: Runs; comparison: RunComparison };
   /** OTLP logs: GenAI events joined to their spans (stored in span_log_events, merged where spans are read). */
   logs: { ingest: LogIngest; writer: BatchWriter };
   /** Stats, template analytics, budgets (alerts, checks) and retention: src/spend, docs/spend.md. */
@@ -218,6 +220,7 @@ export function createDomain(
       executions: queries,
       runCount: (projectId, datasetId) => runRepository.count(projectId, datasetId),
     }),
+    imports: createImports({ imports: createImportRepository(stores.postgres), datasets: datasetRepository }),
     runs: createRuns({ ...runReads, runs: runRepository, items: datasetRepository }),
     comparison: createRunComparison({
       runs: runRepository,

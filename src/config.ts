@@ -182,6 +182,10 @@ export interface Config {
     readonly shutdownMs: number;
     /** how long boot waits for a store server to accept connections */
     readonly storeConnectMs: number;
+    /** a request whose body is not all received by then is cut (slow senders); an import's stream is spared */
+    readonly requestMs: number;
+    /** an import's stream (unbounded) is cut when no byte arrives for this long */
+    readonly streamIdleMs: number;
   };
 }
 
@@ -440,6 +444,8 @@ export function loadConfig(env: Env = process.env): Config {
       storeMs: int(env, 'STORE_TIMEOUT_MS', 10_000, 100, 600_000),
       shutdownMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 15_000, 0, 600_000),
       storeConnectMs: int(env, 'STORE_CONNECT_TIMEOUT_MS', 30_000, 0, 600_000),
+      requestMs: int(env, 'REQUEST_TIMEOUT_MS', 120_000, 1_000, 3_600_000),
+      streamIdleMs: int(env, 'STREAM_IDLE_TIMEOUT_MS', 60_000, 1_000, 3_600_000),
     },
   };
 }

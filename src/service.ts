@@ -97,7 +97,10 @@ export async function startService(
   const app = createApp({ config, stores, logger, identity, domain, extraRoutes: opts.extraRoutes, validator: opts.validator });
 
   const server = http.createServer(app.koa.callback());
-  server.requestTimeout = 120_000;
+  // Node's requestTimeout holds every route to one deadline and cannot spare one, so it is off and
+  // app.ts keeps the deadline (REQUEST_TIMEOUT_MS) for every request but the streamed imports, which
+  // it cuts when idle instead. Headers still have to arrive within 30 s.
+  server.requestTimeout = 0;
   server.headersTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
   let grpc: OtlpGrpcServer | undefined;

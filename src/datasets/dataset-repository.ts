@@ -62,44 +62,50 @@ function uniqueName<T>(name: string) {
   };
 }
 
-export function createDatasetRepository(db: PostgresStore) {
-  async function insertItems(
-    tx: Queryable,
-    projectId: string,
-    datasetId: string,
-    items: readonly NewItem[],
-    readBack: boolean,
-  ): Promise<ItemRow[]> {
-    if (items.length === 0) return [];
-    const doc = JSON.stringify(
-      items.map((it) => ({
-        item_id: it.item_id,
-        source_trace_id: it.source_trace_id ?? null,
-        input: it.input,
-        ...(it.expected_output !== undefined ? { expected_output: it.expected_output } : {}),
-        metadata: it.metadata ?? {},
-      })),
-    );
-    // One statement per table for the whole batch; seq follows the order sent.
-    await tx.query(
-      `INSERT INTO dataset_items (item_id, project_id, dataset_id, source_trace_id)
+/**
+ * Inserts items at version 1 in `tx`, one statement per table for the whole batch, seq in the
+ * order given. With `skipExisting` an item id already stored is left as it is (an import's retry
+ * keys its items by import id and line); returns how many were stored.
+ */
+export async function insertItems(
+  tx: Queryable,
+  projectId: string,
+  datasetId: string,
+  items: readonly NewItem[],
+  skipExisting = false,
+): Promise<number> {
+  if (items.length === 0) return 0;
+  const doc = JSON.stringify(
+    items.map((it) => ({
+      item_id: it.item_id,
+      source_trace_id: it.source_trace_id ?? null,
+      input: it.input,
+      ...(it.expected_output !== undefined ? { expected_output: it.expected_output } : {}),
+      metadata: it.metadata ?? {},
+    })),
+  );
+  // With skipExisting, an item that exists keeps its versions too: its version 1 exists (an item
+  // never lacks it), so that row is skipped by the same conflict.
+  const skip = skipExisting ? 'ON CONFLICT DO NOTHING' : '';
+  const [stored] = await tx.query<{ n: number }>(
+    `WITH ins AS (
+       INSERT INTO dataset_items (item_id, project_id, dataset_id, source_trace_id)
        SELECT (e.v->>'item_id')::uuid, $1, $2, e.v->>'source_trace_id'
-       FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(v, ord) ORDER BY e.ord`,
-      [projectId, datasetId, doc],
-    );
-    await tx.query(
-      `INSERT INTO dataset_item_versions (item_id, version, project_id, input, expected_output, metadata)
-       SELECT (e.v->>'item_id')::uuid, 1, $1, e.v->'input', e.v->'expected_output', e.v->'metadata'
-       FROM jsonb_array_elements($2::jsonb) AS e(v)`,
-      [projectId, doc],
-    );
-    if (!readBack) return [];
-    return tx.query<ItemRow>(
-      `SELECT ${ITEM_COLUMNS} FROM ${ITEM_FROM} WHERE i.project_id = $1 AND i.item_id = ANY($2::uuid[]) ORDER BY i.seq`,
-      [projectId, items.map((i) => i.item_id)],
-    );
-  }
+       FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(v, ord) ORDER BY e.ord
+       ${skip} RETURNING 1)
+     SELECT count(*)::int AS n FROM ins`,
+    [projectId, datasetId, doc],
+  );
+  await tx.query(
+    `INSERT INTO dataset_item_versions (item_id, version, project_id, input, expected_output, metadata)
+     SELECT (e.v->>'item_id')::uuid, 1, $1, e.v->'input', e.v->'expected_output', e.v->'metadata'
+     FROM jsonb_array_elements($2::jsonb) AS e(v) ${skip}`,
+    [projectId, doc],
+  );
+  return stored!.n;
+}
 
+export function createDatasetRepository(db: PostgresStore) {
   return {
     async createDataset(
       projectId: string,
@@ -164,12 +170,13 @@ export function createDatasetRepository(db: PostgresStore) {
 
     /** Adds items (version 1 each) in one transaction: all or none; returns them as stored. */
     async addItems(projectId: string, datasetId: string, items: readonly NewItem[]): Promise<ItemRow[]> {
-      return db.transaction((tx) => insertItems(tx, projectId, datasetId, items, true));
-    },
-
-    /** Adds items as addItems does, without reading them back (imports). */
-    async addItemsQuietly(projectId: string, datasetId: string, items: readonly NewItem[]): Promise<void> {
-      await db.transaction((tx) => insertItems(tx, projectId, datasetId, items, false));
+      return db.transaction(async (tx) => {
+        await insertItems(tx, projectId, datasetId, items);
+        return tx.query<ItemRow>(
+          `SELECT ${ITEM_COLUMNS} FROM ${ITEM_FROM} WHERE i.project_id = $1 AND i.item_id = ANY($2::uuid[]) ORDER BY i.seq`,
+          [projectId, items.map((i) => i.item_id)],
+        );
+      });
     },
 
     async getItem(projectId: string, datasetId: string, itemId: string): Promise<ItemRow> {
@@ -203,11 +210,18 @@ export function createDatasetRepository(db: PostgresStore) {
       change: { content?: ItemContent; archived?: boolean },
     ): Promise<ItemRow> {
       if (!isUuid(itemId) || !isUuid(datasetId)) throw notFound('Dataset item');
-      await db.transaction(async (tx) => {
-        const [cur] = await tx.query<{ version: number; input: unknown; expected_output: unknown; metadata: unknown }>(
-          `SELECT i.version, v.input, v.expected_output, v.metadata FROM ${ITEM_FROM}
-           WHERE i.project_id = $1 AND i.dataset_id = $2 AND i.item_id = $3 FOR UPDATE OF i`,
+      return db.transaction(async (tx) => {
+        // Lock the item row alone, then read its current version: a locking read that joins the
+        // versions re-checks the join against the row a concurrent edit committed (version n+1)
+        // with the version row of its own snapshot (n), matches nothing and would answer 404.
+        const [locked] = await tx.query<{ version: number }>(
+          'SELECT version FROM dataset_items WHERE project_id = $1 AND dataset_id = $2 AND item_id = $3 FOR UPDATE',
           [projectId, datasetId, itemId],
+        );
+        if (!locked) throw notFound('Dataset item');
+        const [cur] = await tx.query<{ version: number; input: unknown; expected_output: unknown; metadata: unknown }>(
+          'SELECT version, input, expected_output, metadata FROM dataset_item_versions WHERE project_id = $1 AND item_id = $2 AND version = $3',
+          [projectId, itemId, locked.version],
         );
         if (!cur) throw notFound('Dataset item');
         let version = cur.version;
@@ -239,8 +253,14 @@ export function createDatasetRepository(db: PostgresStore) {
            WHERE project_id = $1 AND dataset_id = $2 AND item_id = $3`,
           [projectId, datasetId, itemId, version, change.archived ?? null],
         );
+        // Read back under the same row lock: the version this request wrote, never a later
+        // request's (a read after the commit could see a concurrent edit's).
+        const [row] = await tx.query<ItemRow>(
+          `SELECT ${ITEM_COLUMNS} FROM ${ITEM_FROM} WHERE i.project_id = $1 AND i.dataset_id = $2 AND i.item_id = $3`,
+          [projectId, datasetId, itemId],
+        );
+        return row!;
       });
-      return this.getItem(projectId, datasetId, itemId);
     },
 
     /** Every version of an item, newest first. */

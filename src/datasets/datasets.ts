@@ -132,12 +132,6 @@ export function createDatasets(deps: {
       return (await repo.addItems(projectId, datasetId, items.map(newItem))).map(presentItem);
     },
 
-    /** Stores a batch already checked (import.ts): the dataset's existence was checked before. */
-    async addCheckedBatch(projectId: string, datasetId: string, items: readonly ItemInput[]): Promise<number> {
-      await repo.addItemsQuietly(projectId, datasetId, items.map(newItem));
-      return items.length;
-    },
-
     /** An item made from an execution in one call: its input messages and its output (docs/datasets.md). */
     async addFromExecution(
       projectId: string,

@@ -1,7 +1,8 @@
 // Importing items as a stream (docs/datasets.md, "Import and export"): JSON Lines or CSV read
-// line by line from the request as it arrives, checked one at a time and stored in batches of
+// line by line from the request as it arrives, checked one at a time and committed in batches of
 // 1,000, so memory holds one batch whatever the file's size. A line that cannot be an item is
-// rejected with its line number and why; the others are kept.
+// rejected with its line number and why; the others are kept. Each batch settles the lines up to
+// its last one (imports.ts records that), so a retry of the same file reads past them.
 import { StringDecoder } from 'node:string_decoder';
 import { badRequest } from '../errors.ts';
 import { csvRecords } from './csv.ts';
@@ -14,17 +15,24 @@ export interface ImportOptions {
   maxLineChars: number;
   /** What no stored value may carry (NUL, lone surrogates, non-finite numbers, deep nesting), named; the edge supplies it. */
   problemsOf(value: unknown, what: string): string[];
-  /** Stores a batch of checked items; returns how many were stored. */
-  store(items: ItemInput[]): Promise<number>;
+  /** Lines up to this one were settled by an earlier request of the same import: read past, not stored again. */
+  settledThrough?: number;
+  /** Stores a batch (checked items by line, the lines rejected since the last batch, the last line read) in one transaction. */
+  commit(batch: LineBatch): Promise<void>;
+  /** Items, or items and rejected lines, per batch. */
   batchSize?: number;
 }
 
-export interface ImportResult {
-  imported: number;
-  rejected_count: number;
-  /** The first MAX_REPORTED rejected lines. */
+export interface LineBatch {
+  items: Array<{ line: number; item: ItemInput }>;
+  /** The first MAX_REPORTED of the batch's rejected lines, with why. */
   rejected: Array<{ line: number; detail: string }>;
+  rejectedCount: number;
+  lastLine: number;
 }
+
+/** An import's body ended before its end (the client went away): what was read whole was committed. */
+export class BodyCut extends Error {}
 
 const MAX_REPORTED = 1_000;
 const JSONL_FIELDS = new Set(['input', 'expected_output', 'metadata', 'source_trace_id']);
@@ -33,15 +41,31 @@ const EXPORT_ONLY = new Set(['item_id', 'version']);
 
 class LineProblem extends Error {}
 
+/** The request stream failed (the connection closed before the body's end). */
+class BodyBroke extends Error {}
+
 async function* decoded(body: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
   const decoder = new StringDecoder('utf8');
-  for await (const chunk of body) yield typeof chunk === 'string' ? chunk : decoder.write(chunk);
+  const chunks = body[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<Buffer | string>;
+    try {
+      next = await chunks.next();
+    } catch (err) {
+      throw new BodyBroke((err as Error).message);
+    }
+    if (next.done) break;
+    yield typeof next.value === 'string' ? next.value : decoder.write(next.value);
+  }
   const rest = decoder.end();
   if (rest) yield rest;
 }
 
 /** JSON Lines, each with its line number; a line over `max` characters is an error, never held whole. */
-async function* jsonLines(text: AsyncIterable<string>, max: number): AsyncGenerator<{ line: number; text?: string; error?: string }> {
+async function* jsonLines(
+  text: AsyncIterable<string>,
+  max: number,
+): AsyncGenerator<{ line: number; text?: string; error?: string; unterminated?: boolean }> {
   let partial = '';
   let tooLong = false;
   let line = 1;
@@ -66,8 +90,8 @@ async function* jsonLines(text: AsyncIterable<string>, max: number): AsyncGenera
       from = nl + 1;
     }
   }
-  if (tooLong) yield { line, error: `longer than ${max} characters` };
-  else if (partial.trim() !== '') yield { line, text: partial };
+  if (tooLong) yield { line, error: `longer than ${max} characters`, unterminated: true };
+  else if (partial.trim() !== '') yield { line, text: partial, unterminated: true };
 }
 
 function checked(item: Record<string, unknown>, opts: ImportOptions): ItemInput {
@@ -156,46 +180,74 @@ function fromCsvRecord(fields: string[], cols: ReturnType<typeof csvColumns>, op
   return checked(item, opts);
 }
 
-/** Reads, checks and stores a whole import; the answer counts what was stored and names each rejected line. */
-export async function importItems(body: AsyncIterable<Buffer | string>, format: ImportFormat, opts: ImportOptions): Promise<ImportResult> {
+/**
+ * Reads, checks and commits a whole import in batches; every batch settles the lines up to its
+ * last one. A body that breaks off (or ends before it is whole: `isWhole`) commits the whole lines
+ * read first and throws BodyCut. Returns how many lines were read past as settled before.
+ */
+export async function importItems(
+  body: AsyncIterable<Buffer | string>,
+  format: ImportFormat,
+  opts: ImportOptions,
+  isWhole: () => boolean = () => true,
+): Promise<{ skippedLines: number }> {
   const batchSize = opts.batchSize ?? 1_000;
-  const result: ImportResult = { imported: 0, rejected_count: 0, rejected: [] };
-  let batch: ItemInput[] = [];
+  const settled = opts.settledThrough ?? 0;
+  let skippedLines = 0;
+  let batch: LineBatch = { items: [], rejected: [], rejectedCount: 0, lastLine: settled };
+  const flush = async () => {
+    if (batch.items.length === 0 && batch.rejectedCount === 0) return;
+    await opts.commit(batch);
+    batch = { items: [], rejected: [], rejectedCount: 0, lastLine: batch.lastLine };
+  };
   const reject = (line: number, detail: string) => {
-    result.rejected_count++;
-    if (result.rejected.length < MAX_REPORTED) result.rejected.push({ line, detail });
+    if (line <= settled) return void skippedLines++;
+    batch.rejectedCount++;
+    if (batch.rejected.length < MAX_REPORTED) batch.rejected.push({ line, detail });
+    batch.lastLine = line;
   };
   const take = async (line: number, make: () => ItemInput) => {
+    if (line <= settled) return void skippedLines++;
     try {
-      batch.push(make());
+      batch.items.push({ line, item: make() });
     } catch (err) {
       if (!(err instanceof LineProblem)) throw err;
       reject(line, err.message);
     }
-    if (batch.length >= batchSize) {
-      result.imported += await opts.store(batch);
-      batch = [];
-    }
+    batch.lastLine = line;
+    if (batch.items.length + batch.rejectedCount >= batchSize) await flush();
   };
   const text = decoded(body);
-  if (format === 'jsonl') {
-    for await (const l of jsonLines(text, opts.maxLineChars)) {
-      if (l.error !== undefined) reject(l.line, l.error);
-      else await take(l.line, () => fromJsonLine(l.text!, opts));
-    }
-  } else {
-    let cols: ReturnType<typeof csvColumns> | undefined;
-    for await (const r of csvRecords(text, opts.maxLineChars)) {
-      if (!cols) {
-        if ('error' in r) throw badRequest(`CSV header (line ${r.line}): ${r.error}`);
-        cols = csvColumns(r.fields);
-        continue;
+  try {
+    if (format === 'jsonl') {
+      for await (const l of jsonLines(text, opts.maxLineChars)) {
+        if (l.unterminated && !isWhole()) break; // the body ended inside this line: not an item
+        if (l.error !== undefined) reject(l.line, l.error);
+        else await take(l.line, () => fromJsonLine(l.text!, opts));
       }
-      if ('error' in r) reject(r.line, r.error);
-      else await take(r.line, () => fromCsvRecord(r.fields, cols!, opts));
+    } else {
+      let cols: ReturnType<typeof csvColumns> | undefined;
+      for await (const r of csvRecords(text, opts.maxLineChars)) {
+        if (!cols) {
+          if ('error' in r) throw badRequest(`CSV header (line ${r.line}): ${r.error}`);
+          cols = csvColumns(r.fields);
+          continue;
+        }
+        if ('error' in r) reject(r.line, r.error);
+        else await take(r.line, () => fromCsvRecord(r.fields, cols!, opts));
+      }
+      if (!cols) throw badRequest('CSV: the file is empty; the first line is the header (input, expected_output, metadata, ...)');
     }
-    if (!cols) throw badRequest('CSV: the file is empty; the first line is the header (input, expected_output, metadata, ...)');
+  } catch (err) {
+    if (!(err instanceof BodyBroke)) throw err;
+    await flush();
+    throw new BodyCut(`the body broke off after line ${batch.lastLine} (${err.message}): the lines read whole up to it are settled`);
   }
-  if (batch.length) result.imported += await opts.store(batch);
-  return result;
+  if (!isWhole()) {
+    // The stream ended without an error but short of the request's end: its last line may be cut.
+    await flush();
+    throw new BodyCut(`the body ended early after line ${batch.lastLine}: the lines read whole up to it are settled`);
+  }
+  await flush();
+  return { skippedLines };
 }

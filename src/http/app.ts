@@ -1,5 +1,5 @@
 // The whole request path, in order:
-//   request id → access log → metrics → error renderer → router (per route: authenticate → path
+//   request id → access log → metrics → request deadline → error renderer → router (per route: authenticate → path
 //   parameters → authorize → query and JSON body → handler; every input is validated by one
 //   validator before a handler or store sees it)
 //   → the web console (console.ts: its pages and bundles, GET only, nothing under /api)
@@ -88,6 +88,34 @@ function httpMetrics(metrics: Metrics): Koa.Middleware<RouteState> {
   };
 }
 
+/**
+ * A request whose body has not all arrived REQUEST_TIMEOUT_MS after it began is cut, as Node's
+ * server.requestTimeout would (which is off: it cannot spare a route). A route whose body is an
+ * unbounded stream (an import of any size) is spared; it is cut when idle instead (`streamIdle`).
+ */
+function requestDeadline(ms: number): Koa.Middleware<RouteState> {
+  return async (ctx, next) => {
+    const { req, res } = ctx;
+    const timer = setTimeout(() => {
+      if (!req.complete && !ctx.state.unboundedBody) req.socket.destroy();
+    }, ms);
+    timer.unref();
+    res.once('close', () => clearTimeout(timer));
+    await next();
+  };
+}
+
+/** For a route with an unbounded body: spared the request deadline, cut after `idleMs` without a byte. */
+function streamIdle(idleMs: number): Koa.Middleware<RouteState> {
+  return async (ctx, next) => {
+    ctx.state.unboundedBody = true;
+    // Without a listener, Node destroys a socket that times out; after the answer the server sets
+    // the keep-alive timeout on it again.
+    ctx.req.setTimeout(idleMs);
+    await next();
+  };
+}
+
 /** Before authorize, which may look the path's project up: text no store can hold never reaches one. */
 function pathParameters(validator: Validator): Koa.Middleware<RouteState> {
   return async (ctx, next) => {
@@ -126,6 +154,7 @@ export function createApp(deps: AppDeps): TraceloomApp {
       route.path,
       [route.method],
       [
+        ...(route.rawBody?.unbounded ? [streamIdle(config.timeouts.streamIdleMs)] : []),
         authenticate(route, deps.identity),
         pathParameters(validator),
         authorize(route, stores.postgres),
@@ -145,6 +174,7 @@ export function createApp(deps: AppDeps): TraceloomApp {
   koa.use(requestId());
   koa.use(accessLog(logger));
   koa.use(httpMetrics(deps.domain.metrics));
+  koa.use(requestDeadline(config.timeouts.requestMs));
   koa.use(errorRenderer());
   koa.use(router.routes());
   koa.use(consoleAssets()); // the web console's pages and bundles; never a path under /api

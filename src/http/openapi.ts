@@ -104,6 +104,8 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
           : {}),
       responses,
       ...(r.access === 'public' ? { security: [] } : {}),
+      // Which operations an ingest-scoped key may call (docs/identity.md); every other one is 403 for it.
+      ...(r.ingest ? { 'x-ingest-key': true } : {}),
     };
   }
   return {
@@ -119,7 +121,13 @@ export function buildOpenApi(routes: readonly RouteDef[], schemas: readonly Json
     components: {
       schemas: Object.fromEntries(schemas.map((s) => [s.$id, toComponent(s)])),
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'A project API key (tl_...)' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-API-Key',
+          description:
+            'A project API key (tl_...). A key of scope `ingest` may call only the operations marked `x-ingest-key: true` (sending data, an experiment: reading datasets and items, creating runs, linking items); any other answers 403',
+        },
         bearer: {
           type: 'http',
           scheme: 'bearer',

@@ -79,7 +79,7 @@ describe(`dataset import and export (${mode} mode)`, () => {
   it('CSV input.<variable> columns make an input object; a header without input is a 400, other bodies a 415', async () => {
     const id = await dataset('csv-vars');
     const r = await upload(id, 'text/csv; charset=utf-8', 'input.city,input.unit,expected_output\nParis,C,18\nOslo,F,40\n');
-    expect(r.body).toEqual({ imported: 2, rejected_count: 0, rejected: [] });
+    expect(r.body).toMatchObject({ status: 'completed', imported: 2, rejected_count: 0, rejected: [] });
     expect((await allItems(id)).map((i: { input: unknown }) => i.input)).toEqual([
       { city: 'Paris', unit: 'C' },
       { city: 'Oslo', unit: 'F' },
@@ -124,7 +124,7 @@ describe(`dataset import and export (${mode} mode)`, () => {
     expect(text.trim().split('\n')).toHaveLength(3);
     const copy = await dataset('jsonl-copy');
     const back = await upload(copy, 'application/x-ndjson', text);
-    expect(back.body).toEqual({ imported: 3, rejected_count: 0, rejected: [] });
+    expect(back.body).toMatchObject({ status: 'completed', imported: 3, rejected_count: 0, rejected: [] });
     const shape = (items: Array<Record<string, unknown>>) =>
       items.map((i) => ({ input: i.input, expected_output: i.expected_output, metadata: i.metadata, source_trace_id: i.source_trace_id }));
     expect(shape(await allItems(copy))).toEqual(shape(await allItems(id)));
@@ -153,7 +153,7 @@ describe(`dataset import and export (${mode} mode)`, () => {
       },
     });
     const r = await upload(id, 'application/x-ndjson', body);
-    expect(r.body).toEqual({ imported: n, rejected_count: 0, rejected: [] });
+    expect(r.body).toMatchObject({ status: 'completed', imported: n, rejected_count: 0, rejected: [] });
     expect((await call('GET', `/datasets/${id}`)).body.items).toBe(n);
     const page = await call(
       'GET',

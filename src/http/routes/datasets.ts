@@ -1,18 +1,18 @@
 // Datasets and their items (docs/datasets.md). Thin: the route table validates; src/datasets/ does the work.
 import { Readable } from 'node:stream';
-import type { Config } from '../../config.ts';
 import type { Datasets, ItemInput, ItemUpdate } from '../../datasets/datasets.ts';
-import { importItems, type ImportFormat } from '../../datasets/import.ts';
-import { unsupportedMediaType } from '../errors.ts';
-import { inputProblems } from '../input-checks.ts';
 import type { RouteDef } from './types.ts';
 
 const D = '/api/projects/:project_id/datasets';
 const I = `${D}/:dataset_id/items`;
 const tag = 'datasets';
+// An ingest key may read datasets and their items (not exports, runs or versions): what the SDKs'
+// datasets.get / runExperiment read before creating a run and linking items, so one key serves an
+// experiment (issue 39). Items are test cases a project wrote, not the traces ingest keys may not read.
+const EXPERIMENT_READ = true;
 const notFound404 = (what: string) => ({ 404: { description: `No such ${what} in this project`, schema: 'Error' } });
 
-export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
+export function datasetRoutes(datasets: Datasets): RouteDef[] {
   return [
     {
       method: 'POST',
@@ -39,6 +39,7 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       tag,
       access: 'authenticated',
       need: 'read',
+      ingest: EXPERIMENT_READ,
       query: 'PageQuery',
       summary: "The project's datasets by name; keyset pages",
       responses: { 200: { description: 'A page', schema: 'DatasetList' } },
@@ -53,6 +54,7 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       tag,
       access: 'authenticated',
       need: 'read',
+      ingest: EXPERIMENT_READ,
       summary: 'One dataset',
       responses: { 200: { description: 'The dataset', schema: 'Dataset' }, ...notFound404('dataset') },
       async handler(ctx) {
@@ -124,6 +126,7 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       tag,
       access: 'authenticated',
       need: 'read',
+      ingest: EXPERIMENT_READ,
       query: 'DatasetItemListQuery',
       summary: 'Items in the order they were added (archived ones with include_archived=true); keyset pages',
       responses: { 200: { description: 'A page', schema: 'DatasetItemList' }, ...notFound404('dataset') },
@@ -155,46 +158,6 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       },
     },
     {
-      method: 'POST',
-      path: `${I}/import`,
-      operationId: 'importDatasetItems',
-      tag,
-      access: 'authenticated',
-      need: 'write',
-      rawBody: {
-        description:
-          'JSON Lines (application/x-ndjson or application/jsonl: one {"input", "expected_output", "metadata", "source_trace_id"} per line) ' +
-          'or CSV (text/csv: a header of input or input.<variable>, expected_output, metadata, source_trace_id). Read as a stream: no size limit ' +
-          'but MAX_JSON_BYTES per line; stored in batches of 1,000.',
-        contentTypes: { 'application/x-ndjson': undefined, 'application/jsonl': undefined, 'text/csv': undefined },
-      },
-      summary: 'Import items from JSON Lines or CSV; rejected lines are named by line number, the others kept',
-      responses: {
-        200: { description: 'Counts, and the first 1,000 rejected lines with why', schema: 'DatasetImportResult' },
-        400: { description: 'A CSV header that names an unknown column, or no input column', schema: 'Error' },
-        ...notFound404('dataset'),
-        415: { description: 'Not JSON Lines nor CSV, or a Content-Encoding', schema: 'Error' },
-      },
-      async handler(ctx) {
-        const format: ImportFormat | undefined = ctx.is('application/x-ndjson', 'application/jsonl', 'application/json-lines')
-          ? 'jsonl'
-          : ctx.is('text/csv')
-            ? 'csv'
-            : undefined;
-        if (!format) throw unsupportedMediaType(ctx.get('Content-Type') || undefined, 'application/x-ndjson or text/csv');
-        const encoding = ctx.get('Content-Encoding');
-        if (encoding && encoding !== 'identity') throw unsupportedMediaType(`encoding ${encoding}`, 'an uncompressed body');
-        const projectId = ctx.state.projectId!;
-        const datasetId = ctx.params.dataset_id!;
-        await datasets.get(projectId, datasetId); // 404 before the body is read
-        ctx.body = await importItems(ctx.req, format, {
-          maxLineChars: config.limits.maxJsonBytes,
-          problemsOf: (v, what) => inputProblems(v, what),
-          store: (items) => datasets.addCheckedBatch(projectId, datasetId, items),
-        });
-      },
-    },
-    {
       method: 'GET',
       path: `${I}/export`,
       operationId: 'exportDatasetItems',
@@ -222,6 +185,7 @@ export function datasetRoutes(config: Config, datasets: Datasets): RouteDef[] {
       tag,
       access: 'authenticated',
       need: 'read',
+      ingest: EXPERIMENT_READ,
       summary: 'One item at its current version',
       responses: { 200: { description: 'The item', schema: 'DatasetItem' }, ...notFound404('dataset item') },
       async handler(ctx) {

@@ -13,6 +13,7 @@ import { traceRoutes } from './traces.ts';
 import { deadLetterRoutes } from './dead-letters.ts';
 import { scoreRoutes } from './scores.ts';
 import { datasetRoutes } from './datasets.ts';
+import { datasetImportRoutes } from './dataset-imports.ts';
 import { datasetRunRoutes } from './dataset-runs.ts';
 import { otlpSignalRoutes } from './otlp-signals.ts';
 import type { Config } from '../../config.ts';
@@ -53,7 +54,8 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
       deps.domain.scores.comparison,
       deps.domain.prompts,
     ),
-    ...datasetRoutes(deps.config, deps.domain.datasets.datasets),
+    ...datasetRoutes(deps.domain.datasets.datasets),
+    ...datasetImportRoutes(deps.config, deps.domain.datasets.imports),
     ...datasetRunRoutes(deps.domain.datasets.runs, deps.domain.datasets.comparison),
     ...otlpSignalRoutes(deps.config, deps.domain.logs.ingest, deps.domain.metrics),
     ...modelPriceRoutes(deps.domain.prices.models),

@@ -25,6 +25,8 @@ export interface RouteState {
   body?: unknown;
   /** The query parameters, coerced and validated against the route's `query` schema. */
   query?: unknown;
+  /** Set by a route whose body is an unbounded stream: the request deadline spares it (app.ts). */
+  unboundedBody?: boolean;
 }
 
 export type RouteContext = Koa.ParameterizedContext<RouteState> & { params: Record<string, string> };
@@ -39,7 +41,7 @@ export interface RouteDef {
   access: Access;
   /** Role needed in the path's project (routes under /api/projects/:project_id); default read. */
   need?: Need;
-  /** Whether `ingest`-scope API keys may call it (traces, executions, budget check, context). */
+  /** Whether `ingest`-scope API keys may call it (traces, executions, budget check, context, an experiment's dataset reads and run writes). */
   ingest?: boolean;
   /** Only a JWT may call it (key management): an API key gets 403. */
   jwtOnly?: boolean;
@@ -52,8 +54,12 @@ export interface RouteDef {
    * handler's domain messages do (`scores` → `scores[2].value: …`), for the schema's messages too.
    */
   batch?: string;
-  /** A body the handler reads itself (not JSON-validated by the chain): content type → schema id (or none), for the OpenAPI document. */
-  rawBody?: { description: string; contentTypes: Record<string, string | undefined> };
+  /**
+   * A body the handler reads itself (not JSON-validated by the chain): content type → schema id (or none), for the OpenAPI document.
+   * `unbounded`: a stream of any size (an import), spared the request deadline (REQUEST_TIMEOUT_MS) and cut
+   * only when no byte arrives for STREAM_IDLE_TIMEOUT_MS.
+   */
+  rawBody?: { description: string; contentTypes: Record<string, string | undefined>; unbounded?: boolean };
   /** Schema id of the query parameters in schema/api (unknown parameters are a 400). */
   query?: string;
   responses: Record<number, ResponseDef>;
