@@ -11,14 +11,23 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { mode, tempDir } from '../helpers/env.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { mode, tempDir as newTempDir } from '../helpers/env.ts';
 import { jsonCaller, serviceForFile } from '../helpers/service.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 const TSC = path.join(REPO, 'node_modules/typescript/bin/tsc');
 const svc = serviceForFile();
 const api = jsonCaller(() => `${svc().url}/api/projects/default`);
+
+// The tests leave copies of TypeScript and a venv behind: removed when the file is done.
+const made: string[] = [];
+function tempDir(prefix: string): string {
+  const dir = newTempDir(prefix);
+  made.push(dir);
+  return dir;
+}
+afterAll(() => made.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
 
 /** The environment of a child: ours without npm's own variables (this test may run under `npm test`). */
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

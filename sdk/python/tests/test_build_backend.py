@@ -7,6 +7,7 @@ import base64
 import csv
 import hashlib
 import io
+import shutil
 import sys
 import tarfile
 import tempfile
@@ -26,7 +27,12 @@ PACKAGE_FILES = sorted(
 
 class BuildBackendTests(unittest.TestCase):
     def setUp(self) -> None:
-        self.out = tempfile.mkdtemp(prefix="traceloom-build-")
+        self.out = self.temp_dir()
+
+    def temp_dir(self) -> str:
+        path = tempfile.mkdtemp(prefix="traceloom-build-")
+        self.addCleanup(shutil.rmtree, path, ignore_errors=True)
+        return path
 
     def test_the_wheel_holds_the_package_metadata_and_a_true_record(self) -> None:
         name = traceloom_build.build_wheel(self.out)
@@ -54,7 +60,7 @@ class BuildBackendTests(unittest.TestCase):
     def test_the_same_source_gives_the_same_wheel(self) -> None:
         first = Path(self.out) / traceloom_build.build_wheel(self.out)
         data = first.read_bytes()
-        again = tempfile.mkdtemp(prefix="traceloom-build-")
+        again = self.temp_dir()
         self.assertEqual((Path(again) / traceloom_build.build_wheel(again)).read_bytes(), data)
 
     def test_the_sdist_holds_what_builds_the_wheel_again(self) -> None:
