@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from .errors import TraceloomCompileError
@@ -44,25 +45,73 @@ def _lookup(inputs: Mapping[str, Any], name: str) -> Tuple[bool, Any]:
 
 
 def _js_number(value: float) -> str:
-    """A number as JavaScript's String() writes it (1.0 -> "1", 1e-07 -> "1e-7")."""
+    """A number as JavaScript's String() writes it (ECMA-262 Number::toString): the shortest digits
+    that read back as the same double (repr's), in decimal notation from 1e-6 up to 1e21 and in
+    exponent form ("1e-7", "1.5e+300") outside it."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
         return "Infinity" if value > 0 else "-Infinity"
-    if value == int(value) and abs(value) < 1e21:
-        return str(int(value))
-    return re.sub(r"e([+-])0*(\d)", r"e\1\2", repr(value))
+    if value == 0:
+        return "0"  # -0 too
+    sign = "-" if value < 0 else ""
+    _, digit_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    k = len(digits)
+    n = exponent + k  # the value is 0.digits × 10^n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * -n + digits
+    mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
+    return f"{sign}{mantissa}e{'+' if n > 0 else '-'}{abs(n - 1)}"
 
 
-def _js_value(value: Any) -> Any:
-    """Integral floats as ints, so json.dumps writes numbers as JSON.stringify does."""
-    if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 1e21:
-        return int(value)
+def _js_int(value: int) -> str:
+    """An int as the server writes it after reading it from JSON, where every number is a double."""
+    if abs(value) <= 2**53:
+        return str(value)
+    try:
+        return _js_number(float(value))
+    except OverflowError:
+        return "Infinity" if value > 0 else "-Infinity"
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isdigit() and key.isascii() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if key is None or isinstance(key, bool):
+        return json.dumps(key)
+    if isinstance(key, (int, float)):
+        return json.dumps(key)  # as json.dumps would send it to the server
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def _js_json(value: Any) -> str:
+    """JSON as JavaScript's JSON.stringify writes it: numbers as String() writes them (NaN and
+    Infinity as null), no spaces, non-ASCII as is, and an object's array-index keys first in
+    ascending order, then the others in insertion order (the order of a parsed JavaScript object)."""
+    if value is None or isinstance(value, (bool, str)):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, int):
+        text = _js_int(value)
+        return "null" if text.endswith("Infinity") else text
+    if isinstance(value, float):
+        return _js_number(value) if math.isfinite(value) else "null"
     if isinstance(value, dict):
-        return {k: _js_value(v) for k, v in value.items()}
+        entries = {_json_key(k): v for k, v in value.items()}
+        indexes = sorted((k for k in entries if _is_array_index(k)), key=int)
+        keys = indexes + [k for k in entries if not _is_array_index(k)]
+        return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + _js_json(entries[k]) for k in keys) + "}"
     if isinstance(value, (list, tuple)):
-        return [_js_value(v) for v in value]
-    return value
+        return "[" + ",".join(_js_json(v) for v in value) + "]"
+    return json.dumps(value)  # raises TypeError for what JSON cannot hold, as before
 
 
 def _as_text(value: Any) -> str:
@@ -72,9 +121,11 @@ def _as_text(value: Any) -> str:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return _js_number(float(value)) if isinstance(value, float) else str(value)
-    return json.dumps(_js_value(value), separators=(",", ":"), ensure_ascii=False)
+    if isinstance(value, int):
+        return _js_int(value)
+    if isinstance(value, float):
+        return _js_number(value)
+    return _js_json(value)
 
 
 def placeholder_problem(placeholders: Mapping[str, Any]) -> Optional[str]:
