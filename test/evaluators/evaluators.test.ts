@@ -59,8 +59,9 @@ const call = async (method: string, path: string, body?: unknown) => {
 };
 
 /** Records an execution of `agent` whose question names its case. */
-async function record(traceId: string, agent: string, caseName: string) {
+async function record(traceId: string, agent: string, caseName: string, extra: Record<string, unknown> = {}) {
   const r = await call('POST', '/executions', {
+    ...extra,
     trace_id: traceId,
     agent_id: agent,
     provider: 'openai',
@@ -278,6 +279,21 @@ describe(`evaluators (${mode} mode)`, () => {
         error: 'judge call timed out after 300 ms (after 3 attempts)',
       });
       expect((await call('GET', '/scores?trace_id=flaky-1')).body.items).toMatchObject([{ value: 0.9, source: 'eval' }]);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'an execution started before the evaluator existed but stored after it is judged: the scan goes by arrival',
+    async () => {
+      const ev = await createEvaluator('by-arrival', 'late-bot');
+      // A few scans pass first, so the late one arrives well after the evaluator's first scan.
+      await until(async () => (await call('GET', `/evaluators/${ev.evaluator_id}`)).body.scanned_to !== null, 'a first scan', WAIT_MS);
+      const created = Date.parse((await call('GET', `/evaluators/${ev.evaluator_id}`)).body.created_at);
+      await record('late-1', 'late-bot', 'good-late', { started_at: new Date(created - 3_600_000).toISOString() });
+      await until(async () => (await status(ev.evaluator_id)).done === 1, 'the late-started execution judged', WAIT_MS);
+      expect(await evaluations(ev.evaluator_id)).toMatchObject([{ trace_id: 'late-1', status: 'done' }]);
+      expect(judgeCallsFor('late-1')).toBe(1);
     },
     TEST_MS,
   );
