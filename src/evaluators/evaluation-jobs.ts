@@ -45,12 +45,10 @@ export function createEvaluationJobs(deps: EvaluationJobsDeps) {
   };
 
   /**
-   * Queues the executions of `ev`'s target started in [start, end) that it samples; returns how
-   * many matched, were sampled, and were newly queued (the others were queued before). A dataset
-   * run is finite and has no sampling: every execution linked to it, whatever the range.
+   * Queues the sampled ones of these traces of `ev`'s target (never a judge's own call); returns
+   * how many there were, were sampled, and were newly queued (the others were queued before).
    */
-  async function queueRange(ev: EvaluatorRow, start: Date, end: Date | undefined) {
-    const target = ev.target;
+  async function queueTraces(ev: EvaluatorRow, traceIds: AsyncIterable<string> | Iterable<string>, samplingRate: number) {
     let matched = 0;
     let sampledCount = 0;
     let queued = 0;
@@ -61,27 +59,30 @@ export function createEvaluationJobs(deps: EvaluationJobsDeps) {
       batch = [];
       if (!ev.paused) await enqueue(ev.project_id, ev.evaluator_id, fresh);
     };
-    if (target.kind === 'executions') {
-      const range = { start: start.toISOString(), ...(end ? { end: end.toISOString() } : {}) };
-      for await (const e of deps.queries.export(ev.project_id, { ...target.filter, ...range })) {
-        if (e.trace_id.startsWith(JUDGE_TRACE_PREFIX)) continue; // never judge a judge
-        matched++;
-        if (!sampled(ev.evaluator_id, e.trace_id, target.sampling_rate)) continue;
-        sampledCount++;
-        batch.push(e.trace_id);
-        if (batch.length >= QUEUE_BATCH) await flush();
-      }
-    } else {
-      for (const traceId of new Set(await deps.runs.runExecutions(ev.project_id, target.run_id))) {
-        if (traceId.startsWith(JUDGE_TRACE_PREFIX)) continue;
-        matched++;
-        sampledCount++;
-        batch.push(traceId);
-        if (batch.length >= QUEUE_BATCH) await flush();
-      }
+    for await (const traceId of traceIds) {
+      if (traceId.startsWith(JUDGE_TRACE_PREFIX)) continue; // never judge a judge
+      matched++;
+      if (!sampled(ev.evaluator_id, traceId, samplingRate)) continue;
+      sampledCount++;
+      batch.push(traceId);
+      if (batch.length >= QUEUE_BATCH) await flush();
     }
     if (batch.length) await flush();
     return { matched, sampled: sampledCount, queued };
+  }
+
+  /**
+   * Queues the executions of `ev`'s target started in [start, end) that it samples (a backfill).
+   * A dataset run is finite and has no sampling: every execution linked to it, whatever the range.
+   */
+  async function queueRange(ev: EvaluatorRow, start: Date, end: Date | undefined) {
+    const target = ev.target;
+    if (target.kind === 'dataset_run') return queueTraces(ev, new Set(await deps.runs.runExecutions(ev.project_id, target.run_id)), 1);
+    const range = { start: start.toISOString(), ...(end ? { end: end.toISOString() } : {}) };
+    const ids = async function* () {
+      for await (const e of deps.queries.export(ev.project_id, { ...target.filter, ...range })) yield e.trace_id;
+    };
+    return queueTraces(ev, ids(), target.sampling_rate);
   }
 
   /** What the judge sees of one target item, by the kind of target (a dataset run's adds its item's expected output). */
@@ -100,12 +101,17 @@ export function createEvaluationJobs(deps: EvaluationJobsDeps) {
 
   async function scanOne(ev: EvaluatorRow): Promise<void> {
     const at = now();
-    // New executions only: from the evaluator's creation, and a lookback before the last scan for
-    // traces assembled after it with an earlier start.
+    // New executions only, by arrival (when the service stored them), not by start (a client's
+    // clock: a trace started before the evaluator existed may arrive long after). From the
+    // evaluator's creation, and a lookback before the last scan for rows stamped before they
+    // became visible (a buffered or retried write, another node's clock).
     const from = ev.scanned_to
       ? new Date(Math.max(ev.created_at.getTime(), ev.scanned_to.getTime() - deps.config.scanLookbackMs))
       : ev.created_at;
-    await queueRange(ev, from, undefined);
+    const target = ev.target;
+    if (target.kind === 'executions')
+      await queueTraces(ev, deps.queries.arrivedSince(ev.project_id, target.filter, from), target.sampling_rate);
+    else await queueRange(ev, from, undefined);
     await deps.repository.setScannedTo(ev.project_id, ev.evaluator_id, at);
     await requeue(ev, new Date(at.getTime() - STALE_MS));
   }

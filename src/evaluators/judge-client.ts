@@ -1,11 +1,13 @@
 // One call to an OpenAI-compatible chat completions endpoint (POST {base_url}/chat/completions),
 // behind the webhooks' SSRF guard: every resolved address checked at connect time, no redirects
 // followed, a timeout, a bounded answer. The API key goes only into the Authorization header, and
-// every text that comes back (an error body may quote what it was sent) has it blanked out.
+// every text that comes back (an error body, the answer's content and model: a judge may quote
+// what it was sent) leaves here through the key's redaction (key-redaction.ts).
 import http from 'node:http';
 import https from 'node:https';
 import { guardedLookup, refusedAddress } from '../spend/webhooks.ts';
 import type { ChatMessage } from '../prompts/template.ts';
+import { keyRedactor, type Redactor } from './key-redaction.ts';
 
 export interface JudgeRequest {
   baseUrl: string;
@@ -32,24 +34,11 @@ export type JudgeAnswer =
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 const PASSED_PARAMS = ['temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'seed', 'response_format'];
 
-/** `text` with every occurrence of the secret (and of long pieces of it) replaced. */
-export function withoutSecret(text: string, secret: string): string {
-  // A key of a few characters would blank out ordinary words; such a key is no secret anyway.
-  if (secret.length < 4) return text;
-  let out = text.split(secret).join('[redacted]');
-  // Providers echo keys shortened ("sk-abc...wxyz"): blank out any 8-character piece of it.
-  for (let i = 0; i + 8 <= secret.length; i++) {
-    const piece = secret.slice(i, i + 8);
-    if (out.includes(piece)) out = out.split(piece).join('[redacted]');
-  }
-  return out;
-}
-
-function errorText(status: number, body: string): string {
+function errorText(status: number, body: string, redact: Redactor): string {
   try {
     const parsed = JSON.parse(body) as { error?: { message?: unknown } | string };
     const msg = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message;
-    if (typeof msg === 'string') return `judge answered HTTP ${status}: ${msg.slice(0, 300)}`;
+    if (typeof msg === 'string') return `judge answered HTTP ${status}: ${redact(msg.slice(0, 300))}`;
   } catch {
     // not JSON
   }
@@ -58,7 +47,7 @@ function errorText(status: number, body: string): string {
 
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
 
-function parseAnswer(body: string, latencyMs: number, model: string): JudgeAnswer {
+function parseAnswer(body: string, latencyMs: number, model: string, redact: Redactor): JudgeAnswer {
   type Completion = {
     model?: unknown;
     choices?: Array<{ message?: { content?: unknown } }>;
@@ -80,8 +69,9 @@ function parseAnswer(body: string, latencyMs: number, model: string): JudgeAnswe
   const u = parsed!.usage ?? {};
   return {
     ok: true,
-    content,
-    model: typeof parsed!.model === 'string' && parsed!.model ? parsed!.model : model,
+    content: redact(content),
+    // A model name holding a piece of the key is not kept, even in part: the model asked for stands.
+    model: typeof parsed!.model === 'string' && parsed!.model && redact(parsed!.model) === parsed!.model ? parsed!.model : model,
     latencyMs,
     usage: {
       tokensIn: num(u.prompt_tokens),
@@ -94,14 +84,14 @@ function parseAnswer(body: string, latencyMs: number, model: string): JudgeAnswe
 
 /** Calls the judge once. Never throws: the answer says what happened. */
 export function callJudge(r: JudgeRequest): Promise<JudgeAnswer> {
-  const clean = (a: JudgeAnswer): JudgeAnswer => (a.ok ? a : { ...a, error: withoutSecret(a.error, r.apiKey) });
+  const redact = keyRedactor(r.apiKey);
   return new Promise((resolve) => {
     let settled = false;
     const done = (a: JudgeAnswer) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve(clean(a));
+      resolve(a);
     };
     const u = new URL(`${r.baseUrl.replace(/\/+$/, '')}/chat/completions`);
     const refused = refusedAddress(u, r.allowPrivate);
@@ -137,13 +127,15 @@ export function callJudge(r: JudgeRequest): Promise<JudgeAnswer> {
         });
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          if (status >= 200 && status < 300) return done(parseAnswer(text, Date.now() - started, r.model));
+          if (status >= 200 && status < 300) return done(parseAnswer(text, Date.now() - started, r.model, redact));
           if (status >= 300 && status < 400)
             return done({ ok: false, retryable: false, error: `judge answered a redirect (${status}): not followed` });
           const retryable = status === 429 || status === 408 || status >= 500;
-          done({ ok: false, retryable, error: errorText(status, text) });
+          done({ ok: false, retryable, error: errorText(status, text, redact) });
         });
-        res.on('error', (err) => done({ ok: false, retryable: true, error: `judge answer broken off: ${err.message.slice(0, 200)}` }));
+        res.on('error', (err) =>
+          done({ ok: false, retryable: true, error: `judge answer broken off: ${redact(err.message.slice(0, 200))}` }),
+        );
       },
     );
     const timer = setTimeout(() => {
@@ -152,7 +144,7 @@ export function callJudge(r: JudgeRequest): Promise<JudgeAnswer> {
     }, r.timeoutMs);
     timer.unref();
     req.on('error', (err: NodeJS.ErrnoException) =>
-      done({ ok: false, retryable: err.code !== 'EPRIVATE', error: `judge call failed: ${err.message.slice(0, 200)}` }),
+      done({ ok: false, retryable: err.code !== 'EPRIVATE', error: `judge call failed: ${redact(err.message.slice(0, 200))}` }),
     );
     req.end(body);
   });

@@ -14,6 +14,7 @@ import type { EvaluatorRow } from './evaluator.ts';
 import { callJudge } from './judge-client.ts';
 import { itemOfExecution, judgeInputs, judgeTraceId, type JudgedItem } from './judged-item.ts';
 import { parseJudgement } from './judge-output.ts';
+import { keyRedactor } from './key-redaction.ts';
 import type { Limiter } from './limiter.ts';
 
 export type Outcome =
@@ -105,7 +106,7 @@ export async function judge(deps: JudgementDeps, ev: EvaluatorRow, traceId: stri
     if (!(err instanceof Conflict)) throw err;
   }
 
-  const verdict = parseJudgement(answer.content, config);
+  const verdict = parseJudgement(answer.content, config, keyRedactor(conn.apiKey));
   if (!verdict.ok) return failed(verdict.reason, judgeId);
   try {
     await deps.scores.upsert(

@@ -555,6 +555,35 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
     },
 
     /**
+     * The trace ids of the executions matching a filter whose current row arrived (was stored:
+     * `received_at`, the service's clock) at or after `since`, whatever their `started_at` (a
+     * client's clock, possibly long before), in trace id pages. A trace's newest row in the window
+     * decides (its cancel row first at a tie: a cancelled execution is not listed); a filter field
+     * changed by a correction is judged on the correction. `idx_received_at` (017) skips the
+     * granules written before the window.
+     */
+    async *arrivedSince(
+      projectId: string,
+      q: Omit<ListQuery, 'limit' | 'offset' | 'cursor' | 'start' | 'end'>,
+      since: Date,
+    ): AsyncGenerator<string> {
+      const w = where(projectId, { ...q, limit: 0, offset: 0 });
+      for (let after = ''; ;) {
+        const rows = await ch.query<{ trace_id: string }>(
+          `SELECT trace_id FROM executions
+           WHERE project_id = {project_id:String} AND received_at >= toDateTime64({since:String}, 3, 'UTC') AND trace_id > {after:String}
+           GROUP BY trace_id HAVING argMax(sign = 1 AND ${w.sql}, (version, -sign))
+           ORDER BY trace_id LIMIT {n:UInt32}`,
+          { ...w.params, since: toClickHouseTime(since), after, n: EXPORT_PAGE },
+          'executions.arrivedSince',
+        );
+        for (const r of rows) yield r.trace_id;
+        if (rows.length < EXPORT_PAGE) return;
+        after = rows[rows.length - 1]!.trace_id;
+      }
+    },
+
+    /**
      * The live executions of these traces (light columns; the conversation too with `withMessages`),
      * found through the trace index; a trace not assembled yet is simply absent.
      */

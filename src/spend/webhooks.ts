@@ -97,13 +97,49 @@ for (const [addr, prefix] of [
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215): a translator inside some network, never a public host
 ] as const)
   blocked.addSubnet(addr, prefix, 'ipv6');
 
+/** The eight 16-bit words of an IPv6 address (a dotted-quad tail and a zone id allowed). */
+function ipv6Words(ip: string): number[] {
+  let text = ip.replace(/%.*$/, '');
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const words = (part: string | undefined) => (part ? part.split(':').map((w) => parseInt(w, 16)) : []);
+  const before = words(head);
+  const after = words(tail);
+  return tail === undefined ? before : [...before, ...new Array<number>(8 - before.length - after.length).fill(0), ...after];
+}
+
+/**
+ * The IPv4 address an IPv6 address carries, where the network delivers it to that IPv4 host:
+ * IPv4-mapped (::ffff:a.b.c.d), IPv4-translated (::ffff:0:a.b.c.d), IPv4-compatible (::a.b.c.d,
+ * deprecated but still routed by some stacks), NAT64 (64:ff9b::a.b.c.d), 6to4 (2002:AABB:CCDD::)
+ * and Teredo (2001:0::, the client's address inverted in the last 32 bits). Undefined otherwise.
+ */
+export function embeddedIpv4(ip: string): string | undefined {
+  const w = ipv6Words(ip);
+  if (w.length !== 8 || w.some((x) => !Number.isInteger(x) || x < 0 || x > 0xffff)) return undefined;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const zeros = (from: number, to: number) => w.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && (w[5] === 0 || w[5] === 0xffff)) return v4(w[6]!, w[7]!);
+  if (zeros(0, 4) && w[4] === 0xffff && w[5] === 0) return v4(w[6]!, w[7]!);
+  if (w[0] === 0x64 && w[1] === 0xff9b && zeros(2, 6)) return v4(w[6]!, w[7]!);
+  if (w[0] === 0x2002) return v4(w[1]!, w[2]!);
+  if (w[0] === 0x2001 && w[1] === 0) return v4(w[6]! ^ 0xffff, w[7]! ^ 0xffff);
+  return undefined;
+}
+
+/** Whether an address (IPv4, or IPv6 of any form, an IPv4 it carries included) is one not to call. */
 export function isPrivateAddress(ip: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return blocked.check(mapped[1]!, 'ipv4');
-  return blocked.check(ip, net.isIPv6(ip) ? 'ipv6' : 'ipv4');
+  if (!net.isIPv6(ip)) return blocked.check(ip, 'ipv4');
+  const v4 = embeddedIpv4(ip);
+  return (v4 !== undefined && blocked.check(v4, 'ipv4')) || blocked.check(ip.replace(/%.*$/, ''), 'ipv6');
 }
 
 export interface DeliveryResult {

@@ -14,7 +14,9 @@ import { until } from '../helpers/wait.ts';
 /** Background work on a loaded 2-core machine: generous bounds (they bound a hang, they time nothing). */
 const WAIT_MS = 150_000;
 const TEST_MS = 240_000;
-const API_KEY = `sk-judge-${crypto.randomBytes(24).toString('hex')}`;
+// base64url, not hex: a test below looks for every 4 characters of the key, which hex ids would hold by
+// chance. "sk-" is a public prefix (key-redaction.ts): what follows is the secret.
+const API_KEY = `sk-${crypto.randomBytes(24).toString('base64url')}`;
 const logLines: string[] = [];
 const responses: string[] = [];
 let svc: TestService;
@@ -23,7 +25,7 @@ let connectionId = '';
 
 /** The judge's script: by the case named in the question. 429 cases fail their first two calls. */
 const seenCalls = new Map<string, number>();
-function script(text: string): JudgeReply {
+function script(text: string, authorization = ''): JudgeReply {
   const c = /case (\S+)/.exec(text)?.[1] ?? 'good';
   const n = (seenCalls.get(c) ?? 0) + 1;
   seenCalls.set(c, n);
@@ -33,6 +35,15 @@ function script(text: string): JudgeReply {
   if (c.startsWith('flaky429') && n <= 2) return { kind: 'status', status: 429, message: 'Rate limit reached, slow down' };
   if (c.startsWith('always429')) return { kind: 'status', status: 429, message: 'Rate limit reached, slow down' };
   if (c.startsWith('slow')) return { ...verdict(0.5), delayMs: 3_000 };
+  // A judge behind a debug proxy: the Authorization header it was sent, echoed back.
+  if (c.startsWith('echotext')) return { kind: 'judgement', content: `I was sent "Authorization: ${authorization}"` };
+  if (c.startsWith('echoerror')) return { kind: 'status', status: 400, message: `bad request, headers: Authorization: ${authorization}` };
+  if (c.startsWith('echojson'))
+    return {
+      kind: 'judgement',
+      // Whole, by its last 4 characters, and spelled out in JSON escapes that decoding undoes.
+      content: `{"score": 0.8, "reasoning": "fine; you sent ${authorization}, key ...${API_KEY.slice(-4)}, or ${[...API_KEY].map((ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}"}`,
+    };
   if (c.startsWith('badkey')) return { kind: 'status', status: 401, message: `Incorrect API key provided: ${API_KEY}` };
   return verdict(c.startsWith('bad') ? 0.1 : 0.9, `reasoning about ${c}`);
 }
@@ -48,8 +59,9 @@ const call = async (method: string, path: string, body?: unknown) => {
 };
 
 /** Records an execution of `agent` whose question names its case. */
-async function record(traceId: string, agent: string, caseName: string) {
+async function record(traceId: string, agent: string, caseName: string, extra: Record<string, unknown> = {}) {
   const r = await call('POST', '/executions', {
+    ...extra,
     trace_id: traceId,
     agent_id: agent,
     provider: 'openai',
@@ -63,6 +75,11 @@ async function record(traceId: string, agent: string, caseName: string) {
     ],
   });
   expect(r.status, JSON.stringify(r.body)).toBe(201);
+}
+
+/** Records one execution of `agent` per trace id, with its case. */
+async function recordCases(agent: string, cases: Record<string, string>) {
+  for (const [traceId, caseName] of Object.entries(cases)) await record(traceId, agent, caseName);
 }
 
 async function createEvaluator(name: string, agent: string, extra: Record<string, unknown> = {}) {
@@ -82,6 +99,18 @@ async function createEvaluator(name: string, agent: string, extra: Record<string
 
 const status = async (id: string) => (await call('GET', `/evaluators/${id}`)).body.status;
 const evaluations = async (id: string, q = '') => (await call('GET', `/evaluators/${id}/evaluations?limit=1000${q}`)).body.items as any[];
+/** Waits until the evaluator has judged and failed these many; then its evaluations by trace id. */
+async function settled(evaluatorId: string, want: { done: number; failed: number }): Promise<Record<string, any>> {
+  await until(
+    async () => {
+      const s = await status(evaluatorId);
+      return s.done === want.done && s.failed === want.failed;
+    },
+    `${want.done} judged, ${want.failed} failed`,
+    WAIT_MS,
+  );
+  return Object.fromEntries((await evaluations(evaluatorId)).map((e) => [e.trace_id, e]));
+}
 const judgeCallsFor = (traceId: string) => judge.requests.filter((r) => r.text.includes(`question ${traceId},`)).length;
 
 /** Whether the evaluator samples the trace, computed here from the documented rule (sha256 of "<evaluator>:<trace>"). */
@@ -89,7 +118,7 @@ const sampledHere = (evaluatorId: string, traceId: string, rate: number) =>
   crypto.createHash('sha256').update(`${evaluatorId}:${traceId}`).digest().readUInt32BE(0) / 2 ** 32 < rate;
 
 beforeAll(async () => {
-  judge = await startFakeJudge((req) => script(req.text));
+  judge = await startFakeJudge((req) => script(req.text, req.headers.authorization));
   const logs = new Writable({
     write(chunk: Buffer, _enc, cb) {
       logLines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
@@ -210,9 +239,7 @@ describe(`evaluators (${mode} mode)`, () => {
     'malformed judge output is a failed evaluation with its reason, and no score',
     async () => {
       const ev = await createEvaluator('strict', 'mal-bot');
-      await record('mal-1', 'mal-bot', 'notjson');
-      await record('mal-2', 'mal-bot', 'outofrange');
-      await record('mal-3', 'mal-bot', 'noscore');
+      await recordCases('mal-bot', { 'mal-1': 'notjson', 'mal-2': 'outofrange', 'mal-3': 'noscore' });
       await until(async () => (await status(ev.evaluator_id)).failed === 3, 'three failed evaluations', WAIT_MS);
       const byTrace = Object.fromEntries((await evaluations(ev.evaluator_id)).map((e) => [e.trace_id, e]));
       expect(byTrace['mal-1']).toMatchObject({ status: 'failed', score_id: null });
@@ -235,18 +262,8 @@ describe(`evaluators (${mode} mode)`, () => {
     '429s and timeouts are retried with backoff, then reported',
     async () => {
       const ev = await createEvaluator('flaky', 'flaky-bot', { timeout_ms: 300 });
-      await record('flaky-1', 'flaky-bot', 'flaky429');
-      await record('always-1', 'flaky-bot', 'always429');
-      await record('slow-1', 'flaky-bot', 'slow');
-      await until(
-        async () => {
-          const s = await status(ev.evaluator_id);
-          return s.done === 1 && s.failed === 2;
-        },
-        'one judged after retries, two failed',
-        WAIT_MS,
-      );
-      const byTrace = Object.fromEntries((await evaluations(ev.evaluator_id)).map((e) => [e.trace_id, e]));
+      await recordCases('flaky-bot', { 'flaky-1': 'flaky429', 'always-1': 'always429', 'slow-1': 'slow' });
+      const byTrace = await settled(ev.evaluator_id, { done: 1, failed: 2 }); // one after retries
       expect(byTrace['flaky-1']).toMatchObject({ status: 'done', attempts: 3, error: null });
       expect(judgeCallsFor('flaky-1')).toBe(3);
       expect(byTrace['always-1']).toMatchObject({
@@ -262,6 +279,21 @@ describe(`evaluators (${mode} mode)`, () => {
         error: 'judge call timed out after 300 ms (after 3 attempts)',
       });
       expect((await call('GET', '/scores?trace_id=flaky-1')).body.items).toMatchObject([{ value: 0.9, source: 'eval' }]);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'an execution started before the evaluator existed but stored after it is judged: the scan goes by arrival',
+    async () => {
+      const ev = await createEvaluator('by-arrival', 'late-bot');
+      // A few scans pass first, so the late one arrives well after the evaluator's first scan.
+      await until(async () => (await call('GET', `/evaluators/${ev.evaluator_id}`)).body.scanned_to !== null, 'a first scan', WAIT_MS);
+      const created = Date.parse((await call('GET', `/evaluators/${ev.evaluator_id}`)).body.created_at);
+      await record('late-1', 'late-bot', 'good-late', { started_at: new Date(created - 3_600_000).toISOString() });
+      await until(async () => (await status(ev.evaluator_id)).done === 1, 'the late-started execution judged', WAIT_MS);
+      expect(await evaluations(ev.evaluator_id)).toMatchObject([{ trace_id: 'late-1', status: 'done' }]);
+      expect(judgeCallsFor('late-1')).toBe(1);
     },
     TEST_MS,
   );
@@ -326,6 +358,46 @@ describe(`evaluators (${mode} mode)`, () => {
       );
       expect(row!.api_key_sealed).not.toContain(API_KEY);
       expect(Buffer.from(row!.api_key_sealed, 'base64').toString('latin1')).not.toContain(piece);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'a judge echoing the Authorization header leaves no piece of the key in errors, scores or the judge call',
+    async () => {
+      const ev = await createEvaluator('echoed', 'echo-bot');
+      await recordCases('echo-bot', { 'echo-1': 'echotext', 'echo-2': 'echoerror', 'echo-3': 'echojson' });
+      const byTrace = await settled(ev.evaluator_id, { done: 1, failed: 2 });
+      expect(judge.requests.filter((r) => /case echo/.test(r.text)).every((r) => r.headers.authorization === `Bearer ${API_KEY}`)).toBe(
+        true,
+      );
+      expect(byTrace['echo-1'].error).toBe('malformed judge output: not JSON ("I was sent \\"Authorization: Bearer [redacted]\\"")');
+      expect(byTrace['echo-2'].error).toBe('judge answered HTTP 400: bad request, headers: Authorization: Bearer [redacted]');
+      const [score] = (await call('GET', '/scores?trace_id=echo-3')).body.items;
+      expect(score).toMatchObject({ value: 0.8, comment: 'fine; you sent Bearer [redacted], key ...[redacted], or [redacted]' });
+      // Everything the API shows of these judgements, as text: no run of 4 characters of the key.
+      const shown: string[] = [JSON.stringify(await status(ev.evaluator_id)), JSON.stringify(byTrace), JSON.stringify(score)];
+      // The two that answered were recorded as judge calls (the 400 was not: nothing was answered).
+      expect(byTrace['echo-2'].judge_trace_id).toBeNull();
+      for (const e of [byTrace['echo-1'], byTrace['echo-3']]) {
+        const detail = await call('GET', `/executions/${e.judge_trace_id}?include_messages=true`);
+        expect(detail.status).toBe(200);
+        expect(JSON.stringify(detail.body.conversation_history)).toContain('[redacted]');
+        shown.push(JSON.stringify({ model: detail.body.model, messages: detail.body.conversation_history }));
+      }
+      const secret = API_KEY.slice('sk-'.length);
+      const pieces = Array.from({ length: secret.length - 3 }, (_, i) => secret.slice(i, i + 4));
+      for (const text of shown)
+        expect(
+          pieces.filter((p) => text.includes(p)),
+          text,
+        ).toEqual([]);
+      // Stored rows hold none either: the evaluations as written, the judge calls' messages.
+      const rows = await svc.stores.postgres.query<{ error: string | null }>('SELECT error FROM evaluations WHERE evaluator_id = $1', [
+        ev.evaluator_id,
+      ]);
+      const stored = rows.map((r) => r.error ?? '').join('\n');
+      expect(pieces.filter((p) => stored.includes(p))).toEqual([]);
     },
     TEST_MS,
   );

@@ -3,7 +3,8 @@
 import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { Conflict } from '../../src/errors.ts';
-import { callJudge, withoutSecret } from '../../src/evaluators/judge-client.ts';
+import { callJudge } from '../../src/evaluators/judge-client.ts';
+import { keyRedactor } from '../../src/evaluators/key-redaction.ts';
 import { createSecretBox } from '../../src/evaluators/secrets.ts';
 import { parseJudgement } from '../../src/evaluators/judge-output.ts';
 import { sampled } from '../../src/evaluators/judged-item.ts';
@@ -53,11 +54,93 @@ describe('judge call: SSRF guard', () => {
       server.close();
     }
   });
+});
 
-  it('blanks out the key, and pieces of it, in text that comes back', () => {
-    const key = 'sk-abcdefghijklmnopqrstuvwxyz';
-    expect(withoutSecret(`bad key ${key}!`, key)).toBe('bad key [redacted]!');
-    expect(withoutSecret('bad key sk-abcdefgh...wxyz', key)).not.toContain('abcdefgh');
+describe('judge call: what comes back', () => {
+  it('carries no piece of the key: content, model and error text are redacted', async () => {
+    const key = 'sk-Qz7Wb1xK9mTfR2vLp8Ys4Hc6';
+    const server = http.createServer((req, res) => {
+      const auth = req.headers.authorization ?? '';
+      const ok = req.url === '/ok/chat/completions';
+      res.writeHead(ok ? 200 : 400, { 'Content-Type': 'application/json' });
+      const body = ok
+        ? { model: `proxy ${auth}`, choices: [{ message: { content: `you sent ${auth}` } }] }
+        : { error: { message: `bad ${auth}` } };
+      res.end(JSON.stringify(body));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const base = { apiKey: key, model: 'asked-model', messages: [], params: {}, timeoutMs: 2_000, allowPrivate: true };
+    try {
+      const ok = await callJudge({ ...base, baseUrl: `http://127.0.0.1:${port}/ok` });
+      expect(ok).toMatchObject({ ok: true, content: 'you sent Bearer [redacted]', model: 'asked-model' });
+      const bad = await callJudge({ ...base, baseUrl: `http://127.0.0.1:${port}/bad` });
+      expect(bad).toEqual({ ok: false, retryable: false, error: 'judge answered HTTP 400: bad Bearer [redacted]' });
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('key redaction', () => {
+  const key = 'sk-proj-Qz7Wb1xK9mTfR2vLp8Ys4Hc6NdEa';
+  const redact = keyRedactor(key);
+  /** Whether any 4-character window of the key's secret part (after "sk-proj-") is in `text`. */
+  const leaks = (text: string) => Array.from({ length: key.length - 11 }, (_, i) => key.slice(8 + i, 12 + i)).some((p) => text.includes(p));
+
+  it('blanks out the key whole, each maximal run once', () => {
+    expect(redact(`Authorization: Bearer ${key}`)).toBe('Authorization: Bearer [redacted]');
+    expect(redact(`${key}${key} and ${key}`)).toBe('[redacted] and [redacted]');
+  });
+
+  it('blanks out every piece of 4 characters or more, the last 4 included', () => {
+    for (const shown of [`sk-proj-Qz7W...sEa`, `sk-...HcsEa`, `key ending in ${key.slice(-4)}`, `middle ${key.slice(15, 21)} piece`])
+      expect(leaks(redact(shown)), shown).toBe(false);
+    expect(redact(`ends in ${key.slice(-4)}.`)).toBe('ends in [redacted].');
+    // Three characters are kept: shorter windows would blank ordinary words.
+    expect(redact(`ends in ${key.slice(-3)}.`)).toBe(`ends in ${key.slice(-3)}.`);
+  });
+
+  it('keeps a documented vendor prefix on its own, but not a run reaching past it', () => {
+    expect(redact('the project and its sk-proj- keys')).toBe('the project and its sk-proj- keys');
+    expect(leaks(redact(`sk-proj-${key.slice(8, 12)}`))).toBe(false);
+  });
+
+  it('blanks out the percent-encoded, hex and base64 forms, at any alignment in a longer text', () => {
+    const odd = 'sk-Zx/9+q=Wm&Lk2%Pt';
+    const r = keyRedactor(odd);
+    expect(r(`?key=${encodeURIComponent(odd)}&x=1`)).toBe('?key=[redacted]&x=1');
+    expect(r(`dump ${Buffer.from(odd).toString('hex')} end`)).toBe('dump [redacted] end');
+    for (const before of ['', 'A', 'Au', 'Authorization: Bearer '])
+      for (const encoding of ['base64', 'base64url'] as const) {
+        const encoded = Buffer.from(`${before}${key} trailing`).toString(encoding);
+        const out = redact(`headers: ${encoded}`);
+        // Every 4-character window of the characters that encode the key's bytes alone is gone.
+        const from = before.length;
+        const core = encoded.slice(Math.ceil((8 * from) / 6), Math.floor((8 * (from + key.length)) / 6));
+        const windows = Array.from({ length: core.length - 3 }, (_, i) => core.slice(i, i + 4));
+        expect(
+          windows.filter((w) => out.includes(w)),
+          `${JSON.stringify(before)} ${encoding}`,
+        ).toEqual([]);
+        expect(out).toContain('[redacted]');
+      }
+  });
+
+  it('leaves a key of under 4 characters, and text without the key, as it is', () => {
+    expect(keyRedactor('abc')('abc abc')).toBe('abc abc');
+    expect(redact('a judgement with nothing of the key')).toBe('a judgement with nothing of the key');
+  });
+
+  it("blanks out what decoding the judge's JSON spells out", () => {
+    const escaped = [...key].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const verdict = parseJudgement(`{"score": 0.5, "reasoning": "sent ${escaped}"}`, config({}), redact);
+    expect(verdict).toEqual({ ok: true, value: 0.5, reasoning: 'sent [redacted]' });
+    const cat = config({ data_type: 'CATEGORICAL', min_value: null, max_value: null, categories: ['good'] });
+    const refused = parseJudgement(`{"score": "${escaped}"}`, cat, redact);
+    expect(refused.ok ? '' : refused.reason).toMatch(/"\[redacted\]" is not a category/);
+    const notJson = parseJudgement(`Bearer ${key}`, config({}), redact);
+    expect(notJson).toEqual({ ok: false, reason: 'malformed judge output: not JSON ("Bearer [redacted]")' });
   });
 });
 
@@ -75,24 +158,29 @@ describe('secret box', () => {
   });
 });
 
+const none = (text: string) => text;
+
 describe('judge output', () => {
   it('a JSON object with a score the config allows is a verdict; anything else is a reason', () => {
     const numeric = config({});
-    expect(parseJudgement('{"score": 0.7, "reasoning": "fine"}', numeric)).toEqual({ ok: true, value: 0.7, reasoning: 'fine' });
-    expect(parseJudgement('```json\n{"score": 1}\n```', numeric)).toEqual({ ok: true, value: 1, reasoning: '' });
-    expect(parseJudgement('{"score": 1.5}', numeric)).toEqual({
+    expect(parseJudgement('{"score": 0.7, "reasoning": "fine"}', numeric, none)).toEqual({ ok: true, value: 0.7, reasoning: 'fine' });
+    expect(parseJudgement('```json\n{"score": 1}\n```', numeric, none)).toEqual({ ok: true, value: 1, reasoning: '' });
+    expect(parseJudgement('{"score": 1.5}', numeric, none)).toEqual({
       ok: false,
       reason: 'judge score refused by the score config: value: must be <= 1 (score config "q")',
     });
-    expect(parseJudgement('{"score": "high"}', numeric)).toMatchObject({ ok: false });
-    expect(parseJudgement('[1]', numeric)).toMatchObject({ ok: false, reason: /not a JSON object/ });
-    expect(parseJudgement('{"score": null}', numeric)).toMatchObject({ ok: false, reason: 'malformed judge output: "score" is null' });
-    expect(parseJudgement('{"score": 1, "reasoning": 3}', numeric)).toMatchObject({ ok: false });
+    expect(parseJudgement('{"score": "high"}', numeric, none)).toMatchObject({ ok: false });
+    expect(parseJudgement('[1]', numeric, none)).toMatchObject({ ok: false, reason: /not a JSON object/ });
+    expect(parseJudgement('{"score": null}', numeric, none)).toMatchObject({
+      ok: false,
+      reason: 'malformed judge output: "score" is null',
+    });
+    expect(parseJudgement('{"score": 1, "reasoning": 3}', numeric, none)).toMatchObject({ ok: false });
     const cat = config({ data_type: 'CATEGORICAL', min_value: null, max_value: null, categories: ['good', 'bad'] });
-    expect(parseJudgement('{"score": "good"}', cat)).toMatchObject({ ok: true, value: 'good' });
-    expect(parseJudgement('{"score": "meh"}', cat)).toMatchObject({ ok: false, reason: /"meh" is not a category/ });
+    expect(parseJudgement('{"score": "good"}', cat, none)).toMatchObject({ ok: true, value: 'good' });
+    expect(parseJudgement('{"score": "meh"}', cat, none)).toMatchObject({ ok: false, reason: /"meh" is not a category/ });
     const bool = config({ data_type: 'BOOLEAN', min_value: null, max_value: null });
-    expect(parseJudgement('{"score": true}', bool)).toMatchObject({ ok: true, value: true });
+    expect(parseJudgement('{"score": true}', bool, none)).toMatchObject({ ok: true, value: true });
   });
 
   it('sampling is a pure function of (evaluator, trace) near its rate', () => {

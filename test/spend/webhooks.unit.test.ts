@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkWebhookUrl, deliver, isPrivateAddress, signature } from '../../src/spend/webhooks.ts';
+import { checkWebhookUrl, deliver, embeddedIpv4, isPrivateAddress, refusedAddress, signature } from '../../src/spend/webhooks.ts';
 import { Invalid } from '../../src/errors.ts';
 import { toHttpError } from '../../src/http/errors.ts';
 import { WebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -82,6 +82,34 @@ describe('webhooks', () => {
     ])
       expect(isPrivateAddress(ip), ip).toBe(true);
     for (const ip of ['8.8.8.8', '1.1.1.1', '2606:4700::1111']) expect(isPrivateAddress(ip), ip).toBe(false);
+  });
+
+  it('knows an IPv4 address carried in IPv6, in every form the network delivers to it', () => {
+    const forms: Array<[string, string, string]> = [
+      // [form, a private IPv4 in it, the same form carrying a public one]
+      ['IPv4-mapped', '::ffff:127.0.0.1', '::ffff:8.8.8.8'],
+      ['IPv4-mapped, hex', '::ffff:7f00:1', '::ffff:808:808'],
+      ['IPv4-translated', '::ffff:0:10.0.0.1', '::ffff:0:8.8.8.8'],
+      ['IPv4-compatible', '::127.0.0.1', '::8.8.8.8'],
+      ['IPv4-compatible, hex', '::a9fe:a9fe', '::808:808'],
+      ['NAT64', '64:ff9b::169.254.169.254', '64:ff9b::8.8.8.8'],
+      ['NAT64, hex', '64:ff9b::c0a8:101', '64:ff9b::808:808'],
+      ['6to4', '2002:7f00:1::', '2002:808:808::1'],
+      ['6to4, private range', '2002:ac10:1::1', '2002:101:101::'],
+      ['Teredo (client inverted)', '2001:0:4136:e378:8000:63bf:80ff:fffe', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'],
+    ];
+    for (const [form, priv, pub] of forms) {
+      expect(isPrivateAddress(priv), `${form} ${priv}`).toBe(true);
+      expect(isPrivateAddress(pub), `${form} ${pub}`).toBe(false);
+      // As a URL's host (which the URL parser rewrites to hex words) it is refused before any call.
+      expect(refusedAddress(new URL(`http://[${priv}]:8080/hook`), false), `${form} ${priv}`).toMatch(/^refused: .* is a private/);
+      expect(refusedAddress(new URL(`http://[${pub}]:8080/hook`), false), `${form} ${pub}`).toBeUndefined();
+    }
+    expect(embeddedIpv4('64:ff9b::a9fe:a9fe')).toBe('169.254.169.254');
+    expect(embeddedIpv4('2002:c0a8:101::1')).toBe('192.168.1.1');
+    expect(embeddedIpv4('2606:4700::1111')).toBeUndefined();
+    // The local-use NAT64 prefix (RFC 8215) is a translator inside some network: refused whatever it carries.
+    expect(isPrivateAddress('64:ff9b:1::8.8.8.8')).toBe(true);
   });
 
   it('refuses private targets unless allowed, by literal address and by name', async () => {
