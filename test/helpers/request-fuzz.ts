@@ -265,6 +265,13 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
   const item = await call('POST', `/datasets/${dataset.dataset_id}/items`, { input: { q: 'fz' } });
   const run = await call('POST', `/datasets/${dataset.dataset_id}/runs`, { name: 'fz-run' });
   await call('POST', `/datasets/${dataset.dataset_id}/runs/${run.run_id}/items`, { item_id: item.item_id, trace_id: 'fz-trace-1' });
+  // An import the generated reads of imports can find.
+  const imported = await fetch(`${svc.url}/api/projects/${projectId}/datasets/${dataset.dataset_id}/items/import?import_id=fz-import`, {
+    method: 'POST',
+    headers: { 'X-API-Key': apiKey, 'Content-Type': 'application/x-ndjson' },
+    body: '{"input":{"q":"fz-imported"}}\n',
+  });
+  if (imported.status >= 300) throw new Error(`seeding the import: ${imported.status} ${await imported.text()}`);
   // A run the fuzz does not know: the dataset cannot be deleted under the requests (a dataset with runs is refused).
   await call('POST', `/datasets/${dataset.dataset_id}/runs`, { name: 'fz-kept-run' });
   // Evaluators that judge nothing (paused, no agent matches), and their connection and score config.
@@ -311,6 +318,7 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
     dataset_id: [dataset.dataset_id],
     item_id: [item.item_id],
     run_id: [run.run_id],
+    import_id: ['fz-import'],
     connection_id: [connection.connection_id],
     evaluator_id: evaluatorIds,
   };

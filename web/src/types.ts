@@ -520,9 +520,20 @@ export interface DatasetItemList {
 }
 
 export interface DatasetImportResult {
+  import_id: string;
+  dataset_id: string;
+  format: string;
+  status: string;
   imported: number;
   rejected_count: number;
   rejected: Array<{ line: number; detail: string }>;
+  last_line: number;
+  attempts: number;
+  error: string | null;
+  started_at: string;
+  updated_at: string;
+  finished_at: string | null;
+  skipped_lines: number;
 }
 
 export interface DatasetRun {
