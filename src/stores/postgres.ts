@@ -51,8 +51,8 @@ function wrap(client: pg.Pool | pg.PoolClient, refusals: WriteRefusals | undefin
   };
 }
 
-/** Creates the PGlite database in `dir` from another process. */
-async function initdbInChild(dir: string): Promise<void> {
+/** Creates the PGlite database in `dir` from another process (the tests copy one made once: test/helpers/env.ts). */
+export async function initdbInChild(dir: string): Promise<void> {
   const entry = pathToFileURL(createRequire(import.meta.url).resolve('@electric-sql/pglite')).href;
   const script = `const { PGlite } = await import(${JSON.stringify(entry)}); const db = await PGlite.create(process.argv[1]); await db.query('SELECT 1'); await db.close();`;
   await new Promise<void>((resolve, reject) => {

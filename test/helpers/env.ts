@@ -6,7 +6,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { createRequire } from 'node:module';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { initdbInChild } from '../../src/stores/postgres.ts';
+
+const require = createRequire(import.meta.url);
 
 export const serverEnv = {
   databaseUrl: process.env.DATABASE_URL || undefined,
@@ -55,6 +59,31 @@ export async function dropTestDatabases(): Promise<void> {
 let chdbDir: string | undefined;
 export const fileChdbDir = () => (chdbDir ??= tempDir('traceloom-chdb-'));
 
+/**
+ * An initialised PGlite database, made once per machine and PGlite version (initdb takes seconds
+ * of each service start; a copy, a few hundred milliseconds). Made beside its place and renamed
+ * into it, so a test process never copies a half-made one; two made at once: one wins.
+ */
+let pgTemplate: Promise<string> | undefined;
+function pgliteTemplate(): Promise<string> {
+  return (pgTemplate ??= (async () => {
+    const { version } = JSON.parse(
+      fs.readFileSync(path.join(path.dirname(require.resolve('@electric-sql/pglite')), '..', 'package.json'), 'utf8'),
+    ) as { version: string };
+    const dir = path.join(os.tmpdir(), `traceloom-pglite-template-${version}`);
+    if (fs.existsSync(path.join(dir, 'PG_VERSION'))) return dir;
+    const making = `${dir}.${process.pid}.init`;
+    fs.rmSync(making, { recursive: true, force: true });
+    await initdbInChild(making);
+    try {
+      fs.renameSync(making, dir);
+    } catch {
+      fs.rmSync(making, { recursive: true, force: true }); // another process made it first
+    }
+    return dir;
+  })());
+}
+
 export interface TestEnv {
   env: Record<string, string>;
   config: Config;
@@ -86,6 +115,9 @@ export async function testEnv(overrides: Record<string, string | undefined> = {}
   };
   const db = await freshDatabaseUrl();
   if (db) env.DATABASE_URL = db;
+  // Embedded: this DATA_DIR's database starts as a copy of an initialised one (not initdb again).
+  else if (overrides.DATA_DIR === undefined && overrides.DATABASE_URL === undefined)
+    fs.cpSync(await pgliteTemplate(), path.join(dataDir, 'postgres'), { recursive: true });
   if (serverEnv.redisUrl) env.REDIS_URL = serverEnv.redisUrl;
   if (serverEnv.clickhouseUrl) env.CLICKHOUSE_URL = serverEnv.clickhouseUrl;
   for (const [k, v] of Object.entries(overrides)) {
