@@ -97,6 +97,14 @@ const benches: Record<string, () => Promise<unknown>> = {
   },
   // Issue 39: an import far past the old 120 s request timeout (1,300,000 lines by default), as one
   // request. Run on its own (`npm run bench import`): minutes long, so not part of the full run.
+  'scores-dense': async () => {
+    const { benchScoresDense } = await import('./scores-dense.ts');
+    const seconds = Number(process.env.BENCH_SECONDS ?? 60);
+    console.log('\n## score writes on dense traces (8 clients × 1,000-score batches, embedded stores)');
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchScoresDense(seconds)) console.log(`| ${f.what} | ${f.value} |`);
+  },
   import: async () => {
     const { benchDatasetImport } = await import('./datasets.ts');
     const lines = Number(process.env.BENCH_IMPORT_LINES ?? 1_300_000);
@@ -159,6 +167,6 @@ console.log(
 for (const [name, run] of Object.entries(benches)) {
   if (only && only !== name) continue;
   if (!only && name === 'datasets') continue; // part of quality
-  if (!only && name === 'import') continue; // minutes long: run by name
+  if (!only && (name === 'import' || name === 'scores-dense')) continue; // minutes long: run by name
   await run();
 }
