@@ -5,7 +5,6 @@
 // to the engine's own RowBinary insert of the same rows, measured in the same run; the write
 // path's two halves measured apart (bench/ingest-halves.ts); then what encoding and assembly alone
 // cost per span on an idle core.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,7 +21,7 @@ import { STORED_SPAN_COLUMNS, type StoredSpan } from '../src/executions/span-row
 import type { PriceResolver } from '../src/pricing/prices.ts';
 import type { RowDecoder } from '../src/stores/row-binary-decoder.ts';
 import { countThreadCpu } from './thread-cpu.ts';
-import { formatCount as fmt, waitUntil } from './timing.ts';
+import { formatCount as fmt, runJsonChild, waitUntil } from './timing.ts';
 import { measureHalves } from './ingest-halves.ts';
 
 export interface Figure {
@@ -42,22 +41,7 @@ export interface LoadResult {
 }
 
 function runLoad(url: string, spans: number, gzip: boolean, clients: number, seconds: number): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'bench/ingest-load.ts', url, String(spans), gzip ? '1' : '0', String(clients), String(seconds)],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.on('exit', (code) =>
-      code === 0
-        ? resolve(JSON.parse(out.trim().split('\n').pop()!) as LoadResult)
-        : reject(new Error(`load generator exited with ${code}`)),
-    );
-  });
+  return runJsonChild<LoadResult>('bench/ingest-load.ts', [url, String(spans), gzip ? '1' : '0', String(clients), String(seconds)]);
 }
 
 /** An inspector session on this thread, its `post` as a promise. */

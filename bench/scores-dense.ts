@@ -5,11 +5,10 @@
 // the same run, the same load spread over 200,000 traces (each trace holds a few scores): the raw
 // figure a dense load should match. The service runs in this process on the embedded stores; the
 // clients and the health prober run in a child process.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startEmbeddedService, type Figure } from './executions.ts';
-import { formatCount, quantile } from './timing.ts';
+import { formatCount, quantile, runJsonChild } from './timing.ts';
 
 interface LoadResult {
   stored: number;
@@ -19,24 +18,8 @@ interface LoadResult {
   probes: number[];
 }
 
-function runLoad(url: string, traces: number, clients: number, seconds: number): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'bench/scores-dense-load.ts', url, String(traces), String(clients), String(seconds)],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.on('exit', (code) =>
-      code === 0
-        ? resolve(JSON.parse(out.trim().split('\n').pop()!) as LoadResult)
-        : reject(new Error(`load generator exited with ${code}`)),
-    );
-  });
-}
+const runLoad = (url: string, traces: number, clients: number, seconds: number) =>
+  runJsonChild<LoadResult>('bench/scores-dense-load.ts', [url, String(traces), String(clients), String(seconds)]);
 
 export async function benchScoresDense(seconds: number): Promise<Figure[]> {
   const figures: Figure[] = [];

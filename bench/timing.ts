@@ -1,4 +1,5 @@
 // Timing helpers shared by the benchmark scripts.
+import { spawn } from 'node:child_process';
 
 /** Runs `fn` n times in sequence; returns each run's duration (ms) and the wall time. */
 export async function timeEach(n: number, fn: (i: number) => Promise<unknown>): Promise<{ samples: number[]; wallMs: number }> {
@@ -30,3 +31,15 @@ export async function waitUntil(done: () => boolean | Promise<boolean>, ms: numb
 
 /** A count as the figures print it: rounded, with thousands separators. */
 export const formatCount = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+/** Runs a bench script (`node --import tsx <script> <args>`) in its own process; resolves with the JSON of its last stdout line. */
+export function runJsonChild<T>(script: string, args: readonly string[]): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as T) : reject(new Error(`${script} exited with ${code}`)),
+    );
+  });
+}
