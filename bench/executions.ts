@@ -44,6 +44,13 @@ export async function generateExecutions(
     attribution?: boolean;
     promptVersions?: [number, number];
     /** every row in this project (default: 50 projects) */ project?: string;
+    /** the first row's number (default 0): a later call adds rows to those of an earlier one */
+    from?: number;
+    /** with `attribution`: a session per 10 executions and metadata `customer` (500 values) and `region` (3) */
+    sessions?: boolean;
+    /** SQL over `number` instead of GENERATED's: when each started, and (with `attribution`) whose it is */
+    startedAt?: string;
+    userId?: string;
   } = {},
 ): Promise<void> {
   // A quarter of the executions use prompt "support": version 1; or, for the quality bench, two
@@ -54,17 +61,22 @@ export async function generateExecutions(
   const attribution = opts.attribution
     ? {
         columns: ', user_id, tags',
-        values:
-          ", concat('user-', toString(intDiv(number, 50) % 100000)), [['prod', 'staging', 'dev'][number % 3 + 1], concat('team-', toString(number % 7))]",
+        values: `, ${opts.userId ?? "concat('user-', toString(intDiv(number, 50) % 100000))"}, [['prod', 'staging', 'dev'][number % 3 + 1], concat('team-', toString(number % 7))]`,
       }
     : { columns: '', values: '' };
+  if (opts.attribution && opts.sessions) {
+    attribution.columns += ', session_id, metadata';
+    attribution.values +=
+      ", concat('s-', toString(intDiv(number, 10))), map('customer', concat('c-', toString(number % 500)), 'region', ['eu', 'us', 'ap'][number % 3 + 1])";
+  }
   const chunk = 2_000_000;
-  for (let offset = 0; offset < rows; offset += chunk) {
-    const n = Math.min(chunk, rows - offset);
+  const first = opts.from ?? 0;
+  for (let offset = first; offset < first + rows; offset += chunk) {
+    const n = Math.min(chunk, first + rows - offset);
     await ch.command(
       `INSERT INTO executions (project_id, started_at, trace_id, version, sign, ended_at, received_at, source, agent_id, provider, model, status,
          tokens_in, tokens_out, latency_ms, cost_usd, cost_source, price_id, content_hash, \`tu.prompt_id\`, \`tu.version\`, \`tu.version_ref\`, \`tu.role\`, \`tu.source\`, \`tu.message_index\`, conversation_history${attribution.columns})
-       SELECT ${opts.project ? `'${opts.project.replace(/[^a-z0-9-]/g, '')}'` : GENERATED.projectId} AS project_id, ${GENERATED.startedAt} AS started_at,
+       SELECT ${opts.project ? `'${opts.project.replace(/[^a-z0-9-]/g, '')}'` : GENERATED.projectId} AS project_id, ${opts.startedAt ?? GENERATED.startedAt} AS started_at,
          ${GENERATED.traceId} AS trace_id, 1, 1, started_at + toIntervalMillisecond(800), started_at + toIntervalMillisecond(900), 'api',
          ${GENERATED.agentId}, ${GENERATED.provider}, ${GENERATED.model},
          if(number % 37 = 0, 'error', 'ok'), 500 + number % 4000, 50 + number % 900, 200 + number % 5000,
@@ -76,9 +88,17 @@ export async function generateExecutions(
   }
 }
 
-/** The API on fresh embedded stores in a new temporary DATA_DIR (the caller removes it), no authentication, silent. */
-export async function startEmbeddedService(prefix: string, env: Record<string, string> = {}): Promise<{ svc: Service; dir: string }> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+/**
+ * The API on embedded stores in a new temporary DATA_DIR (the caller removes it), or in `keptDir`
+ * (created if absent, kept), no authentication, silent.
+ */
+export async function startEmbeddedService(
+  prefix: string,
+  env: Record<string, string> = {},
+  keptDir?: string,
+): Promise<{ svc: Service; dir: string }> {
+  if (keptDir) fs.mkdirSync(keptDir, { recursive: true });
+  const dir = keptDir ?? fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const config = loadConfig({
     DATA_DIR: dir,
     PORT: '0',

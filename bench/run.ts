@@ -75,6 +75,10 @@ const benches: Record<string, () => Promise<unknown>> = {
     for (const f of await benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10), explorerExecutions }))
       console.log(`| ${f.what} | ${f.value} |`);
   },
+  tenant: async () => {
+    const { benchTenant } = await import('./tenant.ts');
+    await benchTenant();
+  },
   quality: async () => {
     const { benchQuality } = await import('./quality.ts');
     const rows = Number(process.env.BENCH_EXECUTIONS ?? 10_000_000);

@@ -355,6 +355,7 @@ export function createDomain(
       const filled = await rollups.backfillIfEmpty(
         () => queries.anyStored(),
         (table, key) => queries.aggregateIntoRollup(table, key),
+        (rollup) => queries.aggregateIntoGrains(rollup),
       );
       if (filled.length) logger.info({ tables: filled }, 'spend rollups filled from the executions stored before them');
       // The column list of `spans` is read now: ingest encodes rows without asking the store.

@@ -15,7 +15,7 @@ import {
   type BreakdownSourceSql,
 } from './spend-breakdown-sql.ts';
 import { fromScaled, NANOS, toScaled } from '../decimal.ts';
-import { EXPORTED_DIMENSION_COLUMNS } from './spend-dimensions.ts';
+import { EXPORTED_DIMENSION_COLUMNS, SPEND_DIMENSIONS, type SpendRollup } from './spend-dimensions.ts';
 import { fromClickHouseTime, timeRange, toClickHouseTime } from '../time.ts';
 import { presentDetail, presentListItem, presentListRow, type DetailRow, type ListRow } from './present.ts';
 import { scoreFilterSql } from '../scores/score-repository.ts';
@@ -332,6 +332,36 @@ export function createExecutionRepository(ch: ClickHouseStore, opts: { maxRawRea
            sum(if(cost_source = 'unpriced', toInt64(sign), 0))
          FROM executions ${join}
          GROUP BY project_id, ${k}hour, provider, model, agent_id, user_id, session_id`,
+        {},
+        { max_partitions_per_insert_block: '10000' },
+      );
+    },
+
+    /**
+     * Sums every stored execution into a rollup by grain (schema/clickhouse/018), as its view does:
+     * signed sums per project, grain bucket and the family's columns (an array column joined once
+     * per distinct value, '' for none), at each grain its table holds.
+     */
+    async aggregateIntoGrains(rollup: SpendRollup): Promise<void> {
+      const joins = SPEND_DIMENSIONS.flatMap((d) =>
+        'fromArray' in d && (rollup.columns as readonly string[]).includes(d.column)
+          ? [`ARRAY JOIN if(empty(${d.fromArray.array}), [''], arrayDistinct(${d.fromArray.array})) AS ${d.column}`]
+          : [],
+      );
+      const bucket = {
+        hour: "toStartOfHour(started_at, 'UTC')",
+        day: "toDateTime(toStartOfDay(started_at, 'UTC'), 'UTC')",
+        month: "toDateTime(toStartOfMonth(started_at, 'UTC'), 'UTC')",
+      };
+      const grains = rollup.grains.map((g) => `('${g}', ${bucket[g]})`);
+      const columns = rollup.columns.join(', ');
+      await ch.command(
+        `INSERT INTO ${rollup.table} (project_id, grain, bucket, ${columns}, cost_usd, tokens_in, tokens_out, executions, unpriced_executions)
+         SELECT project_id, g.1 AS grain, g.2 AS bucket, ${columns},
+           sum(toDecimal128(cost_usd, 9) * sign), sum(toInt64(tokens_in) * sign), sum(toInt64(tokens_out) * sign), sum(toInt64(sign)),
+           sum(if(cost_source = 'unpriced', toInt64(sign), 0))
+         FROM executions ${joins.join(' ')} ARRAY JOIN [${grains.join(', ')}] AS g
+         GROUP BY project_id, grain, bucket, ${columns}`,
         {},
         { max_partitions_per_insert_block: '10000' },
       );

@@ -5,7 +5,8 @@
 // (src/spend/spend-rollup-repository.ts). Every read carries the project predicate and bound
 // parameters; sums leave the engine as text.
 
-import { dimensionByColumn, SPEND_DIMENSIONS, type DimensionColumn, type Rollup } from './spend-dimensions.ts';
+import { dimensionByColumn, SPEND_DIMENSIONS, type DimensionColumn, type Rollup, type SpendRollup } from './spend-dimensions.ts';
+import type { GrainRange } from './spend-grains.ts';
 
 export type { DimensionColumn };
 
@@ -34,6 +35,11 @@ export interface BreakdownRead {
   groups: GroupColumn[];
   filter: BreakdownFilter;
   limit: number;
+  /**
+   * The spend is read from this rollup by grain over a cover of the window (spend-grains.ts),
+   * rather than from `source` hour by hour; `source` still says where the executions' scores are.
+   */
+  grains?: { rollup: SpendRollup; ranges: GrainRange[] };
 }
 
 export interface BreakdownRow {
@@ -72,15 +78,44 @@ export interface BreakdownSourceSql {
   arrayFilter?(column: DimensionColumn): string | undefined;
   /** The ARRAY JOINs that turn grouped array dimensions into one row per value. */
   arrayJoins?(grouped: ReadonlySet<string>): string[];
+  /** `from` already holds only the project's rows of the window that pass the filter. */
+  bounded?: boolean;
 }
 
 /** The parts every read of a breakdown shares: its filter, joins and group keys (`names`: g0, g1, ...). */
 export function breakdownGroups(r: BreakdownRead, source: BreakdownSourceSql) {
   const time = source.hour;
   const params: Record<string, unknown> = { p: r.projectId, s: r.start, e: r.end, limit: r.limit };
-  const where = ['project_id = {p:String}', `${time} >= toDateTime({s:String}, 'UTC')`, `${time} < toDateTime({e:String}, 'UTC')`];
-  const joins: string[] = [];
   const grouped = new Set<string>(r.groups.flatMap((g) => (g.kind === 'column' ? [g.column] : [])));
+  const where = source.bounded
+    ? []
+    : [
+        'project_id = {p:String}',
+        `${time} >= toDateTime({s:String}, 'UTC')`,
+        `${time} < toDateTime({e:String}, 'UTC')`,
+        ...filterPredicates(r, grouped, source, params),
+      ];
+  const joins: string[] = [];
+  joins.push(...(source.arrayJoins?.(grouped) ?? []));
+  const keys = r.groups.map((g, i) => {
+    if (g.kind === 'time') return `toUnixTimestamp(${BUCKET[g.bucket](time)}) AS g${i}`;
+    if (g.kind === 'metadata') {
+      params[`gk${i}`] = g.key;
+      return `metadata[{gk${i}:String}] AS g${i}`;
+    }
+    return `toString(${g.column}) AS g${i}`;
+  });
+  return { where, joins, keys, names: r.groups.map((_, i) => `g${i}`), params };
+}
+
+/** The predicates of a breakdown's filter (binding their values into `params`). */
+function filterPredicates(
+  r: BreakdownRead,
+  grouped: ReadonlySet<string>,
+  source: Pick<BreakdownSourceSql, 'arrayFilter'>,
+  params: Record<string, unknown>,
+): string[] {
+  const where: string[] = [];
   for (const [column, values] of Object.entries(r.filter.anyOf)) {
     if (!values?.length) continue;
     params[`f_${column}`] = values;
@@ -95,16 +130,49 @@ export function breakdownGroups(r: BreakdownRead, source: BreakdownSourceSql) {
     params[`mv${i}`] = value;
     where.push(`metadata[{mk${i}:String}] = {mv${i}:String}`);
   });
-  joins.push(...(source.arrayJoins?.(grouped) ?? []));
-  const keys = r.groups.map((g, i) => {
-    if (g.kind === 'time') return `toUnixTimestamp(${BUCKET[g.bucket](time)}) AS g${i}`;
-    if (g.kind === 'metadata') {
-      params[`gk${i}`] = g.key;
-      return `metadata[{gk${i}:String}] AS g${i}`;
-    }
-    return `toString(${g.column}) AS g${i}`;
+  return where;
+}
+
+const SIGNED_MEASURES = ['cost_usd', 'tokens_in', 'tokens_out', 'executions', 'unpriced_executions'];
+
+/**
+ * A breakdown read from a rollup by grain (`r.grains`): one part per table and sign, each holding
+ * the project's rows of its ranges that pass the filter, subtracted parts negated; grouped and
+ * summed like any source. The family's own table holds each grain as (grain, bucket); the hours of
+ * a family without them are read from its hourly rollup (column `hour`).
+ */
+export function grainedBreakdownSql(r: BreakdownRead): { text: string; params: Record<string, unknown> } {
+  const { rollup, ranges } = r.grains!;
+  const params: Record<string, unknown> = {};
+  const grouped = new Set<string>(r.groups.flatMap((g) => (g.kind === 'column' ? [g.column] : [])));
+  const filters = filterPredicates(r, grouped, {}, params);
+  const columns = rollup.columns.filter((c) => grouped.has(c));
+  const parts: string[] = [];
+  for (const sign of [1, -1] as const) {
+    const own: string[] = [];
+    const hours: string[] = [];
+    ranges.forEach((g, i) => {
+      if (g.sign !== sign) return;
+      params[`gf${i}`] = g.from / 1000;
+      params[`gt${i}`] = g.to / 1000;
+      if (g.grain === 'hour' && rollup.hours)
+        hours.push(`(hour >= toDateTime({gf${i}:UInt32}, 'UTC') AND hour < toDateTime({gt${i}:UInt32}, 'UTC'))`);
+      else
+        own.push(`(grain = '${g.grain}' AND bucket >= toDateTime({gf${i}:UInt32}, 'UTC') AND bucket < toDateTime({gt${i}:UInt32}, 'UTC'))`);
+    });
+    const part = (table: string, time: string, spans: string[]) =>
+      `SELECT ${[`${time} AS t`, ...columns, ...SIGNED_MEASURES.map((m) => (sign === 1 ? m : `-${m} AS ${m}`))].join(', ')}
+       FROM ${table} WHERE ${['project_id = {p:String}', `(${spans.join(' OR ')})`, ...filters].join(' AND ')}`;
+    if (own.length) parts.push(part(rollup.table, 'bucket', own));
+    if (hours.length) parts.push(part(rollup.hours!, 'hour', hours));
+  }
+  const q = breakdownSql(r, {
+    from: `FROM (${parts.join(' UNION ALL ')})`,
+    hour: 't',
+    measures: 'sum(cost_usd) AS c, sum(executions) AS n, sum(tokens_in) AS ti, sum(tokens_out) AS tout, sum(unpriced_executions) AS u',
+    bounded: true,
   });
-  return { where, joins, keys, names: r.groups.map((_, i) => `g${i}`), params };
+  return { text: q.text, params: { ...q.params, ...params } };
 }
 
 /**
@@ -143,7 +211,7 @@ export function breakdownSql(r: BreakdownRead, source: BreakdownSourceSql): { te
     FROM (
       SELECT ${[...keys, source.measures].join(', ')}
       ${source.from} ${joins.join(' ')}
-      WHERE ${where.join(' AND ')}
+      ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ${names.length ? `GROUP BY ${names.join(', ')}` : ''}
       HAVING n != 0 OR c != 0 OR ti != 0 OR tout != 0
     )

@@ -56,6 +56,31 @@ export const SPEND_DIMENSIONS = [
   { name: 'environment', filter: 'environment', column: 'environment', rollup: null, commaSeparated: true, exported: true },
 ] as const satisfies readonly SpendDimension[];
 
+/**
+ * The rollups by dimension family and time grain (schema/clickhouse/018_spend_grains.sql), the
+ * smallest first: a breakdown reads the first whose columns hold every dimension it groups or
+ * filters by (src/spend/breakdowns.ts, planOf), over a cover of its window by months, days and
+ * hours (spend-grains.ts). A family without its own hours reads them from `hours` (a rollup of
+ * 006 that holds its columns per hour).
+ */
+export interface SpendRollup {
+  readonly table: string;
+  readonly columns: readonly string[];
+  /** the grains its table holds, coarsest first */
+  readonly grains: readonly ('month' | 'day' | 'hour')[];
+  /** the rollup its hours are read from when its table holds none */
+  readonly hours?: Rollup;
+}
+
+export const SPEND_ROLLUPS = [
+  { table: 'spend_by_dims', columns: ['provider', 'model', 'agent_id', 'environment'], grains: ['month', 'day', 'hour'] },
+  { table: 'spend_by_tag', columns: ['tag', 'provider', 'model', 'agent_id', 'environment'], grains: ['month', 'day', 'hour'] },
+  { table: 'spend_by_prompt', columns: ['prompt_id', 'provider', 'model', 'agent_id', 'environment'], grains: ['month', 'day', 'hour'] },
+  { table: 'spend_by_api_key', columns: ['api_key_id', 'provider', 'model', 'agent_id', 'environment'], grains: ['month', 'day', 'hour'] },
+  { table: 'spend_by_user', columns: ['user_id'], grains: ['month', 'day'], hours: 'spend_hourly' },
+  { table: 'spend_by_user_model', columns: ['user_id', 'provider', 'model'], grains: ['month'], hours: 'spend_hourly' },
+] as const satisfies readonly SpendRollup[];
+
 /** A column a breakdown groups or filters by. */
 export type DimensionColumn = (typeof SPEND_DIMENSIONS)[number]['column'];
 /** A filter parameter of a breakdown. */

@@ -1,16 +1,25 @@
 // Spend breakdowns (GET .../spend): cost, executions and tokens grouped by time, metadata.<key> and
 // any of the spend dimensions (src/executions/spend-dimensions.ts: provider, model, agent, user,
-// session, API key, environment, tag, prompt), each also a filter. Read from the hourly rollup that
-// holds what is asked (schema/clickhouse/006, 008); metadata, a dimension no rollup holds, and
-// dimensions of different rollups together from the signed executions rows (docs/spend.md,
-// "Breakdowns"). Money: nano-dollar BigInts, decimal strings out.
+// session, API key, environment, tag, prompt), each also a filter. Read from the rollup by grain
+// whose family holds what is asked (schema/clickhouse/018: months, days and hours covering the
+// window), else from the hourly rollup that holds it (006, 008); metadata and dimensions of
+// different rollups together from the signed executions rows (docs/spend.md, "Breakdowns").
+// Money: nano-dollar BigInts, decimal strings out.
 import { badRequest } from '../errors.ts';
 import { fromScaled, NANOS } from '../decimal.ts';
 import { parseTime } from '../time.ts';
 import { nanos } from './money.ts';
 import type { SpendRollupRepository } from './spend-rollup-repository.ts';
 import type { BreakdownFilter, BreakdownRead, BreakdownRow, BreakdownSource, GroupColumn } from '../executions/spend-breakdown-sql.ts';
-import { dimensionByColumn, dimensionByName, SPEND_DIMENSIONS, type DimensionFilter } from '../executions/spend-dimensions.ts';
+import {
+  dimensionByColumn,
+  dimensionByName,
+  SPEND_DIMENSIONS,
+  SPEND_ROLLUPS,
+  type DimensionFilter,
+  type SpendRollup,
+} from '../executions/spend-dimensions.ts';
+import { coverWindow, type Grain } from '../executions/spend-grains.ts';
 import { MAX_WINDOW_DAYS } from './window.ts';
 import type { KeyedScoreRow } from '../scores/score-repository.ts';
 
@@ -146,6 +155,36 @@ export function sourceOf(groups: GroupColumn[], filter: BreakdownFilter): Breakd
   return [...rollups][0] ?? 'spend_hourly';
 }
 
+/**
+ * The rollup by grain that answers (SPEND_ROLLUPS, the smallest first): the first whose columns
+ * hold every dimension grouped or filtered, with at most one array dimension (tag, prompt) grouped
+ * or filtered by one value, as for sourceOf; then the cover of the window by the grains the time
+ * grouping allows (a month row cannot be split into days). None for metadata.
+ */
+export function planOf(
+  groups: GroupColumn[],
+  filter: BreakdownFilter,
+  window: { start: Date; end: Date },
+): BreakdownRead['grains'] | undefined {
+  if (groups.some((g) => g.kind === 'metadata') || Object.keys(filter.metadata).length > 0) return undefined;
+  const grouped = new Set<string>(groups.flatMap((g) => (g.kind === 'column' ? [g.column] : [])));
+  const filtered = Object.entries(filter.anyOf).filter(([, v]) => (v?.length ?? 0) > 0);
+  const used = new Set<string>([...grouped, ...filtered.map(([c]) => c)]);
+  for (const column of used) {
+    const d = dimensionByColumn(column)!;
+    const exact = grouped.has(column) || (filter.anyOf[column as keyof BreakdownFilter['anyOf']]?.length ?? 0) === 1;
+    if (d.fromArray && !exact) return undefined;
+  }
+  const rollup: SpendRollup | undefined = SPEND_ROLLUPS.find((f) => [...used].every((c) => (f.columns as readonly string[]).includes(c)));
+  if (!rollup) return undefined;
+  const time = groups.find((g) => g.kind === 'time');
+  const bucket = time?.kind === 'time' ? time.bucket : undefined;
+  const allowed: Grain[] =
+    bucket === 'hour' ? ['hour'] : bucket === 'day' || bucket === 'week' ? ['day', 'hour'] : ['month', 'day', 'hour'];
+  const grains = allowed.filter((g) => g === 'hour' || (rollup.grains as readonly Grain[]).includes(g));
+  return { rollup, ranges: coverWindow(window.start.getTime(), window.end.getTime(), grains) };
+}
+
 const dec = (n: bigint) => fromScaled(n, NANOS);
 const chTime = (d: Date) => d.toISOString().slice(0, 19).replace('T', ' ');
 
@@ -218,7 +257,7 @@ function present(s: ScoreSums): ScoreSummary {
 }
 
 export function createBreakdowns(rollups: BreakdownReader, executions: BreakdownReader, now: () => Date, scoresOf?: ScoresByGroup) {
-  const readFrom = (r: BreakdownRead) => (r.source === 'executions' ? executions : rollups).breakdown(r);
+  const readFrom = (r: BreakdownRead) => (r.source === 'executions' && !r.grains ? executions : rollups).breakdown(r);
   return {
     async breakdown(projectId: string, q: BreakdownQuery) {
       const dims = parseDimensions(q.group_by, q.granularity);
@@ -237,6 +276,7 @@ export function createBreakdowns(rollups: BreakdownReader, executions: Breakdown
         groups: g,
         filter,
         limit: n,
+        grains: planOf(g, filter, w),
       });
       const read = (g: GroupColumn[], n: number) => readFrom(readOf(g, n));
       // The scores of the groups' live executions (every group, for the `other` row), and of all of them.
@@ -293,7 +333,7 @@ export function createBreakdowns(rollups: BreakdownReader, executions: Breakdown
         for (const [n, sums] of byName) (otherScores ??= new Map()).set(n, addSums(otherScores.get(n), sums));
       const t = multiValued ? totals?.[0] : first;
       const timeDim = dims.find((d) => d.group.kind === 'time');
-      const source = sourceOf(groups, filter);
+      const source = planOf(groups, filter, w) ? 'rollup' : sourceOf(groups, filter);
       return {
         start: w.start.toISOString(),
         end: w.end.toISOString(),

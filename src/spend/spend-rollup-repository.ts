@@ -4,7 +4,14 @@
 // carries the project predicate and bound parameters; sums leave the engine as text.
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import type { ScopeKind } from './budget-store.ts';
-import { breakdownSql, type BreakdownRead, type BreakdownRow, type BreakdownSourceSql } from '../executions/spend-breakdown-sql.ts';
+import { SPEND_ROLLUPS, type SpendRollup } from '../executions/spend-dimensions.ts';
+import {
+  breakdownSql,
+  grainedBreakdownSql,
+  type BreakdownRead,
+  type BreakdownRow,
+  type BreakdownSourceSql,
+} from '../executions/spend-breakdown-sql.ts';
 
 /** The rollups' part of a breakdown (sums already signed); the executions' part is in execution-repository.ts. */
 function rollupSql(table: string): BreakdownSourceSql {
@@ -27,31 +34,45 @@ export type RollupKey = (typeof ROLLUPS)[number]['key'];
 
 /** Fills one rollup from every stored execution (src/executions/execution-repository.ts, aggregateIntoRollup). */
 export type RollupFiller = (table: string, key: RollupKey) => Promise<void>;
+/** Fills one rollup by grain from every stored execution (aggregateIntoGrains). */
+export type GrainsFiller = (rollup: SpendRollup) => Promise<void>;
 
 export function createSpendRollupRepository(ch: ClickHouseStore) {
   return {
     /**
      * Copies executions stored before the rollups' views existed into each rollup that is still
-     * empty while executions are not (the first boot after migration 006, before this node
+     * empty while executions are not (the first boot after migration 006 or 018, before this node
      * ingests: anything ingested since would have made the rollup non-empty). Returns the tables filled.
      */
-    async backfillIfEmpty(executionsStored: () => Promise<boolean>, fill: RollupFiller): Promise<string[]> {
+    async backfillIfEmpty(executionsStored: () => Promise<boolean>, fill: RollupFiller, fillGrains: GrainsFiller): Promise<string[]> {
       if (!(await executionsStored())) return [];
-      const filled: string[] = [];
-      for (const r of ROLLUPS) {
+      const empty = async (table: string) => {
         const [rows] = await ch.query<{ n: string }>(
-          `SELECT toString(count()) AS n FROM (SELECT 1 FROM ${r.table} LIMIT 1)`,
+          `SELECT toString(count()) AS n FROM (SELECT 1 FROM ${table} LIMIT 1)`,
           {},
           'spend.backfill.check',
         );
-        if (Number(rows?.n ?? 0) > 0) continue;
+        return Number(rows?.n ?? 0) === 0;
+      };
+      const filled: string[] = [];
+      for (const r of ROLLUPS) {
+        if (!(await empty(r.table))) continue;
         await fill(r.table, r.key);
+        filled.push(r.table);
+      }
+      for (const r of SPEND_ROLLUPS) {
+        if (!(await empty(r.table))) continue;
+        await fillGrains(r);
         filled.push(r.table);
       }
       return filled;
     },
     /** The `limit` costliest groups, with the count and sums of every group alongside. */
     async breakdown(r: BreakdownRead): Promise<BreakdownRow[]> {
+      if (r.grains) {
+        const q = grainedBreakdownSql(r);
+        return ch.query<BreakdownRow>(q.text, q.params, `spend.breakdown.${r.grains.rollup.table}`);
+      }
       if (r.source === 'executions') throw new Error('a breakdown on executions is read by the execution repository');
       const q = breakdownSql(r, rollupSql(r.source));
       return ch.query<BreakdownRow>(q.text, q.params, `spend.breakdown.${r.source}`);

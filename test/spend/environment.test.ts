@@ -105,9 +105,9 @@ describe(`the environment dimension (${mode} mode)`, () => {
     expect((await json('GET', `/executions/${OTLP_TRACE}`)).body).toMatchObject({ environment: 'production', cost_usd: 1.5 });
   });
 
-  it('breakdowns group by environment, from the executions rows', async () => {
+  it('breakdowns group by environment, from the rollup by grain', async () => {
     const b = await spend('group_by=environment');
-    expect(b.source).toBe('executions');
+    expect(b.source).toBe('rollup');
     expect(costs(b.rows)).toEqual([
       ['production', '1.75', 2],
       ['staging', '0.5', 1],
@@ -126,7 +126,7 @@ describe(`the environment dimension (${mode} mode)`, () => {
   it('breakdowns filter by environment (any of several, comma-separated or repeated)', async () => {
     expect((await spend('environment=staging')).total).toMatchObject({ cost_usd: '0.5', executions: 1 });
     const two = await spend('group_by=agent&environment=production,staging');
-    expect(two.source).toBe('executions');
+    expect(two.source).toBe('rollup');
     expect(two.rows.map((r: { agent: string; cost_usd: string }) => [r.agent, r.cost_usd])).toEqual([
       ['planner', '1.5'],
       ['a1', '0.75'],

@@ -3,7 +3,9 @@
 // correction (cancel row + new version) moving cost, user and tags between groups.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
+import { correctExecution } from '../helpers/corrections.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
+import { SPEND_ROLLUPS } from '../../src/executions/spend-dimensions.ts';
 
 let svc: TestService;
 const P = '/api/projects/default';
@@ -21,17 +23,7 @@ async function exec(body: Record<string, unknown>) {
   expect(r.status, JSON.stringify(r.body)).toBe(201);
 }
 
-/** A correction exactly as the ledger writes one: a cancel row (sign -1, same version) and a new version. */
-async function correct(traceId: string, changes: Record<string, unknown>) {
-  const [row] = await svc.stores.clickhouse.query<Record<string, unknown>>(
-    "SELECT * FROM executions WHERE project_id = 'default' AND trace_id = {t:String} AND sign = 1 ORDER BY version DESC LIMIT 1",
-    { t: traceId },
-  );
-  await svc.stores.clickhouse.insert('executions', [
-    { ...row, sign: -1 },
-    { ...row, ...changes, version: Number(row!.version) + 1, sign: 1 },
-  ]);
-}
+const correct = (traceId: string, changes: Record<string, unknown>) => correctExecution(svc.stores.clickhouse, traceId, changes);
 
 const m = (cost_usd: string, executions: number, tokens_in = 0, tokens_out = 0, unpriced_executions = 0) => ({
   cost_usd,
@@ -258,9 +250,9 @@ describe(`spend breakdowns (${mode} mode)`, () => {
     expect(stats.body.total_cost).toBe(1.585920891);
   });
 
-  it('rollups empty beside stored executions (rows written before migration 006) are filled at boot', async () => {
+  it('rollups empty beside stored executions (rows written before migrations 006 and 018) are filled at boot', async () => {
     const before = await Promise.all(['group_by=user', 'group_by=tag', 'group_by=prompt,day'].map((q) => spend(q)));
-    for (const t of ['spend_hourly', 'spend_hourly_tags', 'spend_hourly_prompts'])
+    for (const t of ['spend_hourly', 'spend_hourly_tags', 'spend_hourly_prompts', ...SPEND_ROLLUPS.map((r) => r.table)])
       await svc.stores.clickhouse.command(`TRUNCATE TABLE ${t}`);
     expect((await spend('group_by=user')).body.rows).toEqual([]);
     const env = svc.testEnv;

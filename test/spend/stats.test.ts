@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromScaled, toScaled } from '../../src/decimal.ts';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
+import { correctExecution } from '../helpers/corrections.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
 
 let svc: TestService;
@@ -23,18 +24,7 @@ async function exec(body: Record<string, unknown>, expected = 201) {
   return r.body;
 }
 
-/** A correction exactly as the schema describes it: a cancel row (sign -1, same version) and a new version. */
-async function correct(traceId: string, changes: Record<string, unknown>) {
-  const [row] = await svc.stores.clickhouse.query<Record<string, unknown>>(
-    "SELECT * FROM executions WHERE project_id = 'default' AND trace_id = {t:String} AND sign = 1 ORDER BY version DESC LIMIT 1",
-    { t: traceId },
-  );
-  const version = Number(row!.version);
-  await svc.stores.clickhouse.insert('executions', [
-    { ...row, sign: -1 },
-    { ...row, ...changes, version: version + 1, sign: 1 },
-  ]);
-}
+const correct = (traceId: string, changes: Record<string, unknown>) => correctExecution(svc.stores.clickhouse, traceId, changes);
 
 const tu = (prompt_id: string, version: number) => ({ prompt_id, version });
 

@@ -1,0 +1,113 @@
+// Spend breakdowns read from the rollups by grain (schema/clickhouse/018): months, days and hours
+// added and subtracted over windows of every alignment must give, group by group, exactly what a
+// plain sum over `executions FINAL` gives, through late corrections that move cost, user and tags.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropTestDatabases, mode } from '../helpers/env.ts';
+import { correctExecution } from '../helpers/corrections.ts';
+import { getJson, startTestService, type TestService } from '../helpers/service.ts';
+
+let svc: TestService;
+const P = '/api/projects/default';
+const json = (method: string, path: string, body?: unknown) =>
+  getJson(`${svc.url}${P}${path}`, {
+    method,
+    headers: { 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+const DAY = 86_400_000;
+const FIRST = Date.parse('2026-08-20T00:00:00Z');
+const N = 160;
+/** Execution i: spread over 2026-08-20 .. 2026-11-11 at odd hours, 6 users, 4 models, tags of 3. */
+function execution(i: number) {
+  const at = FIRST + Math.floor(((i * 7919) % N) * (83 * DAY)) / N + ((i * 37) % 60) * 60_000;
+  return {
+    trace_id: `g-${i}`,
+    provider: ['openai', 'anthropic'][i % 2],
+    model: `m${i % 4}`,
+    agent_id: `a${i % 3}`,
+    user_id: `u${(i * 5) % 6}`,
+    tags: [[], ['a'], ['b'], ['a', 'c'], ['c', 'c']][i % 5],
+    environment: ['prod', 'staging', ''][i % 3],
+    cost_usd: Number((((i * 1_234_567) % 100_000_000) / 1e9 + (i % 7)).toFixed(9)),
+    tokens_in: i * 3,
+    tokens_out: i,
+    started_at: new Date(at).toISOString(),
+  };
+}
+
+const correct = (traceId: string, changes: Record<string, unknown>) => correctExecution(svc.stores.clickhouse, traceId, changes);
+
+const WINDOWS: Array<[string, string]> = [
+  ['2026-08-25T07:00:00Z', '2026-11-03T05:00:00Z'], // partial months and days at both ends
+  ['2026-09-01T00:00:00Z', '2026-10-01T00:00:00Z'], // one whole month
+  ['2026-09-03T00:00:00Z', '2026-10-29T00:00:00Z'], // months minus their outside days
+  ['2026-10-10T13:00:00Z', '2026-10-10T17:00:00Z'], // hours of one day
+  ['2026-09-30T20:00:00Z', '2026-10-02T03:00:00Z'], // across a month boundary by hours
+  ['2026-10-01T01:00:00Z', '2026-10-31T23:00:00Z'], // a month minus an hour at each end
+];
+
+/** What a plain sum over the live executions gives per group: key → [cost, executions]. */
+async function expected(start: string, end: string, columns: string[], where = ''): Promise<Map<string, [string, number]>> {
+  const tagged = columns.includes('tag');
+  const rows = await svc.stores.clickhouse.query<{ k: string[]; c: string; n: string }>(
+    `SELECT [${columns.map((c) => (c === 'day' ? "toString(toStartOfDay(started_at, 'UTC'))" : `toString(${c})`)).join(', ')}] AS k,
+       toString(sum(cost_usd)) AS c, toString(count()) AS n
+     FROM executions FINAL ${tagged ? "ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag" : ''}
+     WHERE project_id = 'default' AND sign = 1 AND started_at >= {s:DateTime64(3, 'UTC')} AND started_at < {e:DateTime64(3, 'UTC')} ${where}
+     GROUP BY k`,
+    { s: start.replace('T', ' ').replace('Z', ''), e: end.replace('T', ' ').replace('Z', '') },
+  );
+  return new Map(rows.map((r) => [JSON.stringify(r.k), [norm(r.c), Number(r.n)]]));
+}
+
+const norm = (d: string) => (d.includes('.') ? d.replace(/0+$/, '').replace(/\.$/, '') : d);
+
+beforeAll(async () => {
+  svc = await startTestService({ AUTH_REQUIRED: 'false' });
+  for (let i = 0; i < N; i += 20)
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, j) => {
+        const r = await json('POST', '/executions', execution(i + j));
+        expect(r.status, JSON.stringify(r.body)).toBe(201);
+      }),
+    );
+  // late corrections: cost, user, tags and time move
+  await correct('g-3', { cost_usd: '12.000000001', user_id: 'u-moved', tags: ['b'] });
+  await correct('g-10', { started_at: '2026-10-10T14:30:00.000' });
+  await correct('g-11', { cost_usd: '0' });
+});
+afterAll(async () => {
+  await svc?.close();
+  await dropTestDatabases();
+});
+
+describe(`spend breakdowns read by grain (${mode} mode)`, () => {
+  const cases: Array<{ group_by: string; columns: string[]; filter?: string; where?: string }> = [
+    { group_by: 'model', columns: ['model'] },
+    { group_by: 'user', columns: ['user_id'] },
+    { group_by: 'model,user', columns: ['model', 'user_id'] },
+    { group_by: 'tag', columns: ['tag'] },
+    { group_by: 'environment,agent', columns: ['environment', 'agent_id'] },
+    { group_by: 'day,provider', columns: ['day', 'provider'] },
+    { group_by: 'user', columns: ['user_id'], filter: 'model=m1,m2', where: "AND model IN ('m1', 'm2')" },
+    { group_by: 'model', columns: ['model'], filter: 'tag=a', where: "AND has(tags, 'a')" },
+  ];
+  for (const c of cases)
+    it(`group_by=${c.group_by}${c.filter ? ` with ${c.filter}` : ''}: every group exact over windows of every alignment`, async () => {
+      for (const [start, end] of WINDOWS) {
+        const r = await json('GET', `/spend?start=${start}&end=${end}&group_by=${c.group_by}&limit=10000${c.filter ? `&${c.filter}` : ''}`);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        expect(r.body.source).toBe('rollup');
+        const names = c.group_by.split(',');
+        const got = new Map(
+          (r.body.rows as Array<Record<string, string | number>>).map((row) => [
+            JSON.stringify(names.map((n) => (n === 'day' ? String(row[n]).slice(0, 19).replace('T', ' ') : String(row[n])))),
+            [norm(String(row.cost_usd)), Number(row.executions)],
+          ]),
+        );
+        const want = await expected(start, end, c.columns, c.where);
+        expect(Object.fromEntries(got), `${start} .. ${end}`).toEqual(Object.fromEntries(want));
+      }
+    });
+});
