@@ -75,6 +75,13 @@ const benches: Record<string, () => Promise<unknown>> = {
     for (const f of await benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10), explorerExecutions }))
       console.log(`| ${f.what} | ${f.value} |`);
   },
+  'spend-views': async () => {
+    const { benchSpendViews } = await import('./spend-views.ts');
+    console.log('\n## the rollups by grain at insert time (embedded chDB)');
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const [what, value] of await benchSpendViews()) console.log(`| ${what} | ${value} |`);
+  },
   tenant: async () => {
     const { benchTenant } = await import('./tenant.ts');
     await benchTenant();
@@ -171,6 +178,6 @@ console.log(
 for (const [name, run] of Object.entries(benches)) {
   if (only && only !== name) continue;
   if (!only && name === 'datasets') continue; // part of quality
-  if (!only && (name === 'import' || name === 'scores-dense')) continue; // minutes long: run by name
+  if (!only && (name === 'import' || name === 'scores-dense' || name === 'tenant')) continue; // minutes long: run by name
   await run();
 }

@@ -236,6 +236,8 @@ export async function benchTenant(): Promise<void> {
           `${(Number(p.bytes) / n).toFixed(1)} (${formatCount(Number(p.rows))} rows, ${p.parts} parts)`,
         );
       put(n, 'process RSS (API and engine)', `${formatCount(process.memoryUsage().rss / 2 ** 20)} MiB`);
+      // each step as it ends, to stderr (a long run cut short keeps what it measured)
+      for (const [what, value] of columns.get(n)!) console.error(`${formatCount(n)} | ${what} | ${value}`);
     }
   } finally {
     await svc.close();

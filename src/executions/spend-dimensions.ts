@@ -5,8 +5,11 @@
 // test/spend/dimensions.unit.test.ts) derive. Adding a dimension is one entry here, its column
 // (a migration) and where ingest fills it.
 
-/** The hourly rollups (schema/clickhouse/006, 008), each keyed like spend_hourly plus its own key column. */
-export type Rollup = 'spend_hourly' | 'spend_hourly_tags' | 'spend_hourly_prompts' | 'spend_hourly_api_keys';
+/**
+ * The hourly rollups still fed (schema/clickhouse/006; 019 retired those by tag and by API key),
+ * each keyed by every scalar dimension but the API key and environment, per hour.
+ */
+export type Rollup = 'spend_hourly' | 'spend_hourly_prompts';
 
 export interface SpendDimension {
   /** its name in `group_by` and in each row of the answer */
@@ -15,7 +18,7 @@ export interface SpendDimension {
   readonly filter: string;
   /** the column a breakdown groups by (in the rollup, and on executions or as the array joined) */
   readonly column: string;
-  /** the rollup that holds it, or null: read from the executions ledger */
+  /** the hourly rollup that holds it, or null: read from a rollup by grain (SPEND_ROLLUPS) or the executions ledger */
   readonly rollup: Rollup | null;
   /**
    * An execution holds several values (an array column of executions): the rollup counts an
@@ -34,12 +37,12 @@ export const SPEND_DIMENSIONS = [
   { name: 'agent', filter: 'agent_id', column: 'agent_id', rollup: 'spend_hourly', commaSeparated: true, exported: false },
   { name: 'user', filter: 'user_id', column: 'user_id', rollup: 'spend_hourly', commaSeparated: true, exported: false },
   { name: 'session', filter: 'session_id', column: 'session_id', rollup: 'spend_hourly', commaSeparated: true, exported: false },
-  { name: 'api_key', filter: 'api_key_id', column: 'api_key_id', rollup: 'spend_hourly_api_keys', commaSeparated: true, exported: false },
+  { name: 'api_key', filter: 'api_key_id', column: 'api_key_id', rollup: null, commaSeparated: true, exported: false },
   {
     name: 'tag',
     filter: 'tag',
     column: 'tag',
-    rollup: 'spend_hourly_tags',
+    rollup: null,
     fromArray: { array: 'tags' },
     commaSeparated: false,
     exported: false,

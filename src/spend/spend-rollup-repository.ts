@@ -1,10 +1,11 @@
-// The SQL of the spend rollups (schema/clickhouse/006: spend_hourly, spend_hourly_tags,
-// spend_hourly_prompts; 008: spend_hourly_api_keys). The breakdowns they cannot serve are read from executions by the
+// The SQL of the spend rollups: by grain (schema/clickhouse/018, SPEND_ROLLUPS) and hourly (006:
+// spend_hourly, spend_hourly_prompts; 019 retired those by tag and API key). The breakdowns they cannot serve are read from executions by the
 // execution repository, in the same shape (src/executions/spend-breakdown-sql.ts). Every read
 // carries the project predicate and bound parameters; sums leave the engine as text.
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import type { ScopeKind } from './budget-store.ts';
 import { SPEND_ROLLUPS, type SpendRollup } from '../executions/spend-dimensions.ts';
+import { coverWindow } from '../executions/spend-grains.ts';
 import {
   breakdownSql,
   grainedBreakdownSql,
@@ -22,11 +23,13 @@ function rollupSql(table: string): BreakdownSourceSql {
   };
 }
 
+/** Epoch ms of a 'YYYY-MM-DD hh:mm:ss' UTC time. */
+const utcMs = (t: string) => Date.parse(`${t.replace(' ', 'T')}Z`);
+
+/** The hourly rollups still fed (019 retired those by tag and by API key). */
 const ROLLUPS = [
   { table: 'spend_hourly', key: undefined },
-  { table: 'spend_hourly_tags', key: 'tag' },
   { table: 'spend_hourly_prompts', key: 'prompt_id' },
-  { table: 'spend_hourly_api_keys', key: 'api_key_id' },
 ] as const;
 
 /** The key column a rollup adds to spend_hourly's, if any (an array joined, or the API key). */
@@ -82,23 +85,22 @@ export function createSpendRollupRepository(ch: ClickHouseStore) {
      * budget scope kind, in one read (values without spend are absent); `project`: the key ''.
      */
     async scopeSpends(projectId: string, kind: ScopeKind, values: string[], from: string, to: string): Promise<Map<string, string>> {
-      const [table, column] = (
-        {
-          project: ['spend_hourly', undefined],
-          agent: ['spend_hourly', 'agent_id'],
-          user: ['spend_hourly', 'user_id'],
-          tag: ['spend_hourly_tags', 'tag'],
-          api_key: ['spend_hourly_api_keys', 'api_key_id'],
-        } as const
-      )[kind];
-      const rows = await ch.query<{ v: string; cost_t: string }>(
-        `SELECT ${column ? `toString(${column})` : "''"} AS v, toString(sum(cost_usd)) AS cost_t FROM ${table}
-         WHERE project_id = {p:String} AND hour >= toDateTime({from:String}, 'UTC') AND hour < toDateTime({to:String}, 'UTC')${column ? ` AND ${column} IN {vs:Array(String)}` : ''}
-         GROUP BY v`,
-        { p: projectId, from, to, vs: values },
-        'spend.scope_spend',
-      );
-      return new Map(rows.map((r) => [r.v, r.cost_t]));
+      const column = ({ project: undefined, agent: 'agent_id', user: 'user_id', tag: 'tag', api_key: 'api_key_id' } as const)[kind];
+      // The smallest rollup by grain holding the scope's column, over a cover of the period.
+      const rollup = SPEND_ROLLUPS.find((r) => !column || (r.columns as readonly string[]).includes(column))!;
+      const grains = [...rollup.grains.filter((g) => g !== 'hour'), 'hour' as const];
+      const q = grainedBreakdownSql({
+        projectId,
+        source: 'spend_hourly',
+        start: from,
+        end: to,
+        groups: column ? [{ kind: 'column', column }] : [],
+        filter: { anyOf: column ? { [column]: values } : {}, metadata: {} },
+        limit: Math.max(values.length, 1),
+        grains: { rollup, ranges: coverWindow(utcMs(from), utcMs(to), grains) },
+      });
+      const rows = await ch.query<BreakdownRow>(q.text, q.params, 'spend.scope_spend');
+      return new Map(rows.map((r) => [column ? String(r.g0) : '', r.cost_t]));
     },
     /** UTC days ('YYYY-MM-DD') of [from, to] holding live executions of the project. */
     async daysWithExecutions(projectId: string, from: string, to: string): Promise<string[]> {

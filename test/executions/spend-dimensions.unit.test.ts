@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SPEND_DIMENSIONS } from '../../src/executions/spend-dimensions.ts';
-import { sourceOf } from '../../src/spend/breakdowns.ts';
+import { planOf, sourceOf } from '../../src/spend/breakdowns.ts';
 import { API_SCHEMA_DIR } from '../../src/http/validation.ts';
 
 const query = JSON.parse(fs.readFileSync(path.join(API_SCHEMA_DIR, 'SpendBreakdownQuery.json'), 'utf8')) as {
@@ -46,8 +46,27 @@ describe('spend dimensions', () => {
       ),
     ).toBe('executions');
     expect(sourceOf([], { anyOf: { tag: ['a', 'b'] }, metadata: {} })).toBe('executions');
-    expect(sourceOf([{ kind: 'column', column: 'agent_id' }], { anyOf: { api_key_id: ['k'] }, metadata: {} })).toBe(
-      'spend_hourly_api_keys',
+    expect(sourceOf([{ kind: 'column', column: 'agent_id' }], { anyOf: { api_key_id: ['k'] }, metadata: {} })).toBe('executions');
+  });
+
+  it('a rollup by grain serves every dimension but the session, alone and with the low-cardinality ones', () => {
+    const window = { start: new Date('2026-08-03T00:00:00Z'), end: new Date('2026-11-01T00:00:00Z') };
+    const none = { anyOf: {}, metadata: {} };
+    for (const d of SPEND_DIMENSIONS.filter((x) => x.name !== 'session')) {
+      const plan = planOf([{ kind: 'column', column: d.column }], none, window);
+      expect(plan?.rollup.columns, d.name).toContain(d.column);
+    }
+    expect(planOf([{ kind: 'column', column: 'model' }], none, window)?.rollup.table).toBe('spend_by_dims');
+    expect(planOf([{ kind: 'column', column: 'user_id' }], { anyOf: { model: ['m'] }, metadata: {} }, window)?.rollup.table).toBe(
+      'spend_by_user_model',
     );
+    expect(planOf([{ kind: 'column', column: 'tag' }], { anyOf: { agent_id: ['a'] }, metadata: {} }, window)?.rollup.table).toBe(
+      'spend_by_tag',
+    );
+    // no family holds these: the hourly rollup or the executions rows
+    expect(planOf([{ kind: 'column', column: 'session_id' }], none, window)).toBeUndefined();
+    expect(planOf([{ kind: 'column', column: 'user_id' }], { anyOf: { tag: ['a'] }, metadata: {} }, window)).toBeUndefined();
+    expect(planOf([{ kind: 'metadata', key: 'k' }], none, window)).toBeUndefined();
+    expect(planOf([], { anyOf: { tag: ['a', 'b'] }, metadata: {} }, window)).toBeUndefined();
   });
 });

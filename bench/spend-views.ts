@@ -1,0 +1,73 @@
+// What the spend rollups cost each write of executions: inserts of 2,000 executions (a loader
+// batch's size), in time order, through the views as migrated (the rollups by grain of 018, without
+// the hourly views by tag and API key that 019 retired), alternating with the write path before
+// 018 (those two views re-created from 006 and 008, the views of 018 detached): the raw figure of
+// the same run. Prints µs per execution per arm.
+// Env: BENCH_VIEWS_ROUNDS (default 3), BENCH_VIEWS_BATCHES (per round and side, default 100).
+import fs from 'node:fs';
+import { SPEND_ROLLUPS } from '../src/executions/spend-dimensions.ts';
+import { generateExecutions, startEmbeddedService } from './executions.ts';
+
+const BATCH = 2_000;
+
+export async function benchSpendViews(): Promise<Array<[string, string]>> {
+  const rounds = Number(process.env.BENCH_VIEWS_ROUNDS ?? 3);
+  const batches = Number(process.env.BENCH_VIEWS_BATCHES ?? 100);
+  const { svc, dir } = await startEmbeddedService('traceloom-bench-views-');
+  const ch = svc.stores.clickhouse;
+  const retired = ['spend_hourly_tags_mv', 'spend_hourly_api_keys_mv'];
+  for (const file of ['006_spend_rollups.sql', '008_spend_api_keys.sql']) {
+    const ddl = fs.readFileSync(new URL(`../schema/clickhouse/${file}`, import.meta.url), 'utf8');
+    for (const statement of ddl.split(/;\s*\n/))
+      if (retired.some((v) => statement.includes(`VIEW IF NOT EXISTS ${v} `))) await ch.command(statement.replace(/^(--.*\n)+/, ''));
+  }
+  for (const v of retired) await ch.command(`DETACH TABLE ${v}`);
+  const grains = SPEND_ROLLUPS.map((r) => `${r.table}_mv`);
+  const arms: Array<[string, { detach: string[]; attach: string[] }]> = [
+    ['as migrated (018 and 019)', { detach: [], attach: [] }],
+    ['as before 018', { detach: grains, attach: retired }],
+  ];
+  const figures: Array<[string, string]> = [];
+  let next = 0;
+  // Each batch spans a few seconds of one day, as a loader's batch does.
+  const write = async () => {
+    const t = performance.now();
+    for (let b = 0; b < batches; b++) {
+      await generateExecutions(ch, BATCH, {
+        project: 'default',
+        attribution: true,
+        sessions: true,
+        from: next,
+        startedAt: `toDateTime64('2026-10-01 00:00:00', 3, 'UTC') + toIntervalMillisecond(number * 50)`,
+        userId: "concat('user-', toString((number * 7919) % 100000))",
+      });
+      next += BATCH;
+    }
+    return ((performance.now() - t) * 1000) / (batches * BATCH);
+  };
+  try {
+    await write(); // warm-up: first parts, caches
+    const totals = arms.map(() => 0);
+    for (let round = 1; round <= rounds; round++) {
+      const figures_: string[] = [];
+      for (const [a, [, arm]] of arms.entries()) {
+        for (const v of arm.detach) await ch.command(`DETACH TABLE ${v}`);
+        for (const v of arm.attach) await ch.command(`ATTACH TABLE ${v}`);
+        const us = await write();
+        for (const v of arm.attach) await ch.command(`DETACH TABLE ${v}`);
+        for (const v of arm.detach) await ch.command(`ATTACH TABLE ${v}`);
+        totals[a]! += us;
+        figures_.push(us.toFixed(1));
+      }
+      figures.push([`round ${round}: µs per execution, ${arms.map(([name]) => name).join(' / ')}`, figures_.join(' / ')]);
+    }
+    figures.push([
+      `mean of ${rounds} rounds (${batches} inserts of ${BATCH.toLocaleString('en-US')} executions per arm)`,
+      arms.map(([name], a) => `${name}: ${(totals[a]! / rounds).toFixed(1)} µs`).join('; '),
+    ]);
+  } finally {
+    await svc.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return figures;
+}
