@@ -53,7 +53,7 @@ const ANSWERS: Answer[] = [
     path: `/spend?group_by=day,model&${WINDOW_30}`,
     hourly: { groups: ['day', 'model'], table: 'spend_hourly' },
   },
-  { what: 'spend by tag, 90 days', path: `/spend?group_by=tag&${WINDOW_90}`, hourly: { groups: ['tag'], table: 'spend_hourly_tags' } },
+  { what: 'spend by tag, 90 days', path: `/spend?group_by=tag&${WINDOW_90}` },
   {
     what: 'spend by prompt, 90 days',
     path: `/spend?group_by=prompt&${WINDOW_90}`,

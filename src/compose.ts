@@ -13,7 +13,7 @@ import { createSpanLoader, type IngestDeadLetters, type IngestLog, type SpanLoad
 import { DeadLetters } from './stores/dead-letters.ts';
 import { startWindow, toClickHouseTime } from './time.ts';
 import { createScoreService, type ScoreService } from './scores/service.ts';
-import { createScoreRepository } from './scores/score-repository.ts';
+import { backfillScoreGrainsIfEmpty, createScoreRepository } from './scores/score-repository.ts';
 import { createScoreLoader, type ScoreLoader, type ScoreLogHeader } from './scores/score-log.ts';
 import { createScoreConfigs, type ScoreConfigs } from './scores/score-configs.ts';
 import { STAMP_SWEEP_JOB, stampSweepProcessor, type StampSweepData } from './scores/stamp-sweep.ts';
@@ -358,6 +358,8 @@ export function createDomain(
         (rollup) => queries.aggregateIntoGrains(rollup),
       );
       if (filled.length) logger.info({ tables: filled }, 'spend rollups filled from the executions stored before them');
+      const scoresFilled = await backfillScoreGrainsIfEmpty(stores.clickhouse);
+      if (scoresFilled.length) logger.info({ tables: scoresFilled }, 'score rollups filled from the scores stored before them');
       // The column list of `spans` is read now: ingest encodes rows without asking the store.
       await stores.clickhouse.encoderOf('spans');
       if (config.ingest.workers > 0) {

@@ -6,7 +6,7 @@
 // parameters; sums leave the engine as text.
 
 import { dimensionByColumn, SPEND_DIMENSIONS, type DimensionColumn, type Rollup, type SpendRollup } from './spend-dimensions.ts';
-import type { GrainRange } from './spend-grains.ts';
+import type { Grain, GrainRange } from './spend-grains.ts';
 
 export type { DimensionColumn };
 
@@ -136,17 +136,33 @@ function filterPredicates(
 const SIGNED_MEASURES = ['cost_usd', 'tokens_in', 'tokens_out', 'executions', 'unpriced_executions'];
 
 /**
- * A breakdown read from a rollup by grain (`r.grains`): one part per table and sign, each holding
- * the project's rows of its ranges that pass the filter, subtracted parts negated; grouped and
- * summed like any source. The family's own table holds each grain as (grain, bucket); the hours of
- * a family without them are read from its hourly rollup (column `hour`).
+ * A rollup by grain as a read sees it: its table (columns `grain`, `bucket`), the grains it holds,
+ * its columns, and where its hours are read when it holds none (a rollup with column `hour`,
+ * restricted by `hoursWhere`).
  */
-export function grainedBreakdownSql(r: BreakdownRead): { text: string; params: Record<string, unknown> } {
-  const { rollup, ranges } = r.grains!;
-  const params: Record<string, unknown> = {};
+export interface GrainedSource {
+  readonly table: string;
+  readonly columns: readonly string[];
+  readonly grains: readonly Grain[];
+  readonly hours?: string;
+  readonly hoursWhere?: string;
+}
+
+/**
+ * The rows of a read by grain: one part per table and sign, each the project's rows of its ranges
+ * that pass the read's filter and `where`, with `t` (the bucket), the grouped columns, `plain`
+ * columns and `signed` ones (negated in subtracted parts). Parameters are added to `params`.
+ */
+export function grainedRows(
+  r: BreakdownRead,
+  source: GrainedSource,
+  ranges: readonly GrainRange[],
+  select: { signed: readonly string[]; plain?: readonly string[]; where?: readonly string[] },
+  params: Record<string, unknown>,
+): string {
   const grouped = new Set<string>(r.groups.flatMap((g) => (g.kind === 'column' ? [g.column] : [])));
-  const filters = filterPredicates(r, grouped, {}, params);
-  const columns = rollup.columns.filter((c) => grouped.has(c));
+  const filters = [...filterPredicates(r, grouped, {}, params), ...(select.where ?? [])];
+  const columns = source.columns.filter((c) => grouped.has(c));
   const parts: string[] = [];
   for (const sign of [1, -1] as const) {
     const own: string[] = [];
@@ -155,19 +171,27 @@ export function grainedBreakdownSql(r: BreakdownRead): { text: string; params: R
       if (g.sign !== sign) return;
       params[`gf${i}`] = g.from / 1000;
       params[`gt${i}`] = g.to / 1000;
-      if (g.grain === 'hour' && rollup.hours)
+      if (g.grain === 'hour' && source.hours)
         hours.push(`(hour >= toDateTime({gf${i}:UInt32}, 'UTC') AND hour < toDateTime({gt${i}:UInt32}, 'UTC'))`);
       else
         own.push(`(grain = '${g.grain}' AND bucket >= toDateTime({gf${i}:UInt32}, 'UTC') AND bucket < toDateTime({gt${i}:UInt32}, 'UTC'))`);
     });
-    const part = (table: string, time: string, spans: string[]) =>
-      `SELECT ${[`${time} AS t`, ...columns, ...SIGNED_MEASURES.map((m) => (sign === 1 ? m : `-${m} AS ${m}`))].join(', ')}
-       FROM ${table} WHERE ${['project_id = {p:String}', `(${spans.join(' OR ')})`, ...filters].join(' AND ')}`;
-    if (own.length) parts.push(part(rollup.table, 'bucket', own));
-    if (hours.length) parts.push(part(rollup.hours!, 'hour', hours));
+    const part = (table: string, time: string, spans: string[], extra: string[]) =>
+      `SELECT ${[`${time} AS t`, ...columns, ...(select.plain ?? []), ...select.signed.map((m) => (sign === 1 ? m : `-${m} AS ${m}`))].join(', ')}
+       FROM ${table} WHERE ${['project_id = {p:String}', `(${spans.join(' OR ')})`, ...filters, ...extra].join(' AND ')}`;
+    if (own.length) parts.push(part(source.table, 'bucket', own, []));
+    if (hours.length) parts.push(part(source.hours!, 'hour', hours, source.hoursWhere ? [source.hoursWhere] : []));
   }
+  return parts.join(' UNION ALL ');
+}
+
+/** A spend breakdown read from a rollup by grain (`r.grains`), grouped and summed like any source. */
+export function grainedBreakdownSql(r: BreakdownRead): { text: string; params: Record<string, unknown> } {
+  const { rollup, ranges } = r.grains!;
+  const params: Record<string, unknown> = {};
+  const rows = grainedRows(r, rollup, ranges, { signed: SIGNED_MEASURES }, params);
   const q = breakdownSql(r, {
-    from: `FROM (${parts.join(' UNION ALL ')})`,
+    from: `FROM (${rows})`,
     hour: 't',
     measures: 'sum(cost_usd) AS c, sum(executions) AS n, sum(tokens_in) AS ti, sum(tokens_out) AS tout, sum(unpriced_executions) AS u',
     bounded: true,

@@ -77,3 +77,14 @@ function whole(u0: number, u1: number, g: Grain, s: number, e: number, finer: re
 }
 
 const cheaper = (x: GrainRange[], y: GrainRange[]) => (cost(y) < cost(x) ? y : x);
+
+/**
+ * The grains a read grouped by time bucket `bucket` (none: undefined) may use of those a rollup
+ * holds, coarsest first, ending with the hour: a month row cannot be split into days, nor a day
+ * into hours.
+ */
+export function grainsFor(bucket: 'hour' | 'day' | 'week' | 'month' | undefined, held: readonly Grain[]): Grain[] {
+  const allowed: Grain[] =
+    bucket === 'hour' ? ['hour'] : bucket === 'day' || bucket === 'week' ? ['day', 'hour'] : ['month', 'day', 'hour'];
+  return allowed.filter((g) => g === 'hour' || held.includes(g));
+}

@@ -5,7 +5,8 @@ import { badRequest } from '../errors.ts';
 import { timeRange } from '../time.ts';
 import type { ExecutionStamp, ScoreWrite, StampedScore } from './score-stamps.ts';
 import { decodeCursor, encodeCursor, liveOf, STAMP_KEY_SQL, stampKey } from './score-rows.ts';
-import { breakdownGroups, type BreakdownRead } from '../executions/spend-breakdown-sql.ts';
+import { breakdownGroups, grainedRows, type BreakdownRead, type GrainedSource } from '../executions/spend-breakdown-sql.ts';
+import { coverWindow, grainsFor } from '../executions/spend-grains.ts';
 import type { PromptGroupBy } from '../executions/execution-repository.ts';
 
 // created_at and updated_at are read as text under their own names: a filter on the time column
@@ -367,6 +368,107 @@ export async function rollupScoresByGroup(ch: ClickHouseStore, read: BreakdownRe
 }
 
 export type KeyedScoreRow = Omit<GroupScoreRow, 'grp'> & Record<`g${number}`, string | number>;
+
+/**
+ * The score rollups by grain (schema/clickhouse/020), the smallest first: a breakdown's scores are
+ * read from the first whose columns hold every dimension it groups or filters by. `score_by_dims`
+ * holds every score under prompt_id '' and again per prompt; `score_by_user` reads its hours from
+ * the hourly rollup's rows of every score.
+ */
+export const SCORE_ROLLUPS = [
+  { table: 'score_by_dims', columns: ['prompt_id', 'provider', 'model', 'agent_id'], grains: ['month', 'day', 'hour'] },
+  {
+    table: 'score_by_user',
+    columns: ['user_id'],
+    grains: ['month', 'day'],
+    hours: 'score_hourly_prompts',
+    hoursWhere: "prompt_id = ''",
+  },
+] as const satisfies readonly GrainedSource[];
+
+const SCORE_SUMS = ['scores', 'scored', 'value_sum', 'value_squares'];
+
+/**
+ * A breakdown's scores from a score rollup by grain, per group (`g0, g1, ...`) and name, over a
+ * cover of its window; undefined when no such rollup holds its dimensions (metadata, tags, API
+ * keys, environment, sessions, a user with another dimension, several prompts without grouping).
+ */
+export async function grainedScoresByGroup(
+  ch: ClickHouseStore,
+  read: BreakdownRead,
+  names: string[],
+): Promise<KeyedScoreRow[] | undefined> {
+  if (read.groups.some((g) => g.kind === 'metadata') || Object.keys(read.filter.metadata).length) return undefined;
+  const grouped = new Set<string>(read.groups.flatMap((g) => (g.kind === 'column' ? [g.column] : [])));
+  const used = new Set<string>([...grouped, ...Object.entries(read.filter.anyOf).flatMap(([c, v]) => (v?.length ? [c] : []))]);
+  const perPrompt = used.has('prompt_id');
+  if (perPrompt && !grouped.has('prompt_id') && read.filter.anyOf.prompt_id?.length !== 1) return undefined;
+  const rollup = SCORE_ROLLUPS.find((r) => [...used].every((c) => (r.columns as readonly string[]).includes(c)));
+  if (!rollup) return undefined;
+  const time = read.groups.find((g) => g.kind === 'time');
+  const ranges = coverWindow(
+    Date.parse(`${read.start.replace(' ', 'T')}Z`),
+    Date.parse(`${read.end.replace(' ', 'T')}Z`),
+    grainsFor(time?.kind === 'time' ? time.bucket : undefined, rollup.grains),
+  );
+  const params: Record<string, unknown> = { score_names: names };
+  const where = [
+    'name IN {score_names:Array(String)}',
+    ...(rollup.table === 'score_by_dims' ? [perPrompt ? "prompt_id != ''" : "prompt_id = ''"] : []),
+  ];
+  const rows = grainedRows(read, rollup, ranges, { signed: SCORE_SUMS, plain: ['name', 'data_type', 'label'], where }, params);
+  const { keys, names: groups, params: keyParams } = breakdownGroups(read, { from: '', hour: 't', measures: '', bounded: true });
+  return ch.query<KeyedScoreRow>(
+    `SELECT ${[...groups, 'name'].join(', ')}, ${ROLLUP_AGGREGATES}
+     FROM (SELECT ${[...keys, 'name', 'data_type', 'label', ...SCORE_SUMS].join(', ')} FROM (${rows}))
+     GROUP BY ${[...groups, 'name'].join(', ')}
+     HAVING sum(scores) != 0`,
+    { ...keyParams, ...params },
+    `spend.breakdown.scores.${rollup.table}`,
+  );
+}
+
+/**
+ * Copies the stamped scores stored before the score rollups by grain existed into each that is
+ * still empty while stamped scores exist (the first boot after migration 020), as their views sum
+ * them. Returns the tables filled.
+ */
+export async function backfillScoreGrainsIfEmpty(ch: ClickHouseStore): Promise<string[]> {
+  const [stored] = await ch.query<{ n: string }>(
+    'SELECT toString(count()) AS n FROM (SELECT 1 FROM scores WHERE exec_version > 0 LIMIT 1)',
+    {},
+    'scores.backfill.check',
+  );
+  if (Number(stored?.n ?? 0) === 0) return [];
+  const filled: string[] = [];
+  const bucket = { hour: 'exec_hour', day: "toStartOfDay(exec_hour, 'UTC')", month: "toDateTime(toStartOfMonth(exec_hour, 'UTC'), 'UTC')" };
+  for (const r of SCORE_ROLLUPS) {
+    const [rows] = await ch.query<{ n: string }>(
+      `SELECT toString(count()) AS n FROM (SELECT 1 FROM ${r.table} LIMIT 1)`,
+      {},
+      'scores.backfill.check',
+    );
+    if (Number(rows?.n ?? 0) > 0) continue;
+    const dims = r.table === 'score_by_dims';
+    const columns = dims ? 'prompt_id, provider, model, agent_id' : 'user_id';
+    const values = dims
+      ? 'p AS prompt_id, exec_provider AS provider, exec_model AS model, exec_agent_id AS agent_id'
+      : 'exec_user_id AS user_id';
+    await ch.command(
+      `INSERT INTO ${r.table} (project_id, name, grain, bucket, ${columns}, data_type, label, scores, scored, value_sum, value_squares)
+       SELECT project_id, name, g.1 AS grain, g.2 AS bucket, ${values}, data_type, if(data_type = 'CATEGORICAL', label, '') AS label_,
+         sum(toInt64(sign)), sum(toInt64(sign) * counted), sum(sign * value), sum(sign * value * value)
+       FROM scores ${dims ? "ARRAY JOIN arrayConcat([''], arrayDistinct(exec_prompt_ids)) AS p" : ''}
+       ARRAY JOIN [${r.grains.map((g) => `('${g}', ${bucket[g]})`).join(', ')}] AS g
+       WHERE exec_version > 0
+       GROUP BY project_id, name, grain, bucket, ${columns}, data_type, label_`,
+      {},
+      { max_partitions_per_insert_block: '10000' },
+    );
+    filled.push(r.table);
+  }
+  return filled;
+}
 
 /**
  * The live scores named `names` of the executions `keys` selects (`trace_id, g0, g1, ...`: a spend

@@ -19,7 +19,7 @@ import {
   type DimensionFilter,
   type SpendRollup,
 } from '../executions/spend-dimensions.ts';
-import { coverWindow, type Grain } from '../executions/spend-grains.ts';
+import { coverWindow, grainsFor } from '../executions/spend-grains.ts';
 import { MAX_WINDOW_DAYS } from './window.ts';
 import type { KeyedScoreRow } from '../scores/score-repository.ts';
 
@@ -178,10 +178,7 @@ export function planOf(
   const rollup: SpendRollup | undefined = SPEND_ROLLUPS.find((f) => [...used].every((c) => (f.columns as readonly string[]).includes(c)));
   if (!rollup) return undefined;
   const time = groups.find((g) => g.kind === 'time');
-  const bucket = time?.kind === 'time' ? time.bucket : undefined;
-  const allowed: Grain[] =
-    bucket === 'hour' ? ['hour'] : bucket === 'day' || bucket === 'week' ? ['day', 'hour'] : ['month', 'day', 'hour'];
-  const grains = allowed.filter((g) => g === 'hour' || (rollup.grains as readonly Grain[]).includes(g));
+  const grains = grainsFor(time?.kind === 'time' ? time.bucket : undefined, rollup.grains);
   return { rollup, ranges: coverWindow(window.start.getTime(), window.end.getTime(), grains) };
 }
 

@@ -16,7 +16,7 @@ import { createRetention, RETENTION_JOB } from './retention.ts';
 import { createBreakdowns } from './breakdowns.ts';
 import { createExecutionBreakdowns } from '../executions/execution-repository.ts';
 import { createSpendRollupRepository } from './spend-rollup-repository.ts';
-import { rollupScoresByGroup, scoresByGroup } from '../scores/score-repository.ts';
+import { grainedScoresByGroup, rollupScoresByGroup, scoresByGroup } from '../scores/score-repository.ts';
 import { createScopedBudgets } from './scoped-budgets.ts';
 import { getApiKey } from '../auth/api-keys.ts';
 
@@ -56,11 +56,17 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
     clock,
     stats: createStats(dailySpend, (projectId) => countActivePrompts(stores.postgres, projectId), now),
     analytics: createAnalytics(stores.clickhouse, now),
-    breakdowns: createBreakdowns(rollups, executionBreakdowns, now, (read, names) =>
-      // The spend rollups' keys are the score rollups': their breakdowns read scores summed alike.
-      read.source === 'spend_hourly' || read.source === 'spend_hourly_prompts'
-        ? rollupScoresByGroup(stores.clickhouse, read, names)
-        : scoresByGroup(stores.clickhouse, executionBreakdowns.keys({ ...read, source: 'executions' }), read.groups.length, names),
+    breakdowns: createBreakdowns(
+      rollups,
+      executionBreakdowns,
+      now,
+      // A score rollup by grain when one holds the breakdown's dimensions; else the hourly one, keyed
+      // like spend_hourly; else the scores joined to the executions rows.
+      async (read, names) =>
+        (await grainedScoresByGroup(stores.clickhouse, read, names)) ??
+        (read.source === 'spend_hourly' || read.source === 'spend_hourly_prompts'
+          ? rollupScoresByGroup(stores.clickhouse, read, names)
+          : scoresByGroup(stores.clickhouse, executionBreakdowns.keys({ ...read, source: 'executions' }), read.groups.length, names)),
     ),
     scopedBudgets,
     budgets,

@@ -5,7 +5,7 @@
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import type { ScopeKind } from './budget-store.ts';
 import { SPEND_ROLLUPS, type SpendRollup } from '../executions/spend-dimensions.ts';
-import { coverWindow } from '../executions/spend-grains.ts';
+import { coverWindow, grainsFor } from '../executions/spend-grains.ts';
 import {
   breakdownSql,
   grainedBreakdownSql,
@@ -88,7 +88,7 @@ export function createSpendRollupRepository(ch: ClickHouseStore) {
       const column = ({ project: undefined, agent: 'agent_id', user: 'user_id', tag: 'tag', api_key: 'api_key_id' } as const)[kind];
       // The smallest rollup by grain holding the scope's column, over a cover of the period.
       const rollup = SPEND_ROLLUPS.find((r) => !column || (r.columns as readonly string[]).includes(column))!;
-      const grains = [...rollup.grains.filter((g) => g !== 'hour'), 'hour' as const];
+      const grains = grainsFor(undefined, rollup.grains);
       const q = grainedBreakdownSql({
         projectId,
         source: 'spend_hourly',

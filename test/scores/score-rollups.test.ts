@@ -209,8 +209,9 @@ describe(`score rollups (${mode} mode)`, () => {
     await until(async () => (await call('GET', `/executions/${hex(32, t + 1)}`)).status === 200, 'the executions');
     for (const [i, value] of [0.2, 0.6].entries())
       expect((await call('POST', '/scores', { id: `m15-${i}`, trace_id: hex(32, t + i), name: 'mq', value })).status).toBe(201);
+    // By model and session: no score rollup by grain holds the session (020), so the hourly one answers.
     const byModel = async () => {
-      const r = await call('GET', '/spend?group_by=model&scores=mq&window=2d');
+      const r = await call('GET', '/spend?group_by=model,session&scores=mq&window=2d');
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       return (r.body.rows as Array<{ model?: string; scores: Record<string, unknown> }>)
         .filter((x) => x.scores.mq)

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { correctExecution } from '../helpers/corrections.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
+import { SCORE_ROLLUPS } from '../../src/scores/score-repository.ts';
 
 let svc: TestService;
 const P = '/api/projects/default';
@@ -76,13 +77,54 @@ beforeAll(async () => {
   await correct('g-3', { cost_usd: '12.000000001', user_id: 'u-moved', tags: ['b'] });
   await correct('g-10', { started_at: '2026-10-10T14:30:00.000' });
   await correct('g-11', { cost_usd: '0' });
+  // scores of half the executions, stamped with their (corrected) execution as they are written
+  const scores = Array.from({ length: N }, (_, i) => i)
+    .filter((i) => i % 2 === 0)
+    .flatMap((i) => [
+      { trace_id: `g-${i}`, name: 'quality', value: (i % 10) / 10 },
+      ...(i % 3 === 0 ? [{ trace_id: `g-${i}`, name: 'ok', value: i % 4 === 0 }] : []),
+    ]);
+  const posted = await json('POST', '/scores', scores);
+  expect(posted.status, JSON.stringify(posted.body)).toBe(201);
 });
 afterAll(async () => {
   await svc?.close();
   await dropTestDatabases();
 });
 
+/** Per group and score name, what the live scores of the window's live executions give: n and mean. */
+async function expectedScores(start: string, end: string, column: string): Promise<Record<string, { n: number; mean: number }>> {
+  const rows = await svc.stores.clickhouse.query<{ k: string; name: string; n: string; mean: number }>(
+    `SELECT e.k AS k, s.name AS name, toString(count()) AS n, avg(s.value) AS mean
+     FROM scores AS s FINAL
+     INNER JOIN (SELECT trace_id, toString(${column}) AS k FROM executions FINAL
+       WHERE project_id = 'default' AND sign = 1 AND started_at >= {s:DateTime64(3, 'UTC')} AND started_at < {e:DateTime64(3, 'UTC')}) AS e
+       ON s.trace_id = e.trace_id
+     WHERE s.project_id = 'default' AND s.sign = 1
+     GROUP BY k, name`,
+    { s: start.replace('T', ' ').replace('Z', ''), e: end.replace('T', ' ').replace('Z', '') },
+  );
+  return Object.fromEntries(rows.map((r) => [`${r.k}/${r.name}`, { n: Number(r.n), mean: Number(r.mean.toFixed(6)) }]));
+}
+
 describe(`spend breakdowns read by grain (${mode} mode)`, () => {
+  for (const [dimension, column] of [
+    ['model', 'model'],
+    ['agent', 'agent_id'],
+    ['user', 'user_id'],
+  ] as const)
+    it(`group_by=${dimension} with scores=: each group's scores exact over windows of every alignment`, async () => {
+      for (const [start, end] of WINDOWS) {
+        const r = await json('GET', `/spend?start=${start}&end=${end}&group_by=${dimension}&limit=10000&scores=quality,ok`);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        const got: Record<string, { n: number; mean: number }> = {};
+        for (const row of r.body.rows as Array<Record<string, unknown>>)
+          for (const [name, sc] of Object.entries(row.scores as Record<string, { n: number; mean?: number; true_rate?: number }>))
+            got[`${String(row[dimension])}/${name}`] = { n: sc.n, mean: Number((sc.mean ?? sc.true_rate)!.toFixed(6)) };
+        expect(got, `${start} .. ${end}`).toEqual(await expectedScores(start, end, column));
+      }
+    });
+
   const cases: Array<{ group_by: string; columns: string[]; filter?: string; where?: string }> = [
     { group_by: 'model', columns: ['model'] },
     { group_by: 'user', columns: ['user_id'] },
@@ -110,4 +152,14 @@ describe(`spend breakdowns read by grain (${mode} mode)`, () => {
         expect(Object.fromEntries(got), `${start} .. ${end}`).toEqual(Object.fromEntries(want));
       }
     });
+
+  it('score rollups by grain empty beside stored scores (written before migration 020) are filled at boot', async () => {
+    const query = `/spend?start=${WINDOWS[0]![0]}&end=${WINDOWS[0]![1]}&group_by=model&scores=quality,ok`;
+    const before = await json('GET', query);
+    for (const t of SCORE_ROLLUPS.map((r) => r.table)) await svc.stores.clickhouse.command(`TRUNCATE TABLE ${t}`);
+    const env = svc.testEnv;
+    await svc.close();
+    svc = await startTestService({ AUTH_REQUIRED: 'false' }, { env });
+    expect((await json('GET', query)).body).toEqual(before.body);
+  });
 });
