@@ -2,7 +2,7 @@
 // Every query carries the project predicate. Live scores are the rows FINAL keeps with sign 1.
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { badRequest } from '../errors.ts';
-import { timeRange } from '../time.ts';
+import { fromClickHouseTime, timeRange } from '../time.ts';
 import type { ExecutionStamp, ScoreWrite, StampedScore } from './score-stamps.ts';
 import { decodeCursor, encodeCursor, liveOf, STAMP_KEY_SQL, stampKey } from './score-rows.ts';
 import { breakdownGroups, grainedRows, type BreakdownRead, type GrainedSource } from '../executions/spend-breakdown-sql.ts';
@@ -407,8 +407,8 @@ export async function grainedScoresByGroup(
   if (!rollup) return undefined;
   const time = read.groups.find((g) => g.kind === 'time');
   const ranges = coverWindow(
-    Date.parse(`${read.start.replace(' ', 'T')}Z`),
-    Date.parse(`${read.end.replace(' ', 'T')}Z`),
+    Date.parse(fromClickHouseTime(read.start)),
+    Date.parse(fromClickHouseTime(read.end)),
     grainsFor(time?.kind === 'time' ? time.bucket : undefined, rollup.grains),
   );
   const params: Record<string, unknown> = { score_names: names };

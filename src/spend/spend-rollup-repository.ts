@@ -6,6 +6,7 @@ import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import type { ScopeKind } from './budget-store.ts';
 import { SPEND_ROLLUPS, type SpendRollup } from '../executions/spend-dimensions.ts';
 import { coverWindow, grainsFor } from '../executions/spend-grains.ts';
+import { fromClickHouseTime } from '../time.ts';
 import {
   breakdownSql,
   grainedBreakdownSql,
@@ -22,9 +23,6 @@ function rollupSql(table: string): BreakdownSourceSql {
     measures: `sum(cost_usd) AS c, sum(executions) AS n, sum(tokens_in) AS ti, sum(tokens_out) AS tout, sum(unpriced_executions) AS u`,
   };
 }
-
-/** Epoch ms of a 'YYYY-MM-DD hh:mm:ss' UTC time. */
-const utcMs = (t: string) => Date.parse(`${t.replace(' ', 'T')}Z`);
 
 /** The hourly rollups still fed (019 retired those by tag and by API key). */
 const ROLLUPS = [
@@ -97,7 +95,7 @@ export function createSpendRollupRepository(ch: ClickHouseStore) {
         groups: column ? [{ kind: 'column', column }] : [],
         filter: { anyOf: column ? { [column]: values } : {}, metadata: {} },
         limit: Math.max(values.length, 1),
-        grains: { rollup, ranges: coverWindow(utcMs(from), utcMs(to), grains) },
+        grains: { rollup, ranges: coverWindow(Date.parse(fromClickHouseTime(from)), Date.parse(fromClickHouseTime(to)), grains) },
       });
       const rows = await ch.query<BreakdownRow>(q.text, q.params, 'spend.scope_spend');
       return new Map(rows.map((r) => [column ? String(r.g0) : '', r.cost_t]));
