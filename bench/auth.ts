@@ -6,8 +6,8 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { startService } from '../src/service.ts';
-import { createApiKey } from '../src/auth/api-keys.ts';
-import { ensureProject } from '../src/auth/projects.ts';
+import { createApiKey } from '../src/auth/api-key-repository.ts';
+import { ensureProject } from '../src/auth/project-repository.ts';
 import { TestIdp } from '../test/helpers/idp.ts';
 import { quantile, timeEach } from './timing.ts';
 

@@ -1,6 +1,7 @@
 // Quality beside cost at scale (issue 26; docs/scores.md): N executions and 2N scores generated in
 // the embedded engine (INSERT ... SELECT FROM numbers()), then, over HTTP, the version comparison
 // and a spend breakdown with scores, and the rate of score ingest in batches of 1,000.
+import { createExecutionStamps } from '../src/executions/execution-stamp-repository.ts';
 import fs from 'node:fs';
 import { GENERATED, generateExecutions, type Figure, startEmbeddedService } from './executions.ts';
 import { formatCount, quantile, timeEach, waitUntil } from './timing.ts';
@@ -149,7 +150,7 @@ export async function benchQuality(executions: number): Promise<Figure[]> {
     // rounds of 10,000 through the score views, with no HTTP, no check and no read: the ceiling
     // of what a write path can store on this machine now.
     await merged();
-    const rawStamps = await svc.domain.executions.queries.scoreStamps(
+    const rawStamps = await createExecutionStamps(svc.stores.clickhouse).scoreStamps(
       'default',
       Array.from({ length: 10_000 }, (_x, i) => `tr-${(2 * batches * 1_000 + i) * 50 + 7}`),
     );

@@ -5,7 +5,7 @@
 // the same run. Prints µs per execution per arm.
 // Env: BENCH_VIEWS_ROUNDS (default 3), BENCH_VIEWS_BATCHES (per round and side, default 100).
 import fs from 'node:fs';
-import { SPEND_ROLLUPS } from '../src/executions/spend-dimensions.ts';
+import { SPEND_ROLLUPS } from '../src/reads/spend-dimensions.ts';
 import { generateExecutions, startEmbeddedService } from './executions.ts';
 
 const BATCH = 2_000;

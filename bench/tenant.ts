@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import type { Service } from '../src/service.ts';
-import { breakdownSql } from '../src/executions/spend-breakdown-sql.ts';
+import { breakdownSql } from '../src/reads/breakdown-sql.ts';
 import { GENERATED, generateExecutions, startEmbeddedService } from './executions.ts';
 import { formatCount, quantile, timeEach, waitUntil } from './timing.ts';
 

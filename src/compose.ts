@@ -13,15 +13,20 @@ import { createSpanLoader, type IngestDeadLetters, type IngestLog, type SpanLoad
 import { DeadLetters } from './stores/dead-letters.ts';
 import { startWindow, toClickHouseTime } from './time.ts';
 import { createScoreService, type ScoreService } from './scores/service.ts';
-import { backfillScoreGrainsIfEmpty, createScoreRepository } from './scores/score-repository.ts';
+import { backfillScoreGrainsIfEmpty, createScoreRepository, groupScores, scoreFilterSql } from './scores/score-repository.ts';
 import { createScoreLoader, type ScoreLoader, type ScoreLogHeader } from './scores/score-log.ts';
-import { createScoreConfigs, type ScoreConfigs } from './scores/score-configs.ts';
+import { createScoreConfigs, type ScoreConfigs } from './scores/score-config-repository.ts';
 import { STAMP_SWEEP_JOB, stampSweepProcessor, type StampSweepData } from './scores/stamp-sweep.ts';
 import { createComparison, type Comparison } from './quality/compare.ts';
 import { createDeadLetterService, type DeadLetterService } from './ingest/dead-letter-service.ts';
 import { createPromptCache } from './prompts/cache.ts';
 import { createPromptService, type PromptService } from './prompts/service.ts';
-import { createExecutionRepository, type ExecutionRepository } from './executions/execution-repository.ts';
+import { createExecutionListing, type ExecutionListing } from './executions/execution-listing-repository.ts';
+import { createExecutionDetail, type ExecutionDetail } from './executions/execution-detail-repository.ts';
+import { createExecutionAssembly } from './executions/execution-assembly-repository.ts';
+import { createExecutionStamps } from './executions/execution-stamp-repository.ts';
+import { createExecutionBreakdowns } from './executions/execution-breakdown-repository.ts';
+import { createPromptGroupCosts } from './executions/prompt-group-repository.ts';
 import { createExecutionRecorder, type ExecutionRecorder } from './executions/record.ts';
 import { createPriceResolver, type PriceResolver } from './pricing/prices.ts';
 import { createModelPriceService, type ModelPriceService } from './pricing/price-table.ts';
@@ -40,11 +45,11 @@ import { createSpend, type Spend } from './spend/index.ts';
 import { createReprice, type Reprice } from './spend/reprice.ts';
 import { createParquetExport, type ParquetExport } from './exports/parquet-export.ts';
 import { createScheduledExport, type ScheduledExport } from './exports/scheduled-export.ts';
-import { createExportStore } from './exports/export-store.ts';
+import { createExportStore } from './exports/export-repository.ts';
 import { createSpendRollupRepository } from './spend/spend-rollup-repository.ts';
 import path from 'node:path';
-import { createRepriceLedger } from './executions/execution-repository.ts';
-import { createRepriceJobStore } from './spend/reprice-job-store.ts';
+import { createRepriceLedger } from './executions/reprice-ledger-repository.ts';
+import { createRepriceJobStore } from './spend/reprice-job-repository.ts';
 import { createDatasetRepository } from './datasets/dataset-repository.ts';
 import { createDatasets, type Datasets } from './datasets/datasets.ts';
 import { createImportRepository } from './datasets/import-repository.ts';
@@ -58,7 +63,10 @@ export interface Domain {
   metrics: Metrics;
   prompts: PromptService;
   executions: {
-    queries: ExecutionRepository;
+    /** The listing (filters, pages, export, sessions and users). */
+    listing: ExecutionListing;
+    /** One execution, or those of a few traces, through the trace index. */
+    detail: ExecutionDetail;
     recorder: ExecutionRecorder;
     writer: BatchWriter;
     views: TraceViews;
@@ -125,44 +133,60 @@ export function createDomain(
       logger,
     );
   const metrics = createMetrics();
-  const spend = createSpend(config, stores, logger, jobs, metrics);
+  const executionBreakdowns = createExecutionBreakdowns(stores.clickhouse);
+  const spend = createSpend(config, stores, logger, jobs, metrics, executionBreakdowns);
   // Block mode: an exceeded budget makes rendering answer 402.
   const prompts = createPromptService(stores.postgres, createPromptCache(broadcast), {
     beforeRender: (projectId) => spend.budgets.enforce(projectId),
   });
   const writer = writerOf('executions');
-  const queries = createExecutionRepository(stores.clickhouse);
+  const listing = createExecutionListing(stores.clickhouse, { scoreFilter: scoreFilterSql });
+  const detail = createExecutionDetail(stores.clickhouse);
+  const assembly = createExecutionAssembly(stores.clickhouse);
   const resolver = createPriceResolver(stores.postgres, broadcast);
-  const reprice = createReprice({
-    ledger: createRepriceLedger(stores.clickhouse),
-    // The assembler is created below: called only once the service runs.
-    traces: { preview: (projectId, traceIds) => assembler.preview(projectId, traceIds), reassemble: (refs) => assembler.reassemble(refs) },
-    store: createRepriceJobStore(stores.postgres),
-    prices: resolver,
-    jobs,
-    logger: logger.child({ area: 'reprice' }),
-    onSpendMoved: (projectId) => spend.spendMoved(projectId),
-  });
-  const parquet = createParquetExport(stores.clickhouse, queries, path.join(config.dataDir, 'export-scratch'));
+  const parquet = createParquetExport(stores.clickhouse, listing, path.join(config.dataDir, 'export-scratch'));
   const rollups = createSpendRollupRepository(stores.clickhouse);
   const scheduledExport = createScheduledExport({
     config: config.exports,
     scratchDir: path.join(config.dataDir, 'export-scratch'),
     store: createExportStore(stores.postgres),
     parquet,
-    queries,
+    queries: listing,
     daysWithExecutions: (projectId, from, to) => rollups.daysWithExecutions(projectId, from, to),
     now: () => spend.clock.now(),
     logger: logger.child({ area: 'exports' }),
   });
+  const scoreConfigs = createScoreConfigs(stores.postgres);
+  // Score writes go out at once; those that come while one is being stored go out together next.
+  // Their rows are not merged as they are inserted (optimize_on_insert): the rollup's view sums
+  // them already, the id index and the scores table find next to nothing to collapse in one
+  // round, and the merges do it later all the same (an insert of 10,000: 215 → 167 ms).
+  const scoreWriter = writerOf('scores', 0, { optimize_on_insert: 0 });
+  const scoreRepository = createScoreRepository(stores.clickhouse, scoreWriter);
+  const executionStamps = createExecutionStamps(stores.clickhouse);
+  const promptGroupCosts = createPromptGroupCosts(stores.clickhouse);
+  const scores = {
+    service: createScoreService({
+      repository: scoreRepository,
+      configs: scoreConfigs,
+      stamps: (projectId, traceIds) => executionStamps.scoreStamps(projectId, traceIds),
+      timing: config.scores.stampTiming,
+      onStampError: (err) => logger.warn({ err: { message: (err as Error).message } }, 'scores not stamped; trying again shortly'),
+    }),
+    configs: scoreConfigs,
+    comparison: createComparison({
+      costs: promptGroupCosts,
+      scores: (read, names) => groupScores(stores.clickhouse, read, names),
+      now: () => new Date(),
+    }),
+  };
   const recorder = createExecutionRecorder({
     writer,
     startWindow: (nowMs) => startWindow(nowMs, config.ingest.spanMaxAgeDays, config.ingest.spanMaxFutureDays),
     prompts,
     prices: resolver,
-    queries,
+    queries: { traceHash: assembly.traceHash, get: detail.get },
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
-    // `scores` is created below: called only once the service runs.
     onExecutionsWritten: (projectId, traceIds) => scores.service.executionsWritten(projectId, traceIds),
   });
 
@@ -170,7 +194,7 @@ export function createDomain(
   const spans = createSpanRepository(stores.clickhouse);
   const assembler = createAssembler({
     spans,
-    executions: queries,
+    executions: assembly,
     executionsWriter: writer,
     pending,
     jobs,
@@ -182,42 +206,33 @@ export function createDomain(
     onExecutionsWritten: (projectId, traceIds) => scores.service.executionsWritten(projectId, traceIds),
     ...createTracePromptReferences(prompts, logger),
   });
+  const reprice = createReprice({
+    ledger: createRepriceLedger(stores.clickhouse),
+    traces: { preview: (projectId, traceIds) => assembler.preview(projectId, traceIds), reassemble: (refs) => assembler.reassemble(refs) },
+    store: createRepriceJobStore(stores.postgres),
+    prices: resolver,
+    jobs,
+    logger: logger.child({ area: 'reprice' }),
+    onSpendMoved: (projectId) => spend.spendMoved(projectId),
+  });
   let recovering: Promise<unknown> | undefined;
   const views = createTraceViews({
-    queries,
+    queries: detail,
     spansOf: (projectId, traceId) => spansWithLogMessages(spans, projectId, traceId),
     prices: resolver,
   });
-  const scoreConfigs = createScoreConfigs(stores.postgres);
-  // Score writes go out at once; those that come while one is being stored go out together next.
-  // Their rows are not merged as they are inserted (optimize_on_insert): the rollup's view sums
-  // them already, the id index and the scores table find next to nothing to collapse in one
-  // round, and the merges do it later all the same (an insert of 10,000: 215 → 167 ms).
-  const scoreWriter = writerOf('scores', 0, { optimize_on_insert: 0 });
-  const scoreRepository = createScoreRepository(stores.clickhouse, scoreWriter);
-  const scores = {
-    service: createScoreService({
-      repository: scoreRepository,
-      configs: scoreConfigs,
-      stamps: (projectId, traceIds) => queries.scoreStamps(projectId, traceIds),
-      timing: config.scores.stampTiming,
-      onStampError: (err) => logger.warn({ err: { message: (err as Error).message } }, 'scores not stamped; trying again shortly'),
-    }),
-    configs: scoreConfigs,
-    comparison: createComparison(stores.clickhouse, () => new Date()),
-  };
   const stampSweep = stampSweepProcessor({
     unstampedTraces: (after, limit) => scoreRepository.unstampedTraces(after, limit),
-    writtenSince: (sinceMs) => queries.writtenSince(toClickHouseTime(new Date(sinceMs))),
+    writtenSince: (sinceMs) => assembly.writtenSince(toClickHouseTime(new Date(sinceMs))),
     restamp: (projectId, traceIds) => scores.service.restamp(projectId, traceIds),
   });
   const datasetRepository = createDatasetRepository(stores.postgres);
   const runRepository = createRunRepository(stores.postgres);
-  const runReads = { executions: queries, scores: scoreRepository };
+  const runReads = { executions: detail, scores: scoreRepository };
   const datasets = {
     datasets: createDatasets({
       repository: datasetRepository,
-      executions: queries,
+      executions: detail,
       runCount: (projectId, datasetId) => runRepository.count(projectId, datasetId),
     }),
     imports: createImports({ imports: createImportRepository(stores.postgres), datasets: datasetRepository }),
@@ -228,7 +243,8 @@ export function createDomain(
     }),
   };
   const evaluators = createEvaluators(config, stores.postgres, logger, jobs, {
-    queries,
+    queries: { get: detail.get, export: listing.export, arrivedSince: listing.arrivedSince },
+    listing,
     recorder,
     prompts,
     scoreConfigs,
@@ -335,7 +351,7 @@ export function createDomain(
     prompts,
     scores: { ...scores, loader: scoreLoader },
     datasets,
-    executions: { queries, recorder, writer, views, parquet, scheduledExport },
+    executions: { listing, detail, recorder, writer, views, parquet, scheduledExport },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
     traces: { ingest, assembler, spans, log, loader, pending, deadLetters: createDeadLetterService({ log, deadLetters }) },
     logs: { ingest: logs, writer: logsWriter },
@@ -353,9 +369,9 @@ export function createDomain(
     async startIngest() {
       // Before this node ingests: executions stored before the spend rollups existed are copied in once.
       const filled = await rollups.backfillIfEmpty(
-        () => queries.anyStored(),
-        (table, key) => queries.aggregateIntoRollup(table, key),
-        (rollup) => queries.aggregateIntoGrains(rollup),
+        () => executionBreakdowns.anyStored(),
+        (table, key) => executionBreakdowns.aggregateIntoRollup(table, key),
+        (rollup) => executionBreakdowns.aggregateIntoGrains(rollup),
       );
       if (filled.length) logger.info({ tables: filled }, 'spend rollups filled from the executions stored before them');
       const scoresFilled = await backfillScoreGrainsIfEmpty(stores.clickhouse);

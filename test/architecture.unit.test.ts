@@ -1,8 +1,11 @@
 // The module rules of docs/architecture.md, checked on the source text:
-// - each table's SQL lives in one src file (its repository): the tables are read from the
-//   migrations in schema/, and a file "holds a table's SQL" when, outside comments, it names the
-//   table after FROM, INTO, UPDATE, JOIN or TABLE. The migrations (schema/*.sql, run by
-//   src/stores/migrate.ts) are DDL and exempt: they are not under src/ and name every table;
+// - each table's SQL lives in one src folder, in its repositories (files named `*-repository.ts`,
+//   one per reader or writer): the tables are read from the migrations in schema/, and a file
+//   "holds a table's SQL" when, outside comments, it names the table after FROM, INTO, UPDATE,
+//   JOIN or TABLE. The migrations (schema/*.sql, run by src/stores/migrate.ts) are DDL and
+//   exempt: they are not under src/ and name every table;
+// - no loop between domain folders: their imports form an order (reads/ is the neutral folder
+//   of read shapes that executions/ and scores/ both answer);
 // - executions/ never imports ingest/ (ingest depends on executions, not the reverse);
 // - domain modules never import http/ (only the edges and the composition do);
 // - no import runs up the layers (foundation < stores < jobs < domain < edges): stores never
@@ -61,7 +64,7 @@ describe('architecture', () => {
     );
   });
 
-  it("each table's SQL is in one src file, its repository", () => {
+  it("each table's SQL is in one src folder, in files named *-repository.ts", () => {
     const owners = new Map<string, string[]>();
     for (const table of tables) {
       const sql = new RegExp(`\\b(?:FROM|INTO|UPDATE|JOIN|TABLE)\\s+(?:ONLY\\s+)?${table}\\b`);
@@ -70,12 +73,43 @@ describe('architecture', () => {
         sources.filter((s) => sql.test(code(s.text))).map((s) => s.file),
       );
     }
-    const spread = [...owners].filter(([, files]) => files.length > 1).map(([table, files]) => `${table}: ${files.join(', ')}`);
+    const folder = (file: string) => path.posix.dirname(file);
+    const spread = [...owners]
+      .filter(([, files]) => new Set(files.map(folder)).size > 1)
+      .map(([table, files]) => `${table}: ${files.join(', ')}`);
     expect(spread).toEqual([]);
+    const misnamed = [...new Set([...owners.values()].flat())].filter((f) => !f.endsWith('-repository.ts'));
+    expect(misnamed).toEqual([]);
     // The check sees SQL where it is (a scan that finds nothing would pass for the wrong reason).
     expect(owners.get('spans')).toEqual(['src/executions/span-repository.ts']);
-    expect(owners.get('executions')).toEqual(['src/executions/execution-repository.ts']);
-    expect(owners.get('daily_spend')).toEqual(['src/spend/daily-spend.ts']);
+    expect(owners.get('executions')).toEqual(
+      expect.arrayContaining(['src/executions/execution-listing-repository.ts', 'src/executions/reprice-ledger-repository.ts']),
+    );
+    expect(owners.get('daily_spend')).toEqual(['src/spend/daily-spend-repository.ts']);
+  });
+
+  it('no loop between domain folders: their imports form an order', () => {
+    const domainFolder = (file: string) => {
+      const m = /^src\/([^/]+)\//.exec(file);
+      return m && !['http', 'grpc', 'admin', 'stores', 'jobs'].includes(m[1]!) ? m[1]! : undefined;
+    };
+    const edges = new Map<string, Set<string>>();
+    for (const s of sources) {
+      const from = domainFolder(s.file);
+      if (!from) continue;
+      for (const i of importsOf(s.file, s.text)) {
+        const to = domainFolder(i);
+        if (to && to !== from) edges.set(from, (edges.get(from) ?? new Set()).add(to));
+      }
+    }
+    // A folder is in a loop when it reaches itself through another.
+    const reaches = (a: string, b: string, seen = new Set<string>()): boolean =>
+      [...(edges.get(a) ?? [])].some((n) => n === b || (!seen.has(n) && (seen.add(n), reaches(n, b, seen))));
+    const loops = [...edges.keys()].filter((f) => reaches(f, f)).sort();
+    expect(loops).toEqual([]);
+    // The check sees the folders (scores/ answers reads of executions/, not the reverse).
+    expect(edges.get('scores')?.has('executions')).toBe(true);
+    expect(edges.get('executions')?.has('scores') ?? false).toBe(false);
   });
 
   it('executions/ never imports ingest/', () => {

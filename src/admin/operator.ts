@@ -9,7 +9,7 @@ import { bootStores } from '../service.ts';
 import { createBroadcast } from '../stores/broadcast.ts';
 import { createKeyVerifier } from '../auth/key-verifier.ts';
 import { createApiKeyService, type ApiKeyView, type KeyRequest } from '../auth/key-service.ts';
-import { createProject, ensureProject, listProjects, presentProject, projectExists } from '../auth/projects.ts';
+import { createProject, ensureProject, listProjects, presentProject, projectExists } from '../auth/project-repository.ts';
 
 export type ProjectView = ReturnType<typeof presentProject>;
 export type NewKey = Omit<KeyRequest, 'createdBy'>;

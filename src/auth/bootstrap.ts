@@ -7,8 +7,8 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Queryable } from '../stores/postgres.ts';
-import { createApiKey, getApiKeyBySecret, keyStatus } from './api-keys.ts';
-import { ensureProject, renameProject } from './projects.ts';
+import { createApiKey, getApiKeyBySecret, keyStatus } from './api-key-repository.ts';
+import { ensureProject, renameProject } from './project-repository.ts';
 
 /** The longest life a key can have (docs/identity.md: expires_in_days ≤ 3650). */
 export const INIT_KEY_DAYS = 3650;

@@ -11,7 +11,7 @@ import { createJwtVerifier, type JwtVerifier } from './jwt.ts';
 import { createKeyVerifier, type KeyVerifier } from './key-verifier.ts';
 import { createApiKeyService, type ApiKeyService } from './key-service.ts';
 import type { Principal, Role } from './principal.ts';
-import { ensureMemberships } from './projects.ts';
+import { ensureMemberships } from './project-repository.ts';
 import { applyInitConfig } from './bootstrap.ts';
 
 export const DEFAULT_PROJECT_ID = 'default';

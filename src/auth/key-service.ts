@@ -2,7 +2,7 @@
 // creation with its rules, listing, and revocation, which evicts the key from every node's cache
 // before it returns.
 import { badRequest } from '../errors.ts';
-import { createApiKey, getApiKey, listApiKeys, presentKey, revokeApiKey } from './api-keys.ts';
+import { createApiKey, getApiKey, listApiKeys, presentKey, revokeApiKey } from './api-key-repository.ts';
 import type { KeyVerifier } from './key-verifier.ts';
 import type { KeyScope, Role } from './principal.ts';
 import type { Queryable } from '../stores/postgres.ts';

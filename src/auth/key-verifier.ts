@@ -6,7 +6,7 @@
 import type { Logger } from '../logger.ts';
 import type { PostgresStore } from '../stores/postgres.ts';
 import type { Broadcast } from '../stores/broadcast.ts';
-import { findKeyByHash, hashApiKey, KEY_PATTERN, touchKeys, type VerifiedKeyRow } from './api-keys.ts';
+import { findKeyByHash, hashApiKey, KEY_PATTERN, touchKeys, type VerifiedKeyRow } from './api-key-repository.ts';
 
 export const KEY_CACHE_TTL_MS = 5_000;
 const KEY_CACHE_MAX = 100_000;

@@ -7,10 +7,10 @@ import crypto from 'node:crypto';
 import { badRequest, conflict, notFound, NotFound, unprocessable } from '../errors.ts';
 import { extractVariables } from '../prompts/template.ts';
 import type { PromptService } from '../prompts/service.ts';
-import type { ScoreConfigs } from '../scores/score-configs.ts';
-import type { ExecutionRepository } from '../executions/execution-repository.ts';
+import type { ScoreConfigs } from '../scores/score-config-repository.ts';
+import type { ExecutionListing } from '../executions/execution-listing-repository.ts';
 import { parseTime } from '../time.ts';
-import type { Connections } from './connections.ts';
+import type { Connections } from './connection-repository.ts';
 import {
   DEFAULTS,
   presentEvaluator,
@@ -34,7 +34,7 @@ export interface EvaluatorServiceDeps {
   connections: Connections;
   prompts: PromptService;
   scoreConfigs: ScoreConfigs;
-  queries: ExecutionRepository;
+  queries: Pick<ExecutionListing, 'list'>;
   runs: RunTargets;
   jobs: EvaluationJobs;
 }

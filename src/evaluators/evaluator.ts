@@ -2,7 +2,7 @@
 // `kind`, so another kind of target is one more case here, in evaluator-service.ts (its checks)
 // and in the scan (evaluation-jobs.ts). A dataset run target reads experiment runs through
 // `RunTargets` (src/datasets/runs.ts gives it; wired in compose.ts).
-import type { ListQuery } from '../executions/execution-repository.ts';
+import type { ListQuery } from '../executions/execution-filter.ts';
 
 /** The executions list filters an evaluator may use (GET /executions's, without paging and time). */
 export type ExecutionFilter = Omit<ListQuery, 'limit' | 'offset' | 'cursor' | 'start' | 'end' | 'has_score' | `score.${string}`>;

@@ -4,9 +4,9 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Queryable } from '../stores/postgres.ts';
 import type { JobRunner } from '../jobs/runner.ts';
-import { createConnections, type Connections } from './connections.ts';
+import { createConnections, type Connections } from './connection-repository.ts';
 import { createEvaluatorRepository } from './evaluator-repository.ts';
-import { createEvaluatorService, type EvaluatorService } from './evaluator-service.ts';
+import { createEvaluatorService, type EvaluatorService, type EvaluatorServiceDeps } from './evaluator-service.ts';
 import { createEvaluationJobs, type EvaluationJobs } from './evaluation-jobs.ts';
 import type { JudgementDeps } from './judgement.ts';
 import type { RunTargets } from './evaluator.ts';
@@ -24,7 +24,7 @@ export function createEvaluators(
   postgres: Queryable,
   logger: Logger,
   jobs: Pick<JobRunner, 'enqueue'>,
-  domain: Omit<JudgementDeps, 'connections' | 'limiter' | 'allowPrivate'> & { runs: RunTargets },
+  domain: Omit<JudgementDeps, 'connections' | 'limiter' | 'allowPrivate'> & { runs: RunTargets; listing: EvaluatorServiceDeps['queries'] },
 ): Evaluators {
   // Embedded stores without SECRETS_KEY: a key made once in DATA_DIR (secrets.ts says why not with servers).
   const key = config.evaluators.secretsKey ?? (config.databaseUrl ? undefined : keyFile(config.dataDir));
@@ -45,7 +45,7 @@ export function createEvaluators(
     connections,
     prompts: domain.prompts,
     scoreConfigs: domain.scoreConfigs,
-    queries: domain.queries,
+    queries: domain.listing,
     runs: domain.runs,
     jobs: evaluationJobs,
   });

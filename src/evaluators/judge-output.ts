@@ -7,7 +7,7 @@
 // the key's redaction (key-redaction.ts) once more.
 import { DomainError } from '../errors.ts';
 import { scoreFields } from '../scores/score.ts';
-import type { ScoreConfig } from '../scores/score-configs.ts';
+import type { ScoreConfig } from '../scores/score-config-repository.ts';
 import type { Redactor } from './key-redaction.ts';
 
 export type JudgeVerdict = { ok: true; value: number | boolean | string; reasoning: string } | { ok: false; reason: string };

@@ -5,11 +5,12 @@
 // trace id). The outcome says whether to retry; nothing here writes the evaluation's state.
 import { Conflict, DomainError } from '../errors.ts';
 import type { ExecutionRecorder } from '../executions/record.ts';
-import type { ExecutionRepository } from '../executions/execution-repository.ts';
+import type { ExecutionDetail } from '../executions/execution-detail-repository.ts';
+import type { ExecutionListing } from '../executions/execution-listing-repository.ts';
 import type { PromptService } from '../prompts/service.ts';
-import type { ScoreConfigs } from '../scores/score-configs.ts';
+import type { ScoreConfigs } from '../scores/score-config-repository.ts';
 import type { ScoreService } from '../scores/service.ts';
-import type { Connections } from './connections.ts';
+import type { Connections } from './connection-repository.ts';
 import type { EvaluatorRow } from './evaluator.ts';
 import { callJudge } from './judge-client.ts';
 import { itemOfExecution, judgeInputs, judgeTraceId, type JudgedItem } from './judged-item.ts';
@@ -23,7 +24,8 @@ export type Outcome =
   | { kind: 'retry'; error: string };
 
 export interface JudgementDeps {
-  queries: ExecutionRepository;
+  /** The executions evaluators read: one with its conversation, and those a target selects. */
+  queries: Pick<ExecutionDetail, 'get'> & Pick<ExecutionListing, 'export' | 'arrivedSince'>;
   recorder: ExecutionRecorder;
   prompts: PromptService;
   scoreConfigs: ScoreConfigs;

@@ -11,7 +11,8 @@ import { outsideStartWindow, parseTime, toClickHouseTime, type StartWindow } fro
 import { capCost, priceCall } from './pricing.ts';
 import { fromScaled, NANOS } from '../decimal.ts';
 import { contentHash as hashOf, executionRow, templateUsageColumns, type ExecutionRow } from './row.ts';
-import type { ExecutionRepository } from './execution-repository.ts';
+import type { ExecutionAssembly } from './execution-assembly-repository.ts';
+import type { ExecutionDetail } from './execution-detail-repository.ts';
 import { presentDetail } from './present.ts';
 
 export interface ExecutionInput {
@@ -51,7 +52,7 @@ export interface RecordDeps {
   writer: BatchWriter;
   prompts: PromptService;
   prices: PriceResolver;
-  queries: ExecutionRepository;
+  queries: Pick<ExecutionAssembly, 'traceHash'> & Pick<ExecutionDetail, 'get'>;
   /** The start times accepted at `nowMs` (time.ts startWindow): a record outside is a 400. */
   startWindow(nowMs: number): StartWindow;
   /** Called after a write that moved the project's spend (budget evaluation: domain.spend.spendMoved). */

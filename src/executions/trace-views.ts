@@ -5,13 +5,13 @@ import type { PriceResolver } from '../pricing/prices.ts';
 import { mergeConversation } from './conversation.ts';
 import { spanTree, syntheticRoot, type TreeSpan } from './hierarchy.ts';
 import { timelineFromMessages } from './timeline.ts';
-import type { ExecutionRepository } from './execution-repository.ts';
+import type { ExecutionDetail } from './execution-detail-repository.ts';
 import type { FullSpan } from './span-rows.ts';
 import { priceCall } from './pricing.ts';
 import { callsAndTools, countedSpans } from './span-builders.ts';
 
 export interface TraceViewDeps {
-  queries: ExecutionRepository;
+  queries: Pick<ExecutionDetail, 'get'>;
   /** A traced execution's spans, with the GenAI events sent as logs merged into their messages (ingest/assembly/log-messages.ts). */
   spansOf(projectId: string, traceId: string): Promise<FullSpan[]>;
   prices: PriceResolver;

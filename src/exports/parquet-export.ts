@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
-import type { ExecutionRepository } from '../executions/execution-repository.ts';
+import type { ExecutionListing } from '../executions/execution-listing-repository.ts';
 
 const SETTINGS = {
   output_format_parquet_string_as_string: 1,
@@ -22,11 +22,7 @@ export interface ParquetFile {
   sha256: string;
 }
 
-export function createParquetExport(
-  ch: ClickHouseStore,
-  repo: Pick<ExecutionRepository, 'parquetSelect' | 'countLive'>,
-  scratchDir: string,
-) {
+export function createParquetExport(ch: ClickHouseStore, repo: Pick<ExecutionListing, 'parquetSelect' | 'countLive'>, scratchDir: string) {
   /** Writes the live executions matching `filter` to `dest` (a local path), replacing it. */
   async function writeFile(filter: { sql: string; params: Record<string, unknown> }, dest: string): Promise<ParquetFile> {
     const select = repo.parquetSelect(filter);

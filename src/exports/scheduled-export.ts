@@ -8,11 +8,11 @@ import path from 'node:path';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
-import type { ExportStore } from './export-store.ts';
+import type { ExportStore } from './export-repository.ts';
 import type { ParquetExport } from './parquet-export.ts';
-import type { ExecutionRepository } from '../executions/execution-repository.ts';
+import type { ExecutionListing } from '../executions/execution-listing-repository.ts';
 import { putObject } from './s3-put.ts';
-import { EXPORTED_DIMENSION_COLUMNS } from '../executions/spend-dimensions.ts';
+import { EXPORTED_DIMENSION_COLUMNS } from '../reads/spend-dimensions.ts';
 
 export const EXPORT_JOB = 'executions-export';
 const DAY_MS = 86_400_000;
@@ -44,7 +44,7 @@ export interface ScheduledExportDeps {
   scratchDir: string;
   store: ExportStore;
   parquet: ParquetExport;
-  queries: Pick<ExecutionRepository, 'filterOf'>;
+  queries: Pick<ExecutionListing, 'filterOf'>;
   /** UTC days holding executions of a project (from the spend rollup) */
   daysWithExecutions(projectId: string, from: string, to: string): Promise<string[]>;
   now: () => Date;

@@ -6,7 +6,7 @@
 import type Koa from 'koa';
 import type { Identity } from '../auth/identity.ts';
 import { allows, OPERATOR, roleIn } from '../auth/principal.ts';
-import { projectExists } from '../auth/projects.ts';
+import { projectExists } from '../auth/project-repository.ts';
 import type { Queryable } from '../stores/postgres.ts';
 import { isOperatorRequest } from './admin-socket.ts';
 import { forbidden, notFound } from './errors.ts';

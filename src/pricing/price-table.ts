@@ -10,7 +10,13 @@ import { cataloguePrice } from './catalogue.ts';
 import type { PriceRow } from './cost.ts';
 import { numberToDecimal } from '../decimal.ts';
 import type { PriceResolver } from './prices.ts';
-import { deleteProjectPrices, pageProjectPrices, priceInForce, upsertProjectPrice, type ProjectPriceRow } from './project-prices.ts';
+import {
+  deleteProjectPrices,
+  pageProjectPrices,
+  priceInForce,
+  upsertProjectPrice,
+  type ProjectPriceRow,
+} from './project-price-repository.ts';
 import { slowRegexReason, unsafeRegexReason } from './regex-guard.ts';
 
 export interface ModelPriceInput {

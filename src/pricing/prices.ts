@@ -12,7 +12,7 @@ import type { PriceRow } from './cost.ts';
 import { cataloguePrice } from './catalogue.ts';
 import { fromScaled, toScaled } from '../decimal.ts';
 import { RATE_SCALE } from './cost.ts';
-import { projectPrices, type ProjectPriceRow } from './project-prices.ts';
+import { projectPrices, type ProjectPriceRow } from './project-price-repository.ts';
 import { MAX_REGEX_INPUT } from './regex-guard.ts';
 
 export interface PriceResolver {

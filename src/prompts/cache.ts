@@ -2,7 +2,7 @@
 // on every node (broadcast), so a new version or a moved label is visible at once. A read that
 // raced with a write does not store what it read (generation check), so no stale entry survives.
 import type { Broadcast } from '../stores/broadcast.ts';
-import type { VersionRow } from './repository.ts';
+import type { VersionRow } from './prompt-repository.ts';
 
 const CHANNEL = 'prompt-changed';
 const MAX_PROMPTS = 10_000;

@@ -4,7 +4,7 @@ import { conflict, notFound, unprocessable, badRequest } from '../errors.ts';
 import type { PostgresStore, Queryable } from '../stores/postgres.ts';
 import type { PromptCache } from './cache.ts';
 import { diffLines, unified, type DiffLine } from './diff.ts';
-import * as repo from './repository.ts';
+import * as repo from './prompt-repository.ts';
 import {
   canonicalJson,
   contentHash,

@@ -6,9 +6,9 @@
 // interval and test (Welch's t-test for means, the two-proportion z-test for rates) and a sentence.
 import { roundFigure, roundSignificant } from '../decimal.ts';
 import { badRequest } from '../errors.ts';
-import type { ClickHouseStore } from '../stores/clickhouse.ts';
-import { promptGroupCosts, type PromptGroupBy } from '../executions/execution-repository.ts';
-import { groupScores, type GroupScoreRow } from '../scores/score-repository.ts';
+import type { PromptGroupCosts } from '../executions/prompt-group-repository.ts';
+import type { GroupScoreRow } from '../scores/score-repository.ts';
+import type { PromptGroupBy, PromptGroupRead } from '../reads/prompt-groups.ts';
 import { average, nanos, usd } from '../spend/money.ts';
 import { dayWindow } from '../spend/window.ts';
 import { toClickHouseTime } from '../time.ts';
@@ -60,7 +60,15 @@ function summary(r: GroupScoreRow): ScoreSummary {
   };
 }
 
-export function createComparison(ch: ClickHouseStore, now: () => Date) {
+export interface ComparisonDeps {
+  /** Per group: executions, exact cost, its spread, latency, tokens (executions/prompt-group-repository.ts). */
+  costs(read: PromptGroupRead): Promise<PromptGroupCosts[]>;
+  /** Per group and score name, from the score rollup (scores/score-repository.ts groupScores); `names` narrows. */
+  scores(read: PromptGroupRead, names: string[] | undefined): Promise<GroupScoreRow[]>;
+  now(): Date;
+}
+
+export function createComparison(deps: ComparisonDeps) {
   return {
     /** The caller checks that the prompt exists in the project (404 otherwise). */
     async compare(projectId: string, promptId: string, q: CompareQuery) {
@@ -77,18 +85,9 @@ export function createComparison(ch: ClickHouseStore, now: () => Date) {
       if (groups.length !== 2)
         throw badRequest(`${by === 'label' ? 'labels' : 'versions'}: give exactly two to compare, got ${groups.length}`);
       if (groups[0] === groups[1]) throw badRequest(`${by === 'label' ? 'labels' : 'versions'}: give two different ones`);
-      const w = dayWindow(q, now());
-      const params = {
-        cmp_p: projectId,
-        cmp_prompt: promptId,
-        cmp_start: toClickHouseTime(w.start),
-        cmp_end: toClickHouseTime(w.end),
-        cmp_groups: groups,
-      };
-      const [costs, scores] = await Promise.all([
-        promptGroupCosts(ch, by, params),
-        groupScores(ch, by, params, names?.length ? names : undefined),
-      ]);
+      const w = dayWindow(q, deps.now());
+      const read: PromptGroupRead = { projectId, promptId, by, start: toClickHouseTime(w.start), end: toClickHouseTime(w.end), groups };
+      const [costs, scores] = await Promise.all([deps.costs(read), deps.scores(read, names?.length ? names : undefined)]);
       const name = (g: string) => (by === 'version' ? `v${g}` : g);
       const shaped = groups.map((g) => {
         const c = costs.find((r) => r.grp === g);

@@ -1,13 +1,15 @@
 // The `scores` table (schema/clickhouse/010_scores.sql): every statement that reads or writes it.
 // Every query carries the project predicate. Live scores are the rows FINAL keeps with sign 1.
+import { liveRows } from '../stores/live-rows.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { badRequest } from '../errors.ts';
 import { fromClickHouseTime, timeRange } from '../time.ts';
-import type { ExecutionStamp, ScoreWrite, StampedScore } from './score-stamps.ts';
+import type { ScoreWrite, StampedScore } from './score-stamps.ts';
+import type { ExecutionStamp } from '../executions/execution-stamp-repository.ts';
 import { decodeCursor, encodeCursor, liveOf, STAMP_KEY_SQL, stampKey } from './score-rows.ts';
-import { breakdownGroups, grainedRows, type BreakdownRead, type GrainedSource } from '../executions/spend-breakdown-sql.ts';
-import { coverWindow, grainsFor } from '../executions/spend-grains.ts';
-import type { PromptGroupBy } from '../executions/execution-repository.ts';
+import { breakdownGroups, grainedRows, type BreakdownRead, type GrainedSource } from '../reads/breakdown-sql.ts';
+import { coverWindow, grainsFor } from '../reads/spend-grains.ts';
+import { promptGroupParams, type PromptGroupRead } from '../reads/prompt-groups.ts';
 
 // created_at and updated_at are read as text under their own names: a filter on the time column
 // names it scores.created_at.
@@ -41,8 +43,7 @@ export function createScoreRepository(ch: ClickHouseStore, writer: ScoreWriter =
   return {
     /**
      * The trace each of these ids' live score is under (through the id index: '' for a session's
-     * score). Read without FINAL (half the time) and settled here as FINAL would: an id's newest
-     * version wins, and of one version the cancel row (written after the row it cancels).
+     * score). Read without FINAL (half the time) and settled here as FINAL would (stores/live-rows.ts).
      */
     async tracesOfIds(projectId: string, ids: string[]): Promise<Map<string, string>> {
       if (ids.length === 0) return new Map();
@@ -51,15 +52,7 @@ export function createScoreRepository(ch: ClickHouseStore, writer: ScoreWriter =
         { p: projectId, ids },
         'scores.byIds.index',
       );
-      const newest = new Map<string, { trace_id: string; version: bigint; sign: number }>();
-      for (const r of rows) {
-        const version = BigInt(r.version);
-        const sign = Number(r.sign);
-        const had = newest.get(r.id);
-        if (!had || version > had.version || (version === had.version && sign < had.sign))
-          newest.set(r.id, { trace_id: r.trace_id, version, sign });
-      }
-      return new Map([...newest].filter(([, r]) => r.sign === 1).map(([id, r]) => [id, r.trace_id]));
+      return new Map([...liveRows(rows, (r) => r.id)].map(([id, r]) => [id, r.trace_id]));
     },
 
     /**
@@ -313,17 +306,14 @@ const ROLLUP_AGGREGATES = `any(data_type) AS data_type, toString(sum(scores)) AS
   sum(value_sum) AS total, sumMap([label], [scores]) AS labels`;
 
 /**
- * The live scores of a prompt's executions in [start, end) by version or by the label they were
- * fetched by (`cmp_groups`), per group and score name, from the prompts' score rollup: count,
- * executions scored, mean and sample variance of the values, their sum (a boolean's trues), and
- * label counts. Parameters: cmp_p (project), cmp_prompt, cmp_start, cmp_end (whole hours), cmp_groups.
+ * The live scores of a prompt group read (reads/prompt-groups.ts: a prompt's executions in
+ * [start, end) by version or by the label they were fetched by), per group and score name, from
+ * the prompts' score rollup: count, executions scored, mean and sample variance of the values,
+ * their sum (a boolean's trues), and label counts.
  */
-export async function groupScores(
-  ch: ClickHouseStore,
-  by: PromptGroupBy,
-  params: Record<string, unknown>,
-  names: string[] | undefined,
-): Promise<GroupScoreRow[]> {
+export async function groupScores(ch: ClickHouseStore, read: PromptGroupRead, names: string[] | undefined): Promise<GroupScoreRow[]> {
+  const by = read.by;
+  const params = promptGroupParams(read);
   return ch.query<GroupScoreRow>(
     `SELECT grp, name, ${ROLLUP_AGGREGATES}
      FROM (

@@ -2,7 +2,9 @@
 // FINAL settled as FINAL would, a stamp as one text the engine and this code build alike, and the
 // keyset cursor of the scores list.
 import { badRequest } from '../errors.ts';
-import type { ExecutionStamp, StampedScore } from './score-stamps.ts';
+import { liveRows } from '../stores/live-rows.ts';
+import type { StampedScore } from './score-stamps.ts';
+import type { ExecutionStamp } from '../executions/execution-stamp-repository.ts';
 
 export const encodeCursor = (createdAt: string, id: string) => Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
 export function decodeCursor(cursor: string): [string, string] {
@@ -16,25 +18,10 @@ export function decodeCursor(cursor: string): [string, string] {
   throw badRequest('cursor: is not a cursor this API gave');
 }
 
-/**
- * Rows read without FINAL, collapsed as FINAL would: a row lives while no cancel row repeats its id
- * and version; of an id's live rows the newest version wins.
- */
+/** Score rows read without FINAL, collapsed as FINAL would (stores/live-rows.ts), by id. */
 export function liveOf(rows: ReadonlyArray<StampedScore & { sign: number }>): Map<string, StampedScore> {
-  const net = new Map<string, { row: StampedScore & { sign: number }; n: number }>();
-  for (const r of rows) {
-    const k = `${r.id}\u0000${r.version}`;
-    const e = net.get(k);
-    if (e) e.n += Number(r.sign);
-    else net.set(k, { row: r, n: Number(r.sign) });
-  }
   const live = new Map<string, StampedScore>();
-  for (const { row, n } of net.values()) {
-    if (n <= 0) continue;
-    const { sign: _sign, ...score } = row;
-    const other = live.get(score.id);
-    if (!other || BigInt(other.version) < BigInt(score.version)) live.set(score.id, score);
-  }
+  for (const [id, { sign: _sign, ...score }] of liveRows(rows, (r) => r.id)) live.set(id, score);
   return live;
 }
 

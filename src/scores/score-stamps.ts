@@ -5,20 +5,7 @@
 // its execution's current stamp and one counted score per name: the one rule behind writing,
 // deleting and restamping scores.
 import type { ScoreRow } from './score.ts';
-
-/** The execution's dimensions as a score stores them (`exec_version` '0': no execution known). */
-export interface ExecutionStamp {
-  exec_version: string;
-  exec_hour: string;
-  exec_provider: string;
-  exec_model: string;
-  exec_agent_id: string;
-  exec_user_id: string;
-  exec_session_id: string;
-  exec_prompt_ids: string[];
-  exec_prompt_versions: number[];
-  exec_prompt_refs: string[];
-}
+import type { ExecutionStamp } from '../executions/execution-stamp-repository.ts';
 
 export const NO_STAMP: ExecutionStamp = {
   exec_version: '0',

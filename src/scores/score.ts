@@ -5,7 +5,7 @@
 // "true"/"false" for a boolean), so means, rates and label counts are plain aggregates.
 import { badRequest, unprocessable } from '../errors.ts';
 import { fromClickHouseTime } from '../time.ts';
-import type { ScoreConfig, ScoreDataType } from './score-configs.ts';
+import type { ScoreConfig, ScoreDataType } from './score-config-repository.ts';
 
 export type ScoreSource = 'api' | 'annotation' | 'eval' | 'otel';
 

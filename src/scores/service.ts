@@ -8,10 +8,11 @@
 import crypto from 'node:crypto';
 import { badRequest, DomainError, notFound } from '../errors.ts';
 import { toClickHouseTime } from '../time.ts';
-import type { ScoreConfigs } from './score-configs.ts';
+import type { ScoreConfigs } from './score-config-repository.ts';
 import type { ScoreRepository, ScoreListQuery, StoredScore } from './score-repository.ts';
 import { presentScore, sameScore, scoreFields, type Score, type ScoreInput, type ScoreRow } from './score.ts';
-import { planTraceScores, type ExecutionStamp } from './score-stamps.ts';
+import { planTraceScores } from './score-stamps.ts';
+import type { ExecutionStamp } from '../executions/execution-stamp-repository.ts';
 import { createWriteRounds, type RoundWrite } from './write-rounds.ts';
 import { createKeyLocks } from './key-locks.ts';
 import { createRestampQueue, type StampTiming } from './restamp-queue.ts';

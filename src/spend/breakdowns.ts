@@ -1,5 +1,5 @@
 // Spend breakdowns (GET .../spend): cost, executions and tokens grouped by time, metadata.<key> and
-// any of the spend dimensions (src/executions/spend-dimensions.ts: provider, model, agent, user,
+// any of the spend dimensions (src/reads/spend-dimensions.ts: provider, model, agent, user,
 // session, API key, environment, tag, prompt), each also a filter. Read from the rollup by grain
 // whose family holds what is asked (schema/clickhouse/018: months, days and hours covering the
 // window), else from the hourly rollup that holds it (006, 008); metadata and dimensions of
@@ -10,7 +10,7 @@ import { fromScaled, NANOS } from '../decimal.ts';
 import { parseTime } from '../time.ts';
 import { nanos } from './money.ts';
 import type { SpendRollupRepository } from './spend-rollup-repository.ts';
-import type { BreakdownFilter, BreakdownRead, BreakdownRow, BreakdownSource, GroupColumn } from '../executions/spend-breakdown-sql.ts';
+import type { BreakdownFilter, BreakdownRead, BreakdownRow, BreakdownSource, GroupColumn } from '../reads/breakdown-sql.ts';
 import {
   dimensionByColumn,
   dimensionByName,
@@ -18,8 +18,8 @@ import {
   SPEND_ROLLUPS,
   type DimensionFilter,
   type SpendRollup,
-} from '../executions/spend-dimensions.ts';
-import { coverWindow, grainsFor } from '../executions/spend-grains.ts';
+} from '../reads/spend-dimensions.ts';
+import { coverWindow, grainsFor } from '../reads/spend-grains.ts';
 import { MAX_WINDOW_DAYS } from './window.ts';
 import type { KeyedScoreRow } from '../scores/score-repository.ts';
 

@@ -1,11 +1,11 @@
-// The one sender of budget alerts (budget-engine.ts, WEBHOOK_JOB): each alert of the ledger (budget-store.ts)
+// The one sender of budget alerts (budget-engine.ts, WEBHOOK_JOB): each alert of the ledger (budget-repository.ts)
 // as its budget's channel carries it — the monthly budget's signed `budget.threshold` /
 // `budget.exceeded` event, a scoped budget's signed `budget.scope.threshold` event or Slack
 // message — through the same SSRF-guarded POST (webhooks.ts); every attempt recorded on the alert.
 import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { nanos, usd } from './money.ts';
-import type { AlertRow, BudgetRow, BudgetStore } from './budget-store.ts';
+import type { AlertRow, BudgetRow, BudgetStore } from './budget-repository.ts';
 import { deliver, signedEvent, slackMessage } from './webhooks.ts';
 
 type Message = { body: string; headers: Record<string, string> };

@@ -14,7 +14,7 @@
 // script.
 import type { Logger } from '../logger.ts';
 import type { RedisStore } from '../stores/redis.ts';
-import type { EnforcementMode, Period, ScopeKind, Surface } from './budget-store.ts';
+import type { EnforcementMode, Period, ScopeKind, Surface } from './budget-repository.ts';
 
 export type BudgetStatus = 'ok' | 'alert' | 'exceeded';
 

@@ -8,8 +8,8 @@
 // fire only in the evaluation job (after spend moved, after a budget change, and periodically).
 import { badRequest, budgetExceeded } from '../errors.ts';
 import { fromScaled, NANOS, toScaled } from '../decimal.ts';
-import type { DailySpendRepository } from './daily-spend.ts';
-import type { AlertRow, BudgetRow, BudgetStore, EnforcementMode } from './budget-store.ts';
+import type { DailySpendRepository } from './daily-spend-repository.ts';
+import type { AlertRow, BudgetRow, BudgetStore, EnforcementMode } from './budget-repository.ts';
 import type { BudgetState, PublishedState } from './budget-state.ts';
 import { statusOf, type BudgetEngine } from './budget-engine.ts';
 import { nanos, percent, usd } from './money.ts';

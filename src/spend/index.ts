@@ -5,24 +5,31 @@ import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import { createStats } from './stats.ts';
-import { createDailySpendRepository } from './daily-spend.ts';
-import { createRetentionSettings } from './retention-settings.ts';
-import { countActivePrompts } from '../prompts/repository.ts';
-import { createAnalytics } from './analytics.ts';
-import { createBudgetStore } from './budget-store.ts';
+import { createDailySpendRepository } from './daily-spend-repository.ts';
+import { createRetentionSettings } from './retention-settings-repository.ts';
+import { countActivePrompts } from '../prompts/prompt-repository.ts';
+import { createAnalytics } from './analytics-repository.ts';
+import { createBudgetStore } from './budget-repository.ts';
 import { createBudgetEngine, type BudgetMetrics } from './budget-engine.ts';
 import { createBudgets, type Clock } from './budgets.ts';
 import { createRetention, RETENTION_JOB } from './retention.ts';
 import { createBreakdowns } from './breakdowns.ts';
-import { createExecutionBreakdowns } from '../executions/execution-repository.ts';
+import type { ExecutionBreakdowns } from '../executions/execution-breakdown-repository.ts';
 import { createSpendRollupRepository } from './spend-rollup-repository.ts';
 import { grainedScoresByGroup, rollupScoresByGroup, scoresByGroup } from '../scores/score-repository.ts';
 import { createScopedBudgets } from './scoped-budgets.ts';
-import { getApiKey } from '../auth/api-keys.ts';
+import { getApiKey } from '../auth/api-key-repository.ts';
 
 export type { Clock };
 
-export function createSpend(config: Config, stores: Stores, logger: Logger, jobs: Pick<JobRunner, 'enqueue'>, metrics: BudgetMetrics) {
+export function createSpend(
+  config: Config,
+  stores: Stores,
+  logger: Logger,
+  jobs: Pick<JobRunner, 'enqueue'>,
+  metrics: BudgetMetrics,
+  executionBreakdowns: ExecutionBreakdowns,
+) {
   const log = logger.child({ area: 'spend' });
   // Replaceable (tests move it to the next month); everything in spend reads time through it.
   const clock: Clock = { now: () => new Date() };
@@ -51,7 +58,6 @@ export function createSpend(config: Config, stores: Stores, logger: Logger, jobs
   });
   const retention = createRetention(stores.clickhouse, createRetentionSettings(stores.postgres), log);
 
-  const executionBreakdowns = createExecutionBreakdowns(stores.clickhouse);
   return {
     clock,
     stats: createStats(dailySpend, (projectId) => countActivePrompts(stores.postgres, projectId), now),

@@ -11,8 +11,8 @@ import { fromScaled, NANOS } from '../decimal.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
 import { parseTime, toClickHouseTime } from '../time.ts';
 import { nanos } from './money.ts';
-import type { LedgerRow, RepriceLedger } from '../executions/execution-repository.ts';
-import type { RepriceJobRow, RepriceJobStore, RepriceScope } from './reprice-job-store.ts';
+import type { LedgerRow, RepriceLedger } from '../executions/reprice-ledger-repository.ts';
+import type { RepriceJobRow, RepriceJobStore, RepriceScope } from './reprice-job-repository.ts';
 import { MAX_WINDOW_DAYS } from './window.ts';
 
 export const REPRICE_JOB = 'reprice';

@@ -9,7 +9,7 @@
 import type { Logger } from '../logger.ts';
 import { PROJECT_ID } from '../auth/principal.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
-import type { RetentionSetting, RetentionSettings } from './retention-settings.ts';
+import type { RetentionSetting, RetentionSettings } from './retention-settings-repository.ts';
 import crypto from 'node:crypto';
 import { clusterDDL } from '../stores/cluster-ddl.ts';
 

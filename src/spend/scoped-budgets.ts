@@ -8,7 +8,7 @@
 import { badRequest, conflict, notFound, unprocessable } from '../errors.ts';
 import { fromScaled, NANOS, toScaled } from '../decimal.ts';
 import { nanos, percent, usd } from './money.ts';
-import type { BudgetRow, BudgetStore, ScopeKind, WebhookFormat, Period } from './budget-store.ts';
+import type { BudgetRow, BudgetStore, ScopeKind, WebhookFormat, Period } from './budget-repository.ts';
 import type { PublishedState } from './budget-state.ts';
 import { checkWebhookUrl, newWebhookSecret } from './webhooks.ts';
 import { periodBounds, statusOf, type BudgetEngine, type PeriodSpend } from './budget-engine.ts';

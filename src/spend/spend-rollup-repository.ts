@@ -1,11 +1,11 @@
 // The SQL of the spend rollups: by grain (schema/clickhouse/018, SPEND_ROLLUPS) and hourly (006:
 // spend_hourly, spend_hourly_prompts; 019 retired those by tag and API key). The breakdowns they cannot serve are read from executions by the
-// execution repository, in the same shape (src/executions/spend-breakdown-sql.ts). Every read
+// execution repository, in the same shape (src/reads/breakdown-sql.ts). Every read
 // carries the project predicate and bound parameters; sums leave the engine as text.
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
-import type { ScopeKind } from './budget-store.ts';
-import { SPEND_ROLLUPS, type SpendRollup } from '../executions/spend-dimensions.ts';
-import { coverWindow, grainsFor } from '../executions/spend-grains.ts';
+import type { ScopeKind } from './budget-repository.ts';
+import { SPEND_ROLLUPS, type SpendRollup } from '../reads/spend-dimensions.ts';
+import { coverWindow, grainsFor } from '../reads/spend-grains.ts';
 import { fromClickHouseTime } from '../time.ts';
 import {
   breakdownSql,
@@ -13,9 +13,9 @@ import {
   type BreakdownRead,
   type BreakdownRow,
   type BreakdownSourceSql,
-} from '../executions/spend-breakdown-sql.ts';
+} from '../reads/breakdown-sql.ts';
 
-/** The rollups' part of a breakdown (sums already signed); the executions' part is in execution-repository.ts. */
+/** The rollups' part of a breakdown (sums already signed); the executions' part is in executions/execution-breakdown-repository.ts. */
 function rollupSql(table: string): BreakdownSourceSql {
   return {
     from: `FROM ${table}`,
@@ -33,7 +33,7 @@ const ROLLUPS = [
 /** The key column a rollup adds to spend_hourly's, if any (an array joined, or the API key). */
 export type RollupKey = (typeof ROLLUPS)[number]['key'];
 
-/** Fills one rollup from every stored execution (src/executions/execution-repository.ts, aggregateIntoRollup). */
+/** Fills one rollup from every stored execution (src/executions/execution-breakdown-repository.ts, aggregateIntoRollup). */
 export type RollupFiller = (table: string, key: RollupKey) => Promise<void>;
 /** Fills one rollup by grain from every stored execution (aggregateIntoGrains). */
 export type GrainsFiller = (rollup: SpendRollup) => Promise<void>;

@@ -3,7 +3,7 @@
 // money stays exact: Decimal sums leave ClickHouse as text and are added as nano-dollar BigInts.
 import { average, nanos, usd } from './money.ts';
 import { dayWindow } from './window.ts';
-import type { DailySpendRepository } from './daily-spend.ts';
+import type { DailySpendRepository } from './daily-spend-repository.ts';
 
 export interface WindowQuery {
   start?: string;

@@ -1,7 +1,7 @@
 // API key lifecycle, roles and scopes, revocation across nodes, and no secret in any log line.
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashApiKey } from '../../src/auth/api-keys.ts';
+import { hashApiKey } from '../../src/auth/api-key-repository.ts';
 import { createLogger } from '../../src/logger.ts';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { TestIdp } from '../helpers/idp.ts';

@@ -2,8 +2,8 @@
 // reads a dataset and its items, creates a run and links items, as the SDKs' datasets.get and
 // runExperiment do, and is still refused every other read (403).
 import { describe, expect, it } from 'vitest';
-import { createApiKey } from '../../src/auth/api-keys.ts';
-import { ensureProject } from '../../src/auth/projects.ts';
+import { createApiKey } from '../../src/auth/api-key-repository.ts';
+import { ensureProject } from '../../src/auth/project-repository.ts';
 import { mode } from '../helpers/env.ts';
 import { getJson, jsonCaller, serviceForFile } from '../helpers/service.ts';
 

@@ -8,7 +8,7 @@ import { keyRedactor } from '../../src/evaluators/key-redaction.ts';
 import { createSecretBox } from '../../src/evaluators/secrets.ts';
 import { parseJudgement } from '../../src/evaluators/judge-output.ts';
 import { sampled } from '../../src/evaluators/judged-item.ts';
-import type { ScoreConfig } from '../../src/scores/score-configs.ts';
+import type { ScoreConfig } from '../../src/scores/score-config-repository.ts';
 
 const config = (c: Partial<ScoreConfig>): ScoreConfig => ({
   config_id: 'c',

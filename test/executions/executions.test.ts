@@ -1,7 +1,8 @@
 // Direct execution records over HTTP: validation, pricing, idempotency (also across a restart),
 // every list filter against a hand-computed expectation, keyset pages, daily spend exactness,
 // and backpressure.
-import { createExecutionRepository } from '../../src/executions/execution-repository.ts';
+import { createExecutionListing } from '../../src/executions/execution-listing-repository.ts';
+import { scoreFilterSql } from '../../src/scores/score-repository.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
@@ -374,7 +375,7 @@ describe(`listing (${mode} mode)`, () => {
       .map((l) => JSON.parse(l));
     expect(lines.map((i: { trace_id: string; model: string }) => [i.trace_id, i.model])).toEqual(expected);
     // Past the raw-read bound the engine collapses (FINAL): the same pages.
-    const bounded = createExecutionRepository(ch, { maxRawRead: 3 });
+    const bounded = createExecutionListing(ch, { maxRawRead: 3, scoreFilter: scoreFilterSql });
     for (const [limit, offset] of [
       [5, 0],
       [5, 5],

@@ -16,8 +16,8 @@ import { startTestService, type TestService } from '../helpers/service.ts';
 import { until } from '../helpers/wait.ts';
 import { agentRun } from '../helpers/otel.ts';
 import { logging } from '../helpers/otel-signals.ts';
-import { createApiKey } from '../../src/auth/api-keys.ts';
-import { ensureProject } from '../../src/auth/projects.ts';
+import { createApiKey } from '../../src/auth/api-key-repository.ts';
+import { ensureProject } from '../../src/auth/project-repository.ts';
 
 let svc: TestService;
 let grpcPort: number;
@@ -245,5 +245,5 @@ describe('OTLP/gRPC', () => {
 
 /** The execution as stored (the API needs a member of grpc-a; the test reads through the domain). */
 async function readExecution(traceId: string): Promise<any> {
-  return svc.domain.executions.queries.get('grpc-a', traceId, true);
+  return svc.domain.executions.detail.get('grpc-a', traceId, true);
 }

@@ -2,7 +2,8 @@
 // restamping scores. Every live score carries its execution's current stamp, one score per trace
 // and name is counted, and nothing is written for a score whose rollup sums would not change.
 import { describe, expect, it } from 'vitest';
-import { NO_STAMP, planTraceScores, type ExecutionStamp, type StampedScore } from '../../src/scores/score-stamps.ts';
+import { NO_STAMP, planTraceScores, type StampedScore } from '../../src/scores/score-stamps.ts';
+import type { ExecutionStamp } from '../../src/executions/execution-stamp-repository.ts';
 import type { ScoreRow } from '../../src/scores/score.ts';
 
 const row = (id: string, name = 'q', value = 1, trace = 't1'): ScoreRow => ({

@@ -7,7 +7,7 @@ import { dropTestDatabases, mode, testEnv, type TestEnv } from '../helpers/env.t
 import { TestIdp } from '../helpers/idp.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
 import { until, WebhookReceiver } from '../helpers/webhook-receiver.ts';
-import { ensureProject } from '../../src/auth/projects.ts';
+import { ensureProject } from '../../src/auth/project-repository.ts';
 
 const idp = new TestIdp();
 const receiver = new WebhookReceiver();

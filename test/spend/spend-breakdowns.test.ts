@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { correctExecution } from '../helpers/corrections.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
-import { SPEND_ROLLUPS } from '../../src/executions/spend-dimensions.ts';
+import { SPEND_ROLLUPS } from '../../src/reads/spend-dimensions.ts';
 
 let svc: TestService;
 const P = '/api/projects/default';

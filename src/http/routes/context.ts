@@ -1,4 +1,4 @@
-import { projectNames } from '../../auth/projects.ts';
+import { projectNames } from '../../auth/project-repository.ts';
 import type { Stores } from '../../stores/index.ts';
 import type { RouteDef } from './types.ts';
 

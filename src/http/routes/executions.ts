@@ -1,6 +1,6 @@
 import type { Domain } from '../../compose.ts';
 import type { ExecutionInput } from '../../executions/record.ts';
-import type { ActivityQuery, ListQuery } from '../../executions/execution-repository.ts';
+import type { ActivityQuery, ListQuery } from '../../executions/execution-filter.ts';
 import { notFound } from '../errors.ts';
 import { apiKeyIdOf } from '../../auth/principal.ts';
 import { toLines } from '../../exports/lines.ts';
@@ -11,7 +11,7 @@ const BASE = '/api/projects/:project_id/executions';
 const tag = 'executions';
 
 export function executionRoutes(domain: Domain): RouteDef[] {
-  const { recorder, queries, views } = domain.executions;
+  const { recorder, listing, detail, views } = domain.executions;
   return [
     {
       method: 'POST',
@@ -47,7 +47,7 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       summary: 'List executions, newest first, with filters; `total`, and `next_cursor` for keyset pages',
       responses: { 200: { description: 'A page', schema: 'ExecutionList' } },
       async handler(ctx) {
-        ctx.body = await queries.list(ctx.state.projectId!, ctx.state.query as ListQuery);
+        ctx.body = await listing.list(ctx.state.projectId!, ctx.state.query as ListQuery);
       },
     },
     {
@@ -72,14 +72,14 @@ export function executionRoutes(domain: Domain): RouteDef[] {
           'limit' | 'offset' | 'cursor'
         >;
         if (format === 'parquet') {
-          const file = await domain.executions.parquet.temporary(queries.filterOf(ctx.state.projectId!, filters));
+          const file = await domain.executions.parquet.temporary(listing.filterOf(ctx.state.projectId!, filters));
           ctx.set('Content-Type', 'application/vnd.apache.parquet');
           ctx.set('Content-Disposition', `attachment; filename="executions-${ctx.state.projectId}.parquet"`);
           ctx.length = file.bytes;
           ctx.body = file.stream;
           return;
         }
-        const items = queries.export(ctx.state.projectId!, filters);
+        const items = listing.export(ctx.state.projectId!, filters);
         const first = await items.next(); // errors (bad filter, store down) still become a status
         async function* all() {
           if (!first.done) yield first.value;
@@ -106,7 +106,7 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       async handler(ctx) {
         const q = ctx.state.query as { include_messages: boolean };
         const [e, scores] = await Promise.all([
-          queries.get(ctx.state.projectId!, ctx.params.trace_id!, q.include_messages),
+          detail.get(ctx.state.projectId!, ctx.params.trace_id!, q.include_messages),
           domain.scores.service.ofTrace(ctx.state.projectId!, ctx.params.trace_id!),
         ]);
         if (!e) throw notFound('Execution');
@@ -167,7 +167,7 @@ export function executionRoutes(domain: Domain): RouteDef[] {
           : 'Users of a window (executions sharing a user_id): sessions, executions, errors, exact cost, tokens, first and last seen',
       responses: { 200: { description: by === 'session' ? 'Sessions' : 'Users', schema: by === 'session' ? 'SessionList' : 'UserList' } },
       async handler(ctx) {
-        ctx.body = await queries.activity(ctx.state.projectId!, by, ctx.state.query as ActivityQuery);
+        ctx.body = await listing.activity(ctx.state.projectId!, by, ctx.state.query as ActivityQuery);
       },
     })),
   ];

@@ -1,6 +1,6 @@
 // Model connections (docs/evaluators.md). Thin: the route table validates; src/evaluators/ does the work.
 // The API key is write-only: no response here carries it.
-import type { ConnectionInput, ConnectionUpdate, Connections } from '../../evaluators/connections.ts';
+import type { ConnectionInput, ConnectionUpdate, Connections } from '../../evaluators/connection-repository.ts';
 import type { RouteDef } from './types.ts';
 
 const P = '/api/projects/:project_id/model-connections';

@@ -2,7 +2,7 @@
 // request on the local admin socket, docs/identity.md): a project's admin is a tenant, and no
 // role in one project reaches beyond it. With an identity provider, projects appear when a token
 // names them.
-import { createProject, listProjects, presentProject } from '../../auth/projects.ts';
+import { createProject, listProjects, presentProject } from '../../auth/project-repository.ts';
 import { roleIn } from '../../auth/principal.ts';
 import type { Stores } from '../../stores/index.ts';
 import { notFound } from '../errors.ts';

@@ -1,7 +1,7 @@
 // Scores and score configs (docs/scores.md). Thin: the route table validates; src/scores/ does the work.
 import type { ScoreService } from '../../scores/service.ts';
 import type { ScoreLoader } from '../../scores/score-log.ts';
-import type { ScoreConfigInput, ScoreConfigs, ScoreConfigUpdate } from '../../scores/score-configs.ts';
+import type { ScoreConfigInput, ScoreConfigs, ScoreConfigUpdate } from '../../scores/score-config-repository.ts';
 import type { ScoreInput } from '../../scores/score.ts';
 import type { ScoreListQuery } from '../../scores/score-repository.ts';
 import type { Comparison, CompareQuery } from '../../quality/compare.ts';

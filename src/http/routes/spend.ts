@@ -2,7 +2,7 @@
 // validates; the spend domain does the work (docs/spend.md).
 import type { Domain } from '../../compose.ts';
 import type { BudgetInput } from '../../spend/budgets.ts';
-import type { AnalyticsQuery } from '../../spend/analytics.ts';
+import type { AnalyticsQuery } from '../../spend/analytics-repository.ts';
 import type { WindowQuery } from '../../spend/stats.ts';
 import type { BreakdownQuery } from '../../spend/breakdowns.ts';
 import type { RepriceInput } from '../../spend/reprice.ts';

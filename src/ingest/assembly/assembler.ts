@@ -18,7 +18,7 @@ import type { StoredSpan } from '../../executions/span-rows.ts';
 import { executionRow } from '../../executions/row.ts';
 import type { Template } from '../../prompts/template.ts';
 import { mergeLogEvents } from './log-messages.ts';
-import type { CurrentRows, ExecutionRepository } from '../../executions/execution-repository.ts';
+import type { CurrentRows, ExecutionAssembly } from '../../executions/execution-assembly-repository.ts';
 import type { SpanRepository } from '../../executions/span-repository.ts';
 
 export const ASSEMBLY_JOB = 'trace-assembly';
@@ -47,7 +47,7 @@ const MAX_BATCHES_PER_RUN = 10;
 
 export interface AssemblerDeps extends SummarizeDeps {
   spans: Pick<SpanRepository, 'forAssembly' | 'logEvents' | 'tracesWithSpans' | 'genAiTracesSince'>;
-  executions: Pick<ExecutionRepository, 'current' | 'indexedTraces' | 'assembledSince' | 'batch'>;
+  executions: Pick<ExecutionAssembly, 'current' | 'indexedTraces' | 'assembledSince' | 'batch'>;
   executionsWriter: BatchWriter;
   pending: PendingTraces;
   jobs: Pick<JobRunner, 'enqueue'>;

@@ -1,6 +1,6 @@
 // PostgreSQL side of repricing: the reprice_jobs rows (schema/postgres/008) and their progress.
 import type { Queryable } from '../stores/postgres.ts';
-import type { RepriceScope } from '../executions/execution-repository.ts';
+import type { RepriceScope } from '../executions/reprice-ledger-repository.ts';
 
 export type RepriceStatus = 'queued' | 'running' | 'done' | 'failed';
 

@@ -1,7 +1,7 @@
 // PostgreSQL side of scheduled exports: which (project, day) were written, with their manifest
 // (schema/postgres/008, execution_exports). The primary key makes each day's export happen once.
 import type { Queryable } from '../stores/postgres.ts';
-import { listProjects } from '../auth/projects.ts';
+import { listProjects } from '../auth/project-repository.ts';
 
 export function createExportStore(pg: Queryable) {
   return {

@@ -1,7 +1,7 @@
 // The SQL shape of a spend breakdown: signed sums grouped by dimensions, the costliest first, with
 // the count and sums of every group alongside (the `other` row). One shape over two kinds of
 // source, each described by its repository: the executions ledger (src/executions/
-// execution-repository.ts, for what no rollup serves) and the hourly rollups of it
+// executions/execution-breakdown-repository.ts, for what no rollup serves) and the hourly rollups of it
 // (src/spend/spend-rollup-repository.ts). Every read carries the project predicate and bound
 // parameters; sums leave the engine as text.
 

@@ -1,7 +1,7 @@
-// The cover of a window by months, days and hours (src/executions/spend-grains.ts): every hour of
+// The cover of a window by months, days and hours (src/reads/spend-grains.ts): every hour of
 // the window counted exactly once, the cheaper side of each partial bucket chosen.
 import { describe, expect, it } from 'vitest';
-import { coverWindow, type Grain, type GrainRange } from '../../src/executions/spend-grains.ts';
+import { coverWindow, type Grain, type GrainRange } from '../../src/reads/spend-grains.ts';
 
 const H = 3_600_000;
 const t = (iso: string) => Date.parse(iso);

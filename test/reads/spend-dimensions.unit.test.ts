@@ -1,10 +1,10 @@
-// The spend dimensions are one list (src/executions/spend-dimensions.ts): the API schema of
+// The spend dimensions are one list (src/reads/spend-dimensions.ts): the API schema of
 // breakdowns offers exactly its filters and names every dimension in group_by, and the rollup
 // choice follows each entry (a dimension no rollup holds is read from the executions rows).
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SPEND_DIMENSIONS } from '../../src/executions/spend-dimensions.ts';
+import { SPEND_DIMENSIONS } from '../../src/reads/spend-dimensions.ts';
 import { planOf, sourceOf } from '../../src/spend/breakdowns.ts';
 import { API_SCHEMA_DIR } from '../../src/http/validation.ts';
 

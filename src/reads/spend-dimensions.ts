@@ -1,6 +1,6 @@
 // The spend dimensions (docs/spend.md, "Breakdowns"): one entry each, from which the breakdown's
 // `group_by` names and filter parameters (src/spend/breakdowns.ts), its SQL on the executions
-// ledger (spend-breakdown-sql.ts, execution-repository.ts), the rollup that serves it (sourceOf),
+// ledger (breakdown-sql.ts, executions/execution-breakdown-repository.ts), the rollup that serves it (sourceOf),
 // the exports' columns (src/exports/scheduled-export.ts) and the API schema's parameters (checked by
 // test/spend/dimensions.unit.test.ts) derive. Adding a dimension is one entry here, its column
 // (a migration) and where ingest fills it.

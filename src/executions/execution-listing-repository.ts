@@ -1,0 +1,235 @@
+// The executions listing (GET …/executions, its total, export, sessions and users, what
+// evaluators scan): live rows of a filter, newest first, read without FINAL where a page allows
+// and settled by the one collapse rule (stores/live-rows.ts). Light columns only: never messages
+// or template inputs.
+import type { ClickHouseStore } from '../stores/clickhouse.ts';
+import { liveRows } from '../stores/live-rows.ts';
+import { badRequest } from '../errors.ts';
+import { fromScaled, NANOS, toScaled } from '../decimal.ts';
+import { fromClickHouseTime, toClickHouseTime } from '../time.ts';
+import { EXPORTED_DIMENSION_COLUMNS } from '../reads/spend-dimensions.ts';
+import { presentListItem, presentListRow, type ListRow } from './present.ts';
+import {
+  decodeCursor,
+  encodeCursor,
+  executionFilter,
+  LIST_COLUMNS,
+  type ActivityQuery,
+  type ExecutionFilter,
+  type ListQuery,
+  type ScoreFilter,
+} from './execution-filter.ts';
+
+interface ActivityRow {
+  id: string;
+  last_user?: string;
+  sessions?: string;
+  executions: string;
+  errors: string;
+  cost_usd: string;
+  tokens_in: string;
+  tokens_out: string;
+  first_seen: string;
+  last_seen: string;
+}
+
+const EXPORT_PAGE = 5_000;
+/** Raw rows a page may read into this process before the engine collapses them instead. */
+const MAX_RAW_READ = 20_000;
+
+interface RawListRow extends ListRow {
+  version: string;
+  sign: number | string;
+}
+
+const listRow = ({ version: _v, sign: _s, ...row }: RawListRow): ListRow => row;
+
+/** `scoreFilter`: the SQL of score parameters (scores/score-repository.ts scoreFilterSql). */
+export function createExecutionListing(ch: ClickHouseStore, opts: { scoreFilter: ScoreFilter; maxRawRead?: number }) {
+  const { scoreFilter } = opts;
+  const maxRawRead = opts.maxRawRead ?? MAX_RAW_READ;
+
+  /**
+   * `take` live executions after skipping `skip`, newest first, from `after` on. Reads raw rows in
+   * key order without FINAL (a time-ranged read of a few granules) and collapses them here: the
+   * rows of one (started_at, trace_id) are adjacent in that order, a cancel row (sign −1) annuls
+   * the row of its version, and the newest version left is the execution. A group the LIMIT may
+   * have cut is read again with the next page; when cancel rows crowd the range, a larger read.
+   */
+  async function livePage(
+    w: ExecutionFilter,
+    after: { startedAt: string; traceId: string } | undefined,
+    skip: number,
+    take: number,
+  ): Promise<ListRow[]> {
+    const cursorCondition = after ? " AND (started_at, trace_id) < (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})" : '';
+    const params = { ...w.params, ...(after ? { c_started: after.startedAt, c_trace: after.traceId } : {}) };
+    // Deep offsets, and ranges crowded with cancel rows, are collapsed by the engine (FINAL, one
+    // partition at a time) rather than read into this process: memory stays bounded by the page.
+    if (skip + take > maxRawRead) return finalPage(w, cursorCondition, params, skip, take);
+    for (let n = skip + take + 16; ; n *= 2) {
+      if (n > maxRawRead) return finalPage(w, cursorCondition, params, skip, take);
+      const raw = await ch.query<RawListRow>(
+        `SELECT ${LIST_COLUMNS}, version, sign FROM executions WHERE ${w.sql}${cursorCondition}
+         ORDER BY started_at DESC, trace_id DESC LIMIT {n:UInt32}`,
+        { ...params, n },
+        'executions.list',
+      );
+      const complete = raw.length < n;
+      let end = raw.length;
+      if (!complete) {
+        const last = raw[end - 1]!;
+        while (end > 0 && raw[end - 1]!.started_at === last.started_at && raw[end - 1]!.trace_id === last.trace_id) end--;
+      }
+      const live = [...liveRows(raw.slice(0, end), (r) => `${r.started_at}\u0000${r.trace_id}`).values()].map(listRow);
+      if (live.length >= skip + take || complete) return live.slice(skip, skip + take);
+    }
+  }
+
+  async function finalPage(
+    w: ExecutionFilter,
+    cursorCondition: string,
+    params: Record<string, unknown>,
+    skip: number,
+    take: number,
+  ): Promise<ListRow[]> {
+    return ch.query<ListRow>(
+      `SELECT ${LIST_COLUMNS} FROM executions FINAL WHERE ${w.sql}${cursorCondition} AND sign = 1
+       ORDER BY started_at DESC, trace_id DESC LIMIT {take:UInt32} OFFSET {skip:UInt32}
+       SETTINGS do_not_merge_across_partitions_select_final = 1`,
+      { ...params, take, skip },
+      'executions.list.final',
+    );
+  }
+
+  return {
+    /** The SQL filter of a listing (project predicate first, bound parameters): the Parquet export applies the same. */
+    filterOf: (projectId: string, q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>) =>
+      executionFilter(projectId, { ...q, limit: 0, offset: 0 }, scoreFilter),
+
+    /**
+     * The SELECT of a Parquet export (src/exports/parquet-export.ts runs it with FORMAT Parquet): the live rows
+     * matching a filter, newest first, in the JSON Lines columns typed, then user, session, tags,
+     * metadata and the API key that sent it ('' for other credentials).
+     */
+    parquetSelect: (filter: { sql: string }) =>
+      `SELECT trace_id, agent_id, provider, model, tokens_in, tokens_out, latency_ms, cost_usd, cost_source, status, started_at,
+         CAST(notEmpty(\`tu.prompt_id\`) AS Bool) AS has_templates, toUInt32(length(\`tu.prompt_id\`)) AS template_count, span_count, source,
+         user_id, session_id, tags, metadata, api_key_id${EXPORTED_DIMENSION_COLUMNS.map((c) => `, ${c}`).join('')}
+       FROM executions FINAL WHERE ${filter.sql} AND sign = 1 ORDER BY started_at DESC, trace_id DESC`,
+
+    /** Live executions matching a filter (sum of sign: each counted once). */
+    async countLive(filter: ExecutionFilter): Promise<number> {
+      const [r] = await ch.query<{ n: string }>(
+        `SELECT toString(sum(sign)) AS n FROM executions WHERE ${filter.sql}`,
+        filter.params,
+        'executions.count',
+      );
+      return Number(r?.n ?? 0);
+    },
+
+    async list(projectId: string, q: ListQuery) {
+      if (q.cursor && q.offset > 0) throw badRequest('offset: cannot be combined with cursor');
+      const w = executionFilter(projectId, q, scoreFilter);
+      const after = q.cursor ? decodeCursor(q.cursor) : undefined;
+      const [rows, totals] = await Promise.all([
+        livePage(w, after, q.offset, q.limit),
+        // A cancel row repeats the values of the row it cancels, so sum(sign) over any filter
+        // counts each logical execution once. Light columns only.
+        ch.query<{ total: string }>(`SELECT sum(sign) AS total FROM executions WHERE ${w.sql}`, w.params, 'executions.list.total'),
+      ]);
+      const last = rows[rows.length - 1];
+      return {
+        items: rows.map(presentListRow),
+        total: Number(totals[0]?.total ?? 0),
+        limit: q.limit,
+        offset: q.offset,
+        next_cursor: rows.length === q.limit && last ? encodeCursor(last.started_at, last.trace_id) : null,
+      };
+    },
+
+    /**
+     * Sessions (or users) of the window, most recently seen first: executions, errors, exact cost
+     * and tokens (sums of sign, so corrections count once), first and last seen (of live and
+     * superseded rows: a correction keeps its started_at). Those without an id are left out.
+     */
+    async activity(projectId: string, by: 'session' | 'user', q: ActivityQuery) {
+      const w = executionFilter(projectId, { start: q.start, end: q.end, user_id: q.user_id, limit: 0, offset: 0 }, scoreFilter);
+      const key = by === 'session' ? 'session_id' : 'user_id';
+      const extra = by === 'session' ? 'argMax(user_id, started_at) AS last_user' : "uniqExactIf(session_id, session_id != '') AS sessions";
+      const rows = await ch.query<ActivityRow>(
+        `SELECT ${key} AS id, ${extra}, sum(sign) AS executions, sum(if(status = 'error', sign, 0)) AS errors,
+           toString(sum(toDecimal128(cost_usd, 9) * sign)) AS cost_usd, sum(toInt64(tokens_in) * sign) AS tokens_in,
+           sum(toInt64(tokens_out) * sign) AS tokens_out, minIf(started_at, sign = 1) AS first_seen, maxIf(started_at, sign = 1) AS last_seen
+         FROM executions WHERE ${w.sql} AND ${key} != '' GROUP BY id HAVING executions > 0
+         ORDER BY last_seen DESC, id LIMIT {limit:UInt32}`,
+        { ...w.params, limit: q.limit },
+        `executions.${by}s`,
+      );
+      return {
+        items: rows.map((r) => ({
+          [key]: r.id,
+          ...(by === 'session' ? { user_id: r.last_user || null } : { sessions: Number(r.sessions) }),
+          executions: Number(r.executions),
+          errors: Number(r.errors),
+          cost_usd: fromScaled(toScaled(r.cost_usd, NANOS), NANOS),
+          tokens_in: Number(r.tokens_in),
+          tokens_out: Number(r.tokens_out),
+          first_seen: fromClickHouseTime(r.first_seen),
+          last_seen: fromClickHouseTime(r.last_seen),
+        })),
+        limit: q.limit,
+      };
+    },
+
+    /**
+     * Every matching execution, newest first, as a stream of list items: keyset pages of live
+     * rows, so memory stays flat whatever the count (and the same code serves both store modes).
+     */
+    async *export(
+      projectId: string,
+      q: Omit<ListQuery, 'limit' | 'offset' | 'cursor'>,
+    ): AsyncGenerator<ReturnType<typeof presentListItem>> {
+      const w = executionFilter(projectId, { ...q, limit: 0, offset: 0 }, scoreFilter);
+      let after: { startedAt: string; traceId: string } | undefined;
+      for (;;) {
+        const rows = await livePage(w, after, 0, EXPORT_PAGE);
+        for (const row of rows) yield presentListItem(row);
+        const last = rows[rows.length - 1];
+        if (rows.length < EXPORT_PAGE || !last) return;
+        after = { startedAt: last.started_at, traceId: last.trace_id };
+      }
+    },
+
+    /**
+     * The trace ids of the executions matching a filter whose current row arrived (was stored:
+     * `received_at`, the service's clock) at or after `since`, whatever their `started_at` (a
+     * client's clock, possibly long before), in trace id pages. A trace's newest row in the window
+     * decides (its cancel row first at a tie: a cancelled execution is not listed); a filter field
+     * changed by a correction is judged on the correction. `idx_received_at` (017) skips the
+     * granules written before the window.
+     */
+    async *arrivedSince(
+      projectId: string,
+      q: Omit<ListQuery, 'limit' | 'offset' | 'cursor' | 'start' | 'end'>,
+      since: Date,
+    ): AsyncGenerator<string> {
+      const w = executionFilter(projectId, { ...q, limit: 0, offset: 0 }, scoreFilter);
+      for (let after = ''; ;) {
+        const rows = await ch.query<{ trace_id: string }>(
+          `SELECT trace_id FROM executions
+           WHERE project_id = {project_id:String} AND received_at >= toDateTime64({since:String}, 3, 'UTC') AND trace_id > {after:String}
+           GROUP BY trace_id HAVING argMax(sign = 1 AND ${w.sql}, (version, -sign))
+           ORDER BY trace_id LIMIT {n:UInt32}`,
+          { ...w.params, since: toClickHouseTime(since), after, n: EXPORT_PAGE },
+          'executions.arrivedSince',
+        );
+        for (const r of rows) yield r.trace_id;
+        if (rows.length < EXPORT_PAGE) return;
+        after = rows[rows.length - 1]!.trace_id;
+      }
+    },
+  };
+}
+
+export type ExecutionListing = ReturnType<typeof createExecutionListing>;
