@@ -1,6 +1,6 @@
 // The API as a child process (`npm start`'s entry point), for tests that signal or kill it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { tempDir } from './env.ts';
+import { migratedChdbDir } from './env.ts';
 
 export interface ChildService {
   child: ChildProcess;
@@ -15,10 +15,11 @@ process.once('exit', () => {
   for (const c of running) c.kill('SIGKILL');
 });
 
-/** Starts src/main.ts with `env` and resolves once it serves. Its own CHDB_DIR unless one is given. */
+/** Starts src/main.ts with `env` and resolves once it serves. Its own CHDB_DIR (migrated) unless one is given. */
 export async function startChild(env: Record<string, string>, opts: { chdbDir?: string } = {}): Promise<ChildService> {
+  const chdbDir = opts.chdbDir ?? (await migratedChdbDir());
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, ...env, LOG_LEVEL: 'info', CHDB_DIR: opts.chdbDir ?? tempDir() },
+    env: { ...process.env, ...env, LOG_LEVEL: 'info', CHDB_DIR: chdbDir },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);

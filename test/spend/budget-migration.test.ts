@@ -8,8 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { createStores, type Stores } from '../../src/stores/index.ts';
 import { migrate, SCHEMA_DIR } from '../../src/stores/migrate.ts';
-import { ensureProject } from '../../src/auth/projects.ts';
-import { createBudgetStore } from '../../src/spend/budget-store.ts';
+import { ensureProject } from '../../src/auth/project-repository.ts';
+import { createBudgetStore } from '../../src/spend/budget-repository.ts';
 import { dropTestDatabases, mode, tempDir, testEnv } from '../helpers/env.ts';
 
 const logger = createLogger({ logLevel: 'silent' });
@@ -29,7 +29,7 @@ function schemaBefore016(): string {
 
 describe(`migration 016: the monthly budget into the budget engine (${mode} mode)`, () => {
   it('keeps the budget, its secret and URL, and its alerts with their deliveries', async () => {
-    s = await createStores((await testEnv()).config, logger);
+    s = await createStores((await testEnv({}, { migrated: false })).config, logger);
     await s.clickhouse.command('DROP TABLE IF EXISTS schema_migrations');
     await migrate(s, logger, schemaBefore016());
     const pg = s.postgres;

@@ -21,7 +21,7 @@ afterEach(async () => {
 afterAll(() => dropTestDatabases());
 
 async function stores(overrides: Record<string, string> = {}) {
-  const t = await testEnv(overrides);
+  const t = await testEnv(overrides, { migrated: false });
   const s = await createStores(t.config, logger);
   open.push(s);
   return { stores: s, env: t };
