@@ -102,7 +102,10 @@ export async function startService(
   // it cuts when idle instead. Headers still have to arrive within 30 s.
   server.requestTimeout = 0;
   server.headersTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
+  // An idle connection is kept 65 s: longer than a client's pool or a load balancer keeps one
+  // (fetch: 4 s from the server's hint; AWS ALB: 60 s), so the client always closes first. With
+  // Node's 5 s a pooled connection reused as the server closed it failed with ECONNRESET.
+  server.keepAliveTimeout = 65_000;
   let grpc: OtlpGrpcServer | undefined;
   try {
     await new Promise<void>((resolve, reject) => {

@@ -65,6 +65,17 @@ describe(`health (${mode} mode)`, () => {
     expect(r.status).toBe(200);
     expect(r.body).toEqual(healthyBody(mode));
     expect(r.body.data_dir.free_bytes).toBeGreaterThan(r.body.data_dir.min_free_bytes); // the full disk: test/stores/disk-full.test.ts
+    // An idle connection is kept longer than clients keep one (fetch: the hint less 1 s; load
+    // balancers: 60 s), so a client never sends on a connection the server is closing (ECONNRESET).
+    const keepAlive = await new Promise<string | undefined>((resolve, reject) =>
+      http
+        .get(`${svc.url}/api/health`, { agent: new http.Agent({ keepAlive: true }) }, (res) => {
+          res.resume();
+          resolve(res.headers['keep-alive'] as string | undefined);
+        })
+        .on('error', reject),
+    );
+    expect(keepAlive).toBe('timeout=65');
   });
 
   it('503 naming postgres when it stops, and 503 (not 500) for a route that needs it', async () => {
