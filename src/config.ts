@@ -67,7 +67,7 @@ export interface Config {
     /** ingest bodies after inflation */
     readonly maxInflatedBytes: number;
   };
-  /** The batching writer of executions (and, later, spans) */
+  /** Ingest: the batching writers (executions, span log events, scores), the ingest log and its loader, span bounds */
   readonly ingest: {
     readonly maxQueueRows: number;
     readonly maxQueueBytes: number;

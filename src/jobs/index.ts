@@ -21,7 +21,7 @@ export async function startJobs(
 }
 
 export function createJobRunner(
-  stores: Stores,
+  stores: Pick<Stores, 'redis'>,
   logger: Logger,
   opts: { consume: boolean; processors?: readonly JobProcessor[] },
 ): JobRunner {

@@ -4,22 +4,23 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createJobRunner, type JobProcessor, type JobRunner } from '../../src/jobs/index.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createStores, type Stores } from '../../src/stores/index.ts';
+import { createRedis, type RedisStore } from '../../src/stores/redis.ts';
 import { dropTestDatabases, mode, testEnv } from '../helpers/env.ts';
 
 const logger = createLogger({ logLevel: 'silent' });
-let stores: Stores | undefined;
+let redis: RedisStore | undefined;
 let runner: JobRunner | undefined;
 afterEach(async () => {
   await runner?.close();
-  await stores?.close();
-  runner = stores = undefined;
+  await redis?.close();
+  runner = redis = undefined;
 });
 afterAll(() => dropTestDatabases());
 
 async function start(processors: JobProcessor[]) {
-  stores = await createStores((await testEnv()).config, logger);
-  runner = createJobRunner(stores, logger, { consume: true, processors });
+  // The runner needs Redis only (none: in-process), not the other stores.
+  redis = createRedis((await testEnv()).config, logger);
+  runner = createJobRunner({ redis }, logger, { consume: true, processors });
   return runner;
 }
 
