@@ -21,6 +21,7 @@ import type { Lease, PendingTraces, TraceRef } from './assembly/pending.ts';
 import type { StoredSpan } from '../executions/span-rows.ts';
 import type { Metrics } from '../metrics.ts';
 import type { RowDecoder } from '../stores/row-binary-decoder.ts';
+import { createLogConsumer } from '../stores/log-consumer.ts';
 
 /** What a record of the ingest log says of itself (on disk). */
 export interface IngestRecordHeader {
@@ -124,9 +125,25 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
     markedForReadBack: 0,
     phaseMs: { group: 0, known: 0, spans: 0, assemble: 0 },
   };
-  let running: Promise<void> | undefined;
-  let stopping = false;
-  const idle: Array<() => void> = [];
+  // Batches go through two stages, pipelined (stores/log-consumer.ts): while batch N is settled
+  // (assembly in JavaScript, then the executions insert), batch N+1 is decoded and its spans stored
+  // by the engine. Stages stay in order: N+1's fresh-trace check runs after N's spans are stored,
+  // and N+1 is settled (marked loaded) only after N. A batch whose settling fails is recovered
+  // (tried again, or split) before the next is settled; one whose spans could not be stored is
+  // recovered before the next is taken, so the next one's fresh-trace check still comes after its
+  // spans are stored.
+  const consumer = createLogConsumer<IngestRecordHeader, StoredBatch>({
+    log: deps.log,
+    take: () => deps.log.take(deps.maxBatchBytes, deps.batchRows, deps.flushMs),
+    first: store,
+    second: (_records, stored) => settle(stored),
+    recover,
+    maxInFlight: 2,
+    sequentialFirsts: true,
+    loaded: () => deps.log.queued === 0 && deps.log.pendingBytes === 0,
+    what: 'ingest',
+    logger: deps.logger,
+  });
 
   const decoders = new Map<number, Promise<RowDecoder>>();
   /** The decoder of a record's payload; undefined for a record encoded before a column assembly reads was added. */
@@ -354,8 +371,8 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
     for (;;) {
       stats.failures++;
       deps.metrics.loadFailures.inc();
-      for (const f of idle.splice(0)) f(); // a flush waits for what can be loaded now, not for the store to come back
-      if (stopping) throw err;
+      consumer.wakeFlushes(); // a flush waits for what can be loaded now, not for the store to come back
+      if (consumer.stopping) throw err;
       const theRecords = !isTransientStoreError(err) && (await deps.storesAnswer().catch(() => false));
       if (theRecords && records.length > 1) {
         const half = records.length >> 1;
@@ -390,71 +407,13 @@ export function createSpanLoader(deps: SpanLoaderDeps) {
     );
   }
 
-  /** Nothing queued, nothing in flight: a flush may return. */
-  function settledAll(): void {
-    if (deps.log.queued === 0 && inFlight === 0) for (const f of idle.splice(0)) f();
-  }
-  let inFlight = 0;
-
-  /**
-   * Batches go through two stages, pipelined: while batch N is settled (assembly in JavaScript,
-   * then the executions insert), batch N+1 is decoded and its spans stored by the engine. Stages
-   * stay in order: N+1's fresh-trace check runs after N's spans are stored, and N+1 is settled
-   * (marked loaded) only after N. A batch whose settling fails is recovered (tried again, or split)
-   * before the next is settled; one whose spans could not be stored is recovered before the next
-   * is taken, so the next one's fresh-trace check still comes after its spans are stored.
-   */
-  async function run(): Promise<void> {
-    let settling: Promise<void> = Promise.resolve();
-    const done = () => {
-      inFlight--;
-      settledAll();
-    };
-    while (true) {
-      const records = await deps.log.take(deps.maxBatchBytes, deps.batchRows, deps.flushMs);
-      if (records.length === 0) break; // closed and drained
-      inFlight++;
-      let stored: StoredBatch;
-      try {
-        stored = await store(records);
-      } catch (err) {
-        await settling;
-        settling = recover(records, err).finally(done);
-        await settling;
-        continue;
-      }
-      // At most one batch settles while the next is stored.
-      await settling;
-      settling = settle(stored)
-        .catch((err: unknown) => recover(records, err))
-        .finally(done);
-      settling.catch(() => undefined); // awaited above on the next batch, or at the end
-    }
-    await settling;
-  }
-
   return {
     stats,
-    start(): void {
-      running ??= run().catch((err: Error) =>
-        deps.logger.error({ err: { message: err.message } }, 'ingest loader stopped; the log keeps the records for the next start'),
-      );
-    },
+    start: consumer.start,
     /** Resolves once every record written so far is loaded, or a load failed (the store is down: they stay in the log). */
-    async flush(): Promise<void> {
-      await deps.log.drain();
-      if (deps.log.queued === 0 && deps.log.pendingBytes === 0) return;
-      await new Promise<void>((resolve) => {
-        idle.push(resolve);
-        if (deps.log.queued === 0 && deps.log.pendingBytes === 0) resolve();
-      });
-    },
-    /** Loads what is queued, then stops (the log is closed by its owner). */
-    async stop(): Promise<void> {
-      stopping = true;
-      await deps.log.close();
-      await running;
-    },
+    flush: consumer.flush,
+    /** Loads what is queued, then stops (and closes the log). */
+    stop: consumer.stop,
   };
 }
 

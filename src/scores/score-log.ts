@@ -8,7 +8,8 @@
 // record before it are; after a crash the records past that point are stored again,
 // which writes nothing twice (a batch's ids are fixed when it is accepted, and a write of a score
 // as it is stored is no write).
-import { LogFullError, LogWriteError, type WriteAheadLog } from '../stores/write-ahead-log.ts';
+import { LogFullError, LogWriteError, type LogRecord, type WriteAheadLog } from '../stores/write-ahead-log.ts';
+import { createLogConsumer } from '../stores/log-consumer.ts';
 import { Unavailable } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { CheckedScore, ScoreService } from './service.ts';
@@ -44,16 +45,33 @@ export function createScoreLoader(deps: {
   retryMs: number;
   logger: Logger;
 }) {
-  let running: Promise<void> | undefined;
-  let stopping = false;
-  const idle: Array<() => void> = [];
+  let started = false;
   /** Batches held for room, woken whenever records are stored. */
   const held: Array<() => void> = [];
-  const settledAll = () => {
-    for (const f of held.splice(0)) f();
+  /**
+   * Takes what the log holds (about a round's worth) and stores it; takes the next while it is
+   * stored (at most MAX_TAKES at once, so the engine has the next round's reads to do while a
+   * round's rows are built); marks each take stored once it and every take before it are
+   * (stores/log-consumer.ts). A take fails only when stopping: the loader stops there.
+   */
+  const consumer = createLogConsumer<ScoreLogHeader, void>({
+    log: deps.log,
+    take: () => deps.log.take(TAKE_BYTES),
+    first: storeRecords,
+    second: async (records) => deps.log.markLoaded(records[records.length - 1]!.seq),
+    recover: async (_records, err) => {
+      throw err;
+    },
+    maxInFlight: MAX_TAKES,
+    sequentialFirsts: false,
     // Pending: appended and not yet marked stored (taken ones included).
-    if (deps.log.pendingRows === 0) for (const f of idle.splice(0)) f();
-  };
+    loaded: () => deps.log.pendingRows === 0,
+    onSettled: () => {
+      for (const f of held.splice(0)) f();
+    },
+    what: 'scores',
+    logger: deps.logger,
+  });
   /**
    * Ids of accepted scores not yet stored, by project (with how many waiting batches hold each), so
    * that a write of one of them sent without the preference, or its delete, comes after it.
@@ -82,7 +100,7 @@ export function createScoreLoader(deps: {
     }
   }
 
-  async function storeRecords(records: Awaited<ReturnType<ScoreLog['take']>>): Promise<void> {
+  async function storeRecords(records: LogRecord<ScoreLogHeader>[]): Promise<void> {
     const batches = records.map((r) => ({
       projectId: r.header.p,
       author: r.header.a,
@@ -101,38 +119,11 @@ export function createScoreLoader(deps: {
       } catch (err) {
         // Checked when accepted, they are refused only by a store that cannot serve now: they stay
         // in the log and are tried again until stored.
-        if (stopping) throw err;
+        if (consumer.stopping) throw err;
         deps.logger.warn({ err: { message: (err as Error).message } }, 'accepted scores not stored yet; trying again shortly');
         await new Promise((resolve) => setTimeout(resolve, deps.retryMs).unref());
       }
     }
-  }
-
-  /**
-   * Takes what the log holds (about a round's worth) and stores it; takes the next while it is
-   * stored (at most MAX_TAKES at once, so the engine has the next round's reads to do while a
-   * round's rows are built); marks each take stored once it and every take before it are.
-   */
-  async function run(): Promise<void> {
-    let marked: Promise<void> = Promise.resolve();
-    let storing = 0;
-    let room: (() => void) | undefined;
-    for (;;) {
-      while (storing >= MAX_TAKES) await new Promise<void>((resolve) => (room = resolve));
-      const records = await deps.log.take(TAKE_BYTES);
-      if (records.length === 0) break;
-      storing++;
-      const last = records[records.length - 1]!.seq;
-      marked = Promise.all([marked, storeRecords(records)])
-        .then(() => deps.log.markLoaded(last))
-        .finally(() => {
-          storing--;
-          settledAll();
-          room?.();
-        });
-      marked.catch(() => undefined); // awaited below (or by the next take's mark); a failure ends the loader there
-    }
-    await marked;
   }
 
   return {
@@ -141,7 +132,7 @@ export function createScoreLoader(deps: {
      * scores in the order sent. 503 while the log is full or cannot be written.
      */
     async accept(projectId: string, inputs: ScoreInput[], author: string, prefix: (i: number) => string): Promise<string[]> {
-      if (!running)
+      if (!started)
         throw new Unavailable('Scores are not accepted for later storage by this process; send them without Prefer: respond-async', 5);
       const scores = await deps.scores.check(projectId, inputs, prefix);
       await room(scores.length);
@@ -177,27 +168,17 @@ export function createScoreLoader(deps: {
     /** Opens the log and stores what it holds from before, then what comes; returns the records replayed. */
     start(): number {
       const replayed = deps.log.open();
-      running ??= run().catch((err: Error) =>
-        deps.logger.error({ err: { message: err.message } }, 'scores loader stopped; the log keeps the records for the next start'),
-      );
+      started = true;
+      consumer.start();
       return replayed;
     },
 
     /** Resolves once every score accepted so far is stored (or its store failed: it stays in the log). */
-    async flush(): Promise<void> {
-      await deps.log.drain();
-      await new Promise<void>((resolve) => {
-        idle.push(resolve);
-        settledAll();
-      });
-    },
+    flush: consumer.flush,
 
     /** Stores what is queued, then stops and closes the log. */
     async stop(): Promise<void> {
-      if (!running) return;
-      stopping = true;
-      await deps.log.close();
-      await running;
+      if (started) await consumer.stop();
     },
   };
 }
