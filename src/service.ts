@@ -10,7 +10,7 @@ import { createApp, type AppDeps, type TraceloomApp } from './http/app.ts';
 import { createJobRunner, startJobs, type JobRunner } from './jobs/index.ts';
 import { createIdentity, type Identity } from './auth/identity.ts';
 import { createBroadcast } from './stores/broadcast.ts';
-import { createDomain, type Domain } from './compose.ts';
+import { createDomain, type Domain } from './compose/domain.ts';
 import { listenAdminSocket, type AdminSocket } from './http/admin-socket.ts';
 import { startOtlpGrpc, type OtlpGrpcServer } from './grpc/otlp-server.ts';
 

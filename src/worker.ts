@@ -5,7 +5,7 @@ import { createLogger } from './logger.ts';
 import { bootStores } from './service.ts';
 import { onShutdownSignals } from './signals.ts';
 import { createBroadcast } from './stores/broadcast.ts';
-import { createDomain } from './compose.ts';
+import { createDomain } from './compose/domain.ts';
 import { createJobRunner, startJobs } from './jobs/index.ts';
 
 let config;

@@ -91,7 +91,7 @@ describe('architecture', () => {
   it('no loop between domain folders: their imports form an order', () => {
     const domainFolder = (file: string) => {
       const m = /^src\/([^/]+)\//.exec(file);
-      return m && !['http', 'grpc', 'admin', 'stores', 'jobs'].includes(m[1]!) ? m[1]! : undefined;
+      return m && !['http', 'grpc', 'admin', 'stores', 'jobs', 'compose'].includes(m[1]!) ? m[1]! : undefined;
     };
     const edges = new Map<string, Set<string>>();
     for (const s of sources) {
@@ -125,12 +125,13 @@ describe('architecture', () => {
 
   it('domain modules never import http/ (only the edges, the boot and the composition root do)', () => {
     // The edges: http/ itself, grpc/ (maps errors through http/errors.ts), the admin CLI (talks
-    // HTTP to the admin socket); the boot and composition: main.ts, service.ts, compose.ts.
+    // HTTP to the admin socket); the boot and composition: main.ts, service.ts, compose/.
     const allowed = (file: string) =>
       file.startsWith('src/http/') ||
       file.startsWith('src/grpc/') ||
       file.startsWith('src/admin') ||
-      ['src/main.ts', 'src/service.ts', 'src/compose.ts'].includes(file);
+      file.startsWith('src/compose/') ||
+      ['src/main.ts', 'src/service.ts'].includes(file);
     const wrong = sources
       .filter((s) => !allowed(s.file))
       .flatMap((s) =>
@@ -150,7 +151,7 @@ describe('architecture', () => {
       'src/grpc/',
       'src/admin/',
       'src/admin.ts',
-      'src/compose.ts',
+      'src/compose/',
       'src/main.ts',
       'src/service.ts',
       'src/worker.ts',
@@ -171,14 +172,20 @@ describe('architecture', () => {
     expect(wrong).toEqual([]);
     // The check sees the layers (a rule that classifies nothing would pass for the wrong reason).
     expect(
-      ['src/decimal.ts', 'src/stores/row-binary.ts', 'src/jobs/runner.ts', 'src/spend/budgets.ts', 'src/compose.ts'].map(layerOf),
+      ['src/decimal.ts', 'src/stores/row-binary.ts', 'src/jobs/runner.ts', 'src/spend/budgets.ts', 'src/compose/domain.ts'].map(layerOf),
     ).toEqual([0, 1, 2, 3, 4]);
   });
 
   it('exports live in src/exports/ and composition holds no table settings', () => {
     expect(sources.filter((s) => /^src\/executions\/.*(export|s3-put)/.test(s.file)).map((s) => s.file)).toEqual([]);
-    const compose = code(sources.find((s) => s.file === 'src/compose.ts')!.text);
-    expect(compose).not.toMatch(/insertRowBinary|insert_deduplication_token|prompts\.version\(/);
+    const compose = sources.filter((s) => s.file.startsWith('src/compose/'));
+    expect(compose.map((s) => s.file)).toContain('src/compose/domain.ts');
+    for (const s of compose) expect(code(s.text), s.file).not.toMatch(/insertRowBinary|insert_deduplication_token|prompts\.version\(/);
+  });
+
+  it('the composition is one root, in src/compose/: no domain folder wires itself (an index.ts of a domain)', () => {
+    const domainIndexes = sources.filter((s) => /^src\/(?!http\/|grpc\/|admin\/|stores\/|jobs\/|compose\/)[^/]+\/index\.ts$/.test(s.file));
+    expect(domainIndexes.map((s) => s.file)).toEqual([]);
   });
 
   it('nothing under src/ imports a path outside src/', () => {

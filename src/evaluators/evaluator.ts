@@ -1,7 +1,7 @@
 // An evaluator as stored and shown (docs/evaluators.md), and its target: a discriminated union on
 // `kind`, so another kind of target is one more case here, in evaluator-service.ts (its checks)
 // and in the scan (evaluation-jobs.ts). A dataset run target reads experiment runs through
-// `RunTargets` (src/datasets/runs.ts gives it; wired in compose.ts).
+// `RunTargets` (src/datasets/runs.ts gives it; wired in compose/domain.ts).
 import type { ListQuery } from '../executions/execution-filter.ts';
 
 /** The executions list filters an evaluator may use (GET /executions's, without paging and time). */

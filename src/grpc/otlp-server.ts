@@ -10,7 +10,7 @@ import { Server, ServerCredentials, status as Code, type sendUnaryData, type Ser
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Identity } from '../auth/identity.ts';
-import type { Domain } from '../compose.ts';
+import type { Domain } from '../compose/domain.ts';
 import { apiKeyIdOf, ingestProjectOf } from '../auth/principal.ts';
 import { decodeProtobufLogs } from '../ingest/otlp/decode-logs-protobuf.ts';
 import { countProtobufMetricPoints } from '../ingest/otlp/metric-points.ts';

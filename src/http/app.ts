@@ -11,7 +11,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
 import type { Identity } from '../auth/identity.ts';
-import type { Domain } from '../compose.ts';
+import type { Domain } from '../compose/domain.ts';
 import type { Metrics } from '../metrics.ts';
 import { authenticate, authorize } from './auth.ts';
 import { readJson } from './body.ts';

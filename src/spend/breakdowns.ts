@@ -200,7 +200,7 @@ type BreakdownReader = Pick<SpendRollupRepository, 'breakdown'>;
 
 /**
  * The live scores named `names` of a breakdown's executions (`read`: its groups, filter, window
- * and the source its spend is read from), by group and name (src/spend/index.ts: a score rollup,
+ * and the source its spend is read from), by group and name (src/compose/spend.ts: a score rollup,
  * or the scores joined to the executions rows).
  */
 export type ScoresByGroup = (read: BreakdownRead, names: string[]) => Promise<KeyedScoreRow[]>;

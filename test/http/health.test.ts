@@ -4,7 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.ts';
 import { createIdentity } from '../../src/auth/identity.ts';
 import { createBroadcast } from '../../src/stores/broadcast.ts';
-import { createDomain } from '../../src/compose.ts';
+import { createDomain } from '../../src/compose/domain.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createStores, type Stores } from '../../src/stores/index.ts';
 import type { RouteDef } from '../../src/http/routes/types.ts';

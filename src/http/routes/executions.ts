@@ -1,4 +1,4 @@
-import type { Domain } from '../../compose.ts';
+import type { Domain } from '../../compose/domain.ts';
 import type { ExecutionInput } from '../../executions/record.ts';
 import type { ActivityQuery, ListQuery } from '../../executions/execution-filter.ts';
 import { notFound } from '../errors.ts';

@@ -20,7 +20,7 @@ import type { Config } from '../../config.ts';
 import { modelPriceRoutes } from './model-prices.ts';
 import { modelConnectionRoutes } from './model-connections.ts';
 import { evaluatorRoutes } from './evaluators.ts';
-import type { Domain } from '../../compose.ts';
+import type { Domain } from '../../compose/domain.ts';
 import { healthRoutes } from './health.ts';
 import { metricsRoutes } from './metrics.ts';
 import { openapiRoutes } from './openapi.ts';

@@ -1,6 +1,6 @@
 // Scoped budget routes (budgets per project, agent, user, tag or API key; docs/spend.md "Scoped budgets").
 // Thin: the route table validates; src/spend/scoped-budgets.ts does the work.
-import type { Domain } from '../../compose.ts';
+import type { Domain } from '../../compose/domain.ts';
 import type { ScopedBudgetInput, ScopedBudgetUpdate } from '../../spend/scoped-budgets.ts';
 import type { RouteDef } from './types.ts';
 

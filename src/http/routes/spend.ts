@@ -1,6 +1,6 @@
 // Spend routes: stats, template analytics, budget, budget check, retention. Thin: the route table
 // validates; the spend domain does the work (docs/spend.md).
-import type { Domain } from '../../compose.ts';
+import type { Domain } from '../../compose/domain.ts';
 import type { BudgetInput } from '../../spend/budgets.ts';
 import type { AnalyticsQuery } from '../../spend/analytics-repository.ts';
 import type { WindowQuery } from '../../spend/stats.ts';

@@ -1,17 +1,18 @@
-// The evaluators area (docs/evaluators.md), wired from the stores and the domain services it uses:
+// The composition of the evaluators area (docs/evaluators.md; part of the one root, src/compose/),
+// wired from the stores and the domain services it uses:
 // model connections, evaluators and their jobs. Experiment runs (a dataset_run target) come from src/datasets.
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Queryable } from '../stores/postgres.ts';
 import type { JobRunner } from '../jobs/runner.ts';
-import { createConnections, type Connections } from './connection-repository.ts';
-import { createEvaluatorRepository } from './evaluator-repository.ts';
-import { createEvaluatorService, type EvaluatorService, type EvaluatorServiceDeps } from './evaluator-service.ts';
-import { createEvaluationJobs, type EvaluationJobs } from './evaluation-jobs.ts';
-import type { JudgementDeps } from './judgement.ts';
-import type { RunTargets } from './evaluator.ts';
-import { createLimiter } from './limiter.ts';
-import { createSecretBox, keyFile } from './secrets.ts';
+import { createConnections, type Connections } from '../evaluators/connection-repository.ts';
+import { createEvaluatorRepository } from '../evaluators/evaluator-repository.ts';
+import { createEvaluatorService, type EvaluatorService, type EvaluatorServiceDeps } from '../evaluators/evaluator-service.ts';
+import { createEvaluationJobs, type EvaluationJobs } from '../evaluators/evaluation-jobs.ts';
+import type { JudgementDeps } from '../evaluators/judgement.ts';
+import type { RunTargets } from '../evaluators/evaluator.ts';
+import { createLimiter } from '../evaluators/limiter.ts';
+import { createSecretBox, keyFile } from '../evaluators/secrets.ts';
 
 export interface Evaluators {
   connections: Connections;

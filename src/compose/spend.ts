@@ -1,23 +1,24 @@
-// The spend domain: stats, template analytics, budgets (evaluation, alerts, webhooks, checks) and
-// retention, with the job processors that run them. Built once per process by createDomain.
+// The composition of the spend area (part of the one root, src/compose/): stats, template
+// analytics, budgets (evaluation, alerts, webhooks, checks) and retention, with the job processors
+// that run them. Built once per process by createDomain (domain.ts).
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Stores } from '../stores/index.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
-import { createStats } from './stats.ts';
-import { createDailySpendRepository } from './daily-spend-repository.ts';
-import { createRetentionSettings } from './retention-settings-repository.ts';
+import { createStats } from '../spend/stats.ts';
+import { createDailySpendRepository } from '../spend/daily-spend-repository.ts';
+import { createRetentionSettings } from '../spend/retention-settings-repository.ts';
 import { countActivePrompts } from '../prompts/prompt-repository.ts';
-import { createAnalytics } from './analytics-repository.ts';
-import { createBudgetStore } from './budget-repository.ts';
-import { createBudgetEngine, type BudgetMetrics } from './budget-engine.ts';
-import { createBudgets, type Clock } from './budgets.ts';
-import { createRetention, RETENTION_JOB } from './retention.ts';
-import { createBreakdowns } from './breakdowns.ts';
+import { createAnalytics } from '../spend/analytics-repository.ts';
+import { createBudgetStore } from '../spend/budget-repository.ts';
+import { createBudgetEngine, type BudgetMetrics } from '../spend/budget-engine.ts';
+import { createBudgets, type Clock } from '../spend/budgets.ts';
+import { createRetention, RETENTION_JOB } from '../spend/retention.ts';
+import { createBreakdowns } from '../spend/breakdowns.ts';
 import type { ExecutionBreakdowns } from '../executions/execution-breakdown-repository.ts';
-import { createSpendRollupRepository } from './spend-rollup-repository.ts';
+import { createSpendRollupRepository } from '../spend/spend-rollup-repository.ts';
 import { grainedScoresByGroup, rollupScoresByGroup, scoresByGroup } from '../scores/score-repository.ts';
-import { createScopedBudgets } from './scoped-budgets.ts';
+import { createScopedBudgets } from '../spend/scoped-budgets.ts';
 import { getApiKey } from '../auth/api-key-repository.ts';
 
 export type { Clock };
