@@ -107,12 +107,14 @@ describe('web console, signed in with an API key', () => {
   it('refuses a wrong key with the API detail, then signs in with a key kept in session storage only', async () => {
     const { page } = browser;
     await page.goto(`${svc.url}/`);
-    await page.fill('textarea[name=credential]', 'tl_0000000000000000000000000000000000000000');
+    await page.fill('input[name=credential]', 'tl_0000000000000000000000000000000000000000');
     await page.click('button[type=submit]');
     await expect(page.locator('.error .detail').textContent()).resolves.toBe('Unauthorized - No valid authentication provided');
 
-    await page.fill('textarea[name=credential]', key);
-    await page.click('button[type=submit]');
+    // A password field (the key is not shown), and Enter signs in.
+    expect(await page.getAttribute('input[name=credential]', 'type')).toBe('password');
+    await page.fill('input[name=credential]', key);
+    await page.press('input[name=credential]', 'Enter');
     await page.waitForURL(`${svc.url}/projects/${P}/executions`);
     const row = page.locator(`tr[data-trace-id="${traceId}"]`);
     await expect(row.textContent()).resolves.toContain('gpt-4o-2024-08-06');
@@ -417,9 +419,9 @@ describe('web console, signed in as an admin with a JWT', () => {
   it('signs out, signs in with a pasted token, and sets a budget that the spend gauge shows', async () => {
     const { page } = browser;
     await page.click('aside button:has-text("Sign out")');
-    await page.locator('textarea[name=credential]').waitFor();
+    await page.locator('input[name=credential]').waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem('traceloom.credential'))).toBeNull();
-    await page.fill('textarea[name=credential]', adminJwt);
+    await page.fill('input[name=credential]', adminJwt);
     await page.click('button[type=submit]');
     await page.click('nav a:has-text("Settings")');
     await page.locator('.card p.muted:has-text("no budget set")').waitFor();
@@ -494,7 +496,7 @@ describe('web console, signed in as an admin with a JWT', () => {
     const { page } = browser;
     const temp = (await api('/api-keys', { method: 'POST', as: 'admin', body: JSON.stringify({ name: 'short-lived' }) })).body;
     await page.click('aside button:has-text("Sign out")');
-    await page.fill('textarea[name=credential]', temp.key);
+    await page.fill('input[name=credential]', temp.key);
     await page.click('button[type=submit]');
     await page.locator(`tr[data-trace-id="${traceId}"]`).waitFor();
     expect((await api(`/api-keys/${temp.key_id}`, { method: 'DELETE', as: 'admin' })).status).toBe(204);

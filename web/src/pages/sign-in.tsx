@@ -49,14 +49,15 @@ export function SignIn({ error, signedIn, onSignedIn }: { error?: ApiError; sign
         )}
         <label>
           API key or token
-          <textarea
+          {/* A password field: the key is not shown as it is typed or pasted, and Enter signs in. */}
+          <input
+            type="password"
             name="credential"
-            rows={3}
             autocomplete="off"
             spellcheck={false}
             placeholder="tl_… or eyJhbGciOi…"
             value={value}
-            onInput={(e) => setValue((e.target as HTMLTextAreaElement).value)}
+            onInput={(e) => setValue((e.target as HTMLInputElement).value)}
           />
         </label>
         <ErrorBox error={failure} title="Sign-in refused" />
