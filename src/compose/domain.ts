@@ -15,6 +15,7 @@ import { createSpanLoader, type IngestDeadLetters, type IngestLog, type SpanLoad
 import { DeadLetters } from '../stores/dead-letters.ts';
 import { startWindow, toClickHouseTime } from '../time.ts';
 import { createScoreService, type ScoreService } from '../scores/service.ts';
+import { createRestampQueue } from '../scores/restamp-queue.ts';
 import { backfillScoreGrainsIfEmpty, createScoreRepository, groupScores, scoreFilterSql } from '../scores/score-repository.ts';
 import { createScoreLoader, type ScoreLoader, type ScoreLogHeader } from '../scores/score-log.ts';
 import { createScoreConfigs, type ScoreConfigs } from '../scores/score-config-repository.ts';
@@ -167,13 +168,20 @@ export function createDomain(
   const scoreRepository = createScoreRepository(stores.clickhouse, scoreWriter);
   const executionStamps = createExecutionStamps(stores.clickhouse);
   const promptGroupCosts = createPromptGroupCosts(stores.clickhouse);
+  // Traces whose scores are stamped again shortly: executions just written, and scores written
+  // while their execution was unknown. The queue calls the score service; the service fills it.
+  const restamps = createRestampQueue({
+    restamp: async (projectId, traceIds) => void (await scores.service.restamp(projectId, traceIds)),
+    timing: config.scores.stampTiming,
+    onError: (err) => logger.warn({ err: { message: (err as Error).message } }, 'scores not stamped; trying again shortly'),
+    now: Date.now,
+  });
   const scores = {
     service: createScoreService({
       repository: scoreRepository,
       configs: scoreConfigs,
       stamps: (projectId, traceIds) => executionStamps.scoreStamps(projectId, traceIds),
-      timing: config.scores.stampTiming,
-      onStampError: (err) => logger.warn({ err: { message: (err as Error).message } }, 'scores not stamped; trying again shortly'),
+      onUnstamped: (projectId, traceIds) => restamps.add(projectId, traceIds),
     }),
     configs: scoreConfigs,
     comparison: createComparison({
@@ -189,7 +197,7 @@ export function createDomain(
     prices: resolver,
     queries: { traceHash: assembly.traceHash, get: detail.get },
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
-    onExecutionsWritten: (projectId, traceIds) => scores.service.executionsWritten(projectId, traceIds),
+    onExecutionsWritten: (projectId, traceIds) => restamps.add(projectId, traceIds),
   });
 
   const pending = stores.redis ? createRedisPendingTraces(stores.redis, { lockMs: 120_000, retryMs: 1_000 }) : createLocalPendingTraces();
@@ -205,7 +213,7 @@ export function createDomain(
     metrics,
     prices: resolver,
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
-    onExecutionsWritten: (projectId, traceIds) => scores.service.executionsWritten(projectId, traceIds),
+    onExecutionsWritten: (projectId, traceIds) => restamps.add(projectId, traceIds),
     ...createTracePromptReferences(prompts, logger),
   });
   const reprice = createReprice({
@@ -426,7 +434,7 @@ export function createDomain(
     flush: async () => {
       if (ingestStarted) await loader.flush();
       await Promise.all([writer.flush(), logsWriter.flush(), scoreLoader.flush()]);
-      await scores.service.flushStamps();
+      await restamps.flush();
       await scoreWriter.flush();
     },
     close: async () => {
@@ -439,8 +447,8 @@ export function createDomain(
         .catch((err: unknown) =>
           logger.warn({ err: { message: (err as Error).message } }, 'accepted scores kept in their log at shutdown'),
         );
-      await scores.service
-        .flushStamps()
+      await restamps
+        .flush()
         .catch((err: unknown) => logger.warn({ err: { message: (err as Error).message } }, 'scores not stamped at shutdown'));
       await scoreWriter.close();
     },

@@ -15,7 +15,6 @@ import { planTraceScores } from './score-stamps.ts';
 import type { ExecutionStamp } from '../executions/execution-stamp-repository.ts';
 import { createWriteRounds, type RoundWrite } from './write-rounds.ts';
 import { createKeyLocks } from './key-locks.ts';
-import { createRestampQueue, type StampTiming } from './restamp-queue.ts';
 
 export const MAX_SCORES_PER_REQUEST = 1_000;
 
@@ -55,8 +54,8 @@ export function createScoreService(deps: {
   repository: ScoreRepository;
   configs: ScoreConfigs;
   stamps: ExecutionStamps;
-  timing?: StampTiming;
-  onStampError?: (err: unknown) => void;
+  /** Scores were written while their executions were unknown: their traces are to be stamped again (restamp-queue.ts). */
+  onUnstamped?: (projectId: string, traceIds: string[]) => void;
   now?: () => number;
 }) {
   const now = deps.now ?? Date.now;
@@ -64,13 +63,6 @@ export function createScoreService(deps: {
   let lastVersion = 0;
   /** A version above every one this node gave (rows of one id must order by version). */
   const nextVersion = () => (lastVersion = Math.max(lastVersion + 1, now() * 1_000));
-
-  const queue = createRestampQueue({
-    restamp: async (projectId, traceIds) => void (await service.restamp(projectId, traceIds)),
-    timing: deps.timing ?? { firstMs: 0, againMs: 10_000 },
-    onError: deps.onStampError,
-    now,
-  });
 
   /**
    * Writes `changes` (ids to their new rows, or null to delete) over `stored`: the live rows of the
@@ -125,7 +117,7 @@ export function createScoreService(deps: {
     await deps.repository.write(planTraceScores(stored, next, changed, stamps, nextVersion));
     // Scores written while their execution is unknown are looked at again (and by the stamp sweep).
     const unstamped = [...changed].map((id) => next.get(id)!.trace_id).filter((t) => t && !stamps.has(t));
-    if (unstamped.length) queue.add(projectId, [...new Set(unstamped)]);
+    if (unstamped.length) deps.onUnstamped?.(projectId, [...new Set(unstamped)]);
   }
 
   /**
@@ -284,16 +276,6 @@ export function createScoreService(deps: {
         await deps.repository.write(planTraceScores(stale, stale, new Set(), stamps, nextVersion, { keepCounted: true }));
         return stale.size;
       });
-    },
-
-    /** Executions of these traces were just written: their scores are stamped again at once, and once more later. */
-    executionsWritten(projectId: string, traceIds: string[]): void {
-      queue.add(projectId, traceIds);
-    },
-
-    /** Stamps every waiting trace now (shutdown, tests). */
-    async flushStamps(): Promise<void> {
-      await queue.flush();
     },
 
     async list(projectId: string, q: ScoreListQuery) {
