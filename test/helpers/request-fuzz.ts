@@ -151,6 +151,12 @@ export function anyRequest(routes: readonly RouteDef[], schemas: readonly JsonSc
   return fc.oneof(...routes.map((r) => ({ weight: hasInput(r) ? 3 : 1, arbitrary: requestFor(r, s, ctx) })));
 }
 
+/** One request to each route of the table, in the table's order. */
+export function everyRoute(routes: readonly RouteDef[], schemas: readonly JsonSchema[], ctx: FuzzContext): fc.Arbitrary<FuzzRequest[]> {
+  const s = new SchemaArbitraries(schemas, ctx.known);
+  return fc.tuple(...routes.map((r) => requestFor(r, s, ctx)));
+}
+
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
 export function send(baseUrl: string, req: FuzzRequest, timeoutMs = 30_000): Promise<FuzzResult> {
@@ -284,13 +290,18 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
     if (r.status >= 300) throw new Error(`seeding POST ${path}: ${r.status} ${JSON.stringify(r.body)}`);
     return r.body;
   };
-  await admin('/score-configs', { name: 'fz-score', data_type: 'NUMERIC' });
+  const config = await admin('/score-configs', { name: 'fz-score', data_type: 'NUMERIC' });
   const connection = await admin('/model-connections', {
     name: 'fz-judge',
     base_url: 'https://judge.example.com/v1',
     model: 'm',
     api_key: 'sk-fuzz',
   });
+  const scoreIds = ['fz-score-1', 'fz-score-2', 'fz-score-3'];
+  for (const id of scoreIds) await call('POST', '/scores', { id, trace_id: 'fz-trace-1', name: `fz-${id}`, value: 1 });
+  // Keys the routes of one key can find (the generated DELETEs may revoke them).
+  const keyIds: string[] = [];
+  for (let i = 0; i < 2; i++) keyIds.push((await admin('/api-keys', { name: `fz-key-${i}` })).key_id);
   // Several: the generated DELETEs remove them one by one, and the other routes should still find one.
   const evaluatorIds: string[] = [];
   for (let i = 0; i < 4; i++) {
@@ -321,6 +332,9 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
     import_id: ['fz-import'],
     connection_id: [connection.connection_id],
     evaluator_id: evaluatorIds,
+    score_id: scoreIds,
+    config_id: [config.config_id ?? config.id],
+    key_id: keyIds,
   };
   return {
     svc,
