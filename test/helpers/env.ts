@@ -68,8 +68,9 @@ export async function dropTestDatabases(): Promise<void> {
   }
 }
 
-// chDB binds one data directory per process, and vitest runs each test file in its own process:
-// every service of a file shares this one; everything else (PGlite, the lock) gets a fresh DATA_DIR.
+// chDB binds one data directory per process at a time, and a worker process runs one test file at
+// a time: every service of a file shares this one (a new one per file, beginTestFile); everything
+// else (PGlite, the lock) gets a fresh DATA_DIR.
 // Its first user decides whether it starts migrated (a copy of the template) or empty.
 let chdbDir: { dir: string; migrated: boolean } | undefined;
 async function fileChdbDir(migrated: boolean): Promise<string> {
@@ -80,6 +81,15 @@ async function fileChdbDir(migrated: boolean): Promise<string> {
   }
   if (chdbDir.migrated && !migrated) throw new Error('this file asked for migrated stores first: ask for migrated: false before any other');
   return chdbDir.dir;
+}
+
+/**
+ * A new test file begins (test/file-setup.ts): its services get a chDB folder of their own. The
+ * worker process outlives the file (isolate: false), and the previous file's services are closed,
+ * so the engine binds the new folder.
+ */
+export function beginTestFile(): void {
+  chdbDir = undefined;
 }
 
 /** A chDB folder of its own, migrated: for a child process (chDB binds one folder per process). */

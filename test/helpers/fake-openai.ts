@@ -155,7 +155,7 @@ class AsyncLocalContextManager implements ContextManager {
   }
 }
 
-/** Installs the global context manager once per process (vitest runs each file in its own). */
+/** Installs the global context manager for a test file (test/file-setup.ts clears it before the next). */
 export function installContextManager(): () => void {
   const installed = context.setGlobalContextManager(new AsyncLocalContextManager());
   if (!installed) throw new Error('a global OpenTelemetry context manager is already installed');
