@@ -155,7 +155,8 @@ export function createEvaluatorService(deps: EvaluatorServiceDeps) {
     /** Paused: no new judgement starts (queued ones wait); resumed: they are enqueued again. */
     async setPaused(projectId: string, evaluatorId: string, paused: boolean) {
       const current = await row(projectId, evaluatorId);
-      const saved = (await deps.repository.update({ ...current, paused }))!;
+      const saved = await deps.repository.update({ ...current, paused });
+      if (!saved) throw notFound('Evaluator'); // deleted since it was read
       if (current.paused && !paused) await deps.jobs.requeue(saved, new Date());
       return present(saved);
     },

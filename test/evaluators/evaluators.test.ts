@@ -401,4 +401,18 @@ describe(`evaluators (${mode} mode)`, () => {
     },
     TEST_MS,
   );
+  it('an evaluator deleted while it is paused or resumed: 404 or done, never a 500', async () => {
+    const made = [];
+    for (let i = 0; i < 40; i++) made.push(await createEvaluator(`raced-${i}`, 'raced-bot', { paused: i % 2 === 1 }));
+    // Each pause or resume reads its evaluator, then writes it: the delete lands in between for some.
+    const answers = await Promise.all(
+      made.flatMap((ev, i) => [
+        call('POST', `/evaluators/${ev.evaluator_id}/${i % 2 === 1 ? 'resume' : 'pause'}`),
+        call('DELETE', `/evaluators/${ev.evaluator_id}`),
+      ]),
+    );
+    for (const r of answers) expect([200, 204, 404], JSON.stringify(r.body)).toContain(r.status);
+    for (const r of answers.filter((a) => a.status === 404)) expect(r.body).toEqual({ detail: 'Evaluator not found' });
+    for (const ev of made) expect((await call('GET', `/evaluators/${ev.evaluator_id}`)).status).toBe(404);
+  });
 });
