@@ -13,6 +13,7 @@ import { buildConsole } from '../web/build.ts';
 import { launchBrowser } from '../test/helpers/browser.ts';
 import { generateExecutions } from './executions.ts';
 import { quantile } from './timing.ts';
+import { removeDataDir } from './data-dir.ts';
 
 export interface Figure {
   what: string;
@@ -83,7 +84,7 @@ export async function benchConsole(opts: { reloads?: number; explorerExecutions?
   } finally {
     await browser.close();
     await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeDataDir(dir);
   }
   return figures;
 }

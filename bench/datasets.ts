@@ -2,9 +2,9 @@
 // JSON Lines request, generated as the request streams (the client holds one chunk at a time), and
 // imported by the embedded service: items/s, and the service process's peak RSS above its level
 // before the import (sampled every 50 ms) — the figure that shows memory stays bounded.
-import fs from 'node:fs';
 import { type Figure, startEmbeddedService } from './executions.ts';
 import { formatCount } from './timing.ts';
+import { removeDataDir } from './data-dir.ts';
 
 const MiB = 2 ** 20;
 
@@ -62,6 +62,6 @@ export async function benchDatasetImport(items: number, label = 'items'): Promis
     ];
   } finally {
     await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeDataDir(dir);
   }
 }

@@ -2,10 +2,10 @@
 // (concurrency 8, no rate limit in the way) backfilled over them, and the time until every
 // judgement is done against the loopback judge (test/helpers/fake-judge.ts), which answers after
 // BENCH_JUDGE_LATENCY_MS (default 0: the service's own cost per judgement). Embedded stores.
-import fs from 'node:fs';
 import { startEmbeddedService, type Figure } from './executions.ts';
 import { startFakeJudge, verdict } from '../test/helpers/fake-judge.ts';
 import { formatCount } from './timing.ts';
+import { removeDataDir } from './data-dir.ts';
 
 export async function benchEvaluators(judgements: number, latencyMs: number): Promise<Figure[]> {
   const figures: Figure[] = [];
@@ -87,7 +87,7 @@ export async function benchEvaluators(judgements: number, latencyMs: number): Pr
   } finally {
     await svc.close();
     await judge.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeDataDir(dir);
   }
   return figures;
 }

@@ -9,6 +9,7 @@ import { createLogger } from '../src/logger.ts';
 import { startService, type Service } from '../src/service.ts';
 import { quantile, timeEach } from './timing.ts';
 import type { ClickHouseStore } from '../src/stores/clickhouse.ts';
+import { removeDataDir } from './data-dir.ts';
 
 export interface Figure {
   what: string;
@@ -225,7 +226,7 @@ export async function benchExecutions(rows: number): Promise<Figure[]> {
     });
   } finally {
     await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeDataDir(dir);
   }
   return figures;
 }

@@ -23,6 +23,7 @@ import type { RowDecoder } from '../src/stores/row-binary-decoder.ts';
 import { countThreadCpu } from './thread-cpu.ts';
 import { formatCount as fmt, runJsonChild, waitUntil } from './timing.ts';
 import { measureHalves } from './ingest-halves.ts';
+import { removeDataDir } from './data-dir.ts';
 
 export interface Figure {
   what: string;
@@ -311,7 +312,7 @@ export async function benchIngest(): Promise<Figure[]> {
     figures.push({ what: 'spans acknowledged in all (HTTP 200s)', value: fmt(totalSpans) });
   } finally {
     await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeDataDir(dir);
   }
   return figures;
 }

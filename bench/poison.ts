@@ -8,6 +8,7 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { startService, type Service } from '../src/service.ts';
 import { agentTrace, appendToIngestLog, spreadOverMonths } from '../test/helpers/ingest-log.ts';
+import { removeDataDir } from './data-dir.ts';
 
 const hex = (v: number) => v.toString(16).padStart(32, '0');
 
@@ -80,7 +81,7 @@ export async function benchPoison(): Promise<Array<{ what: string; value: string
       value: s(poisoned.ms),
     });
   } finally {
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    removeDataDir(dataDir);
   }
   return rows;
 }

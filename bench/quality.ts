@@ -2,9 +2,9 @@
 // the embedded engine (INSERT ... SELECT FROM numbers()), then, over HTTP, the version comparison
 // and a spend breakdown with scores, and the rate of score ingest in batches of 1,000.
 import { createExecutionStamps } from '../src/executions/execution-stamp-repository.ts';
-import fs from 'node:fs';
 import { GENERATED, generateExecutions, type Figure, startEmbeddedService } from './executions.ts';
 import { formatCount, quantile, timeEach, waitUntil } from './timing.ts';
+import { removeDataDir } from './data-dir.ts';
 
 const ms = (n: number) => n.toFixed(1);
 
@@ -183,7 +183,7 @@ export async function benchQuality(executions: number): Promise<Figure[]> {
     });
   } finally {
     await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeDataDir(dir);
   }
   return figures;
 }

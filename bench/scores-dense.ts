@@ -5,10 +5,10 @@
 // the same run, the same load spread over 200,000 traces (each trace holds a few scores): the raw
 // figure a dense load should match. The service runs in this process on the embedded stores; the
 // clients and the health prober run in a child process.
-import fs from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startEmbeddedService, type Figure } from './executions.ts';
 import { formatCount, quantile, runJsonChild } from './timing.ts';
+import { removeDataDir } from './data-dir.ts';
 
 interface LoadResult {
   stored: number;
@@ -66,7 +66,7 @@ export async function benchScoresDense(seconds: number): Promise<Figure[]> {
       );
     } finally {
       await svc.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      removeDataDir(dir);
     }
   }
   return figures;

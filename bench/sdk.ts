@@ -4,13 +4,13 @@
 // timeout, retries included. Embedded stores.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Traceloom } from '../sdk/js/src/index.ts';
 import { startEmbeddedService, type Figure } from './executions.ts';
 import { quantile } from './timing.ts';
+import { removeDataDir } from './data-dir.ts';
 
 const TIMEOUT_MS = Number(process.env.BENCH_SDK_TIMEOUT_MS ?? 500);
 const CACHED_GETS = Number(process.env.BENCH_SDK_GETS ?? 200_000);
@@ -95,7 +95,7 @@ export async function benchSdk(): Promise<Figure[]> {
     hung.closeAllConnections();
     hung.close();
     await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeDataDir(dir);
   }
   return figures;
 }

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import { SPEND_ROLLUPS } from '../src/reads/spend-dimensions.ts';
 import { generateExecutions, startEmbeddedService } from './executions.ts';
+import { removeDataDir } from './data-dir.ts';
 
 const BATCH = 2_000;
 
@@ -67,7 +68,7 @@ export async function benchSpendViews(): Promise<Array<[string, string]>> {
     ]);
   } finally {
     await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeDataDir(dir);
   }
   return figures;
 }

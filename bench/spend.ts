@@ -4,9 +4,9 @@
 // users, by tag), the repricing rate, and the budget check in process and over HTTP.
 // Run: `npx tsx -e "import('./bench/spend.ts').then((m) => m.benchSpend())"` (BENCH_EXECUTIONS
 // sets the row count, default 10,000,000).
-import fs from 'node:fs';
 import { generateExecutions, startEmbeddedService } from './executions.ts';
 import { quantile, timeEach } from './timing.ts';
+import { removeDataDir } from './data-dir.ts';
 
 const ms = (n: number) => n.toFixed(1);
 const us = (n: number) => Math.round(n * 1000);
@@ -114,7 +114,7 @@ export async function benchSpend(): Promise<void> {
     ]);
   } finally {
     await svc.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeDataDir(dir);
   }
   console.log(`\n## spend (${rows.toLocaleString('en-US')} executions, embedded chDB)`);
   console.log('| what | figure |');

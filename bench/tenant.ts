@@ -7,12 +7,12 @@
 // the exact-sum check: the answer's total against a plain sum over `executions FINAL`.
 // Env: BENCH_TENANT_EXECUTIONS (comma-separated steps), BENCH_TENANT_DIR (a DATA_DIR kept between
 // runs: rows already there are not generated again), BENCH_TENANT_SAMPLES (default 10).
-import fs from 'node:fs';
 import os from 'node:os';
 import type { Service } from '../src/service.ts';
 import { breakdownSql } from '../src/reads/breakdown-sql.ts';
 import { GENERATED, generateExecutions, startEmbeddedService } from './executions.ts';
 import { formatCount, quantile, timeEach, waitUntil } from './timing.ts';
+import { removeDataDir } from './data-dir.ts';
 
 const WINDOW_90 = 'start=2026-08-03T00:00:00Z&end=2026-11-01T00:00:00Z';
 const WINDOW_30 = 'start=2026-10-01T00:00:00Z&end=2026-10-31T00:00:00Z';
@@ -241,7 +241,7 @@ export async function benchTenant(): Promise<void> {
     }
   } finally {
     await svc.close();
-    if (!kept) fs.rmSync(dir, { recursive: true, force: true });
+    if (!kept) removeDataDir(dir);
   }
   const ns = [...columns.keys()];
   console.log(`\n## one very large tenant (one project; embedded chDB; ${os.cpus().length} cores; p50 / p95 ms of ${samples} over HTTP)`);
