@@ -1,6 +1,9 @@
 // Timestamps in bodies and query parameters: ISO 8601 or integer epoch milliseconds.
 import { badRequest } from './errors.ts';
 
+/** The earliest time a window may hold: the engine's times start at the epoch. */
+export const EPOCH = '1970-01-01T00:00:00Z';
+
 export function parseTime(value: string | number, field: string): Date {
   let ms: number;
   if (typeof value === 'number' || /^\d{1,15}$/.test(value)) ms = Number(value);

@@ -7,7 +7,7 @@
 // Money: nano-dollar BigInts, decimal strings out.
 import { badRequest } from '../errors.ts';
 import { fromScaled, NANOS } from '../decimal.ts';
-import { parseTime } from '../time.ts';
+import { EPOCH, parseTime } from '../time.ts';
 import { nanos } from './money.ts';
 import type { SpendRollupRepository } from './spend-rollup-repository.ts';
 import type { BreakdownFilter, BreakdownRead, BreakdownRow, BreakdownSource, GroupColumn } from '../reads/breakdown-sql.ts';
@@ -124,7 +124,9 @@ export function hourWindow(q: Pick<BreakdownQuery, 'window' | 'start' | 'end'>, 
     const startRaw = q.start !== undefined ? parseTime(q.start, 'start') : undefined;
     if (startRaw && endRaw && startRaw >= endRaw) throw badRequest('start: must be before end');
     end = endRaw ? Math.ceil(endRaw.getTime() / HOUR_MS) * HOUR_MS : Math.floor(now.getTime() / DAY_MS) * DAY_MS + DAY_MS;
-    start = startRaw ? Math.floor(startRaw.getTime() / HOUR_MS) * HOUR_MS : end - 30 * DAY_MS;
+    if (end <= 0) throw badRequest(`end: must be after ${EPOCH}, got ${JSON.stringify(q.end)}`);
+    // A window never reaches before the epoch (the engine's times start there).
+    start = startRaw ? Math.floor(startRaw.getTime() / HOUR_MS) * HOUR_MS : Math.max(0, end - 30 * DAY_MS);
   }
   if (start >= end) throw badRequest('start: must be before end');
   if (end - start > MAX_WINDOW_DAYS * DAY_MS) throw badRequest(`window: at most ${MAX_WINDOW_DAYS} days`);

@@ -2,7 +2,7 @@
 // `start` is floored to its day's 00:00 UTC and `end` (exclusive) raised to the next 00:00 UTC
 // unless it is one already. The answer names the window it used (`start`, `end`).
 import { badRequest } from '../errors.ts';
-import { parseTime } from '../time.ts';
+import { EPOCH, parseTime } from '../time.ts';
 
 const DAY_MS = 86_400_000;
 export const MAX_WINDOW_DAYS = 3_660;
@@ -27,7 +27,9 @@ export function dayWindow(q: { start?: string; end?: string }, now: Date): DayWi
   const startRaw = q.start !== undefined ? parseTime(q.start, 'start') : undefined;
   if (startRaw && endRaw && startRaw >= endRaw) throw badRequest('start: must be before end');
   const end = endRaw ? ceilDay(endRaw.getTime()) : floorDay(now.getTime()) + DAY_MS;
-  const start = startRaw ? floorDay(startRaw.getTime()) : end - DEFAULT_WINDOW_DAYS * DAY_MS;
+  if (end <= 0) throw badRequest(`end: must be after ${EPOCH}, got ${JSON.stringify(q.end)}`);
+  // A window never reaches before the epoch (the engine's dates start there).
+  const start = startRaw ? floorDay(startRaw.getTime()) : Math.max(0, end - DEFAULT_WINDOW_DAYS * DAY_MS);
   if (start >= end) throw badRequest('start: must be before end');
   const n = (end - start) / DAY_MS;
   if (n > MAX_WINDOW_DAYS) throw badRequest(`end: the window spans ${n} days; at most ${MAX_WINDOW_DAYS} are allowed`);

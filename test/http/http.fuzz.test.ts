@@ -78,6 +78,8 @@ describe(`request validation (${mode} mode)`, () => {
     ['GET', `${P}/executions?min_cost=99999999999999999999999999`, undefined, /^Invalid query parameter: min_cost: must match pattern/],
     ['GET', `${P}/executions?max_cost=Infinity`, undefined, /^Invalid query parameter: max_cost: must match pattern/],
     ['GET', `${P}/executions/export?max_cost=Infinity`, undefined, /^Invalid query parameter: max_cost: must match pattern/],
+    ['GET', `${P}/spend?end=0`, undefined, /^end: must be after 1970-01-01T00:00:00Z, got "0"$/],
+    ['GET', `${P}/stats?end=0`, undefined, /^end: must be after 1970-01-01T00:00:00Z, got "0"$/],
     [
       'POST',
       `${P}/prompts`,
