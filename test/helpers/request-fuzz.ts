@@ -333,7 +333,7 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
     connection_id: [connection.connection_id],
     evaluator_id: evaluatorIds,
     score_id: scoreIds,
-    config_id: [config.config_id ?? config.id],
+    config_id: [config.config_id],
     key_id: keyIds,
   };
   return {
