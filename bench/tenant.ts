@@ -54,11 +54,7 @@ const ANSWERS: Answer[] = [
     hourly: { groups: ['day', 'model'], table: 'spend_hourly' },
   },
   { what: 'spend by tag, 90 days', path: `/spend?group_by=tag&${WINDOW_90}` },
-  {
-    what: 'spend by prompt, 90 days',
-    path: `/spend?group_by=prompt&${WINDOW_90}`,
-    hourly: { groups: ['prompt_id'], table: 'spend_hourly_prompts' },
-  },
+  { what: 'spend by prompt, 90 days', path: `/spend?group_by=prompt&${WINDOW_90}` },
   { what: 'spend by environment, 90 days', path: `/spend?group_by=environment&${WINDOW_90}` },
   { what: 'spend by user, 90 days', path: `/spend?group_by=user&${WINDOW_90}`, hourly: { groups: ['user_id'], table: 'spend_hourly' } },
   {

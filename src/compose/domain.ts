@@ -380,7 +380,7 @@ export function createDomain(
       // Before this node ingests: executions stored before the spend rollups existed are copied in once.
       const filled = await rollups.backfillIfEmpty(
         () => executionBreakdowns.anyStored(),
-        (table, key) => executionBreakdowns.aggregateIntoRollup(table, key),
+        (table) => executionBreakdowns.aggregateIntoHourly(table),
         (rollup) => executionBreakdowns.aggregateIntoGrains(rollup),
       );
       if (filled.length) logger.info({ tables: filled }, 'spend rollups filled from the executions stored before them');

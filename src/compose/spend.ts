@@ -71,7 +71,7 @@ export function createSpend(
       // like spend_hourly; else the scores joined to the executions rows.
       async (read, names) =>
         (await grainedScoresByGroup(stores.clickhouse, read, names)) ??
-        (read.source === 'spend_hourly' || read.source === 'spend_hourly_prompts'
+        (read.source === 'spend_hourly'
           ? rollupScoresByGroup(stores.clickhouse, read, names)
           : scoresByGroup(stores.clickhouse, executionBreakdowns.keys({ ...read, source: 'executions' }), read.groups.length, names)),
     ),

@@ -1,5 +1,5 @@
 // The spend the executions ledger answers itself: breakdowns no rollup serves, and the rows that
-// fill a rollup (schema/clickhouse/006, 018) from the executions stored before it existed.
+// fill a rollup (schema/clickhouse/006, 018, 021) from the executions stored before it existed.
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import {
   breakdownKeysSql,
@@ -37,24 +37,17 @@ export function createExecutionBreakdowns(ch: ClickHouseStore) {
     },
 
     /**
-     * Sums every stored execution into a spend rollup (schema/clickhouse/006), as its view does:
-     * signed sums per project, hour and dimensions; `key` the dimension it adds (an array joined, or the API key), if any.
+     * Sums every stored execution into the hourly rollup `table` (schema/clickhouse/006), as its
+     * view does: signed sums per project, hour and dimensions.
      */
-    async aggregateIntoRollup(table: string, key: 'tag' | 'prompt_id' | 'api_key_id' | undefined): Promise<void> {
-      const join =
-        key === 'tag'
-          ? "ARRAY JOIN if(empty(tags), [''], arrayDistinct(tags)) AS tag"
-          : key === 'prompt_id'
-            ? "ARRAY JOIN if(empty(`tu.prompt_id`), [''], arrayDistinct(`tu.prompt_id`)) AS prompt_id"
-            : '';
-      const k = key ? `${key}, ` : '';
+    async aggregateIntoHourly(table: string): Promise<void> {
       await ch.command(
-        `INSERT INTO ${table} (project_id, ${k}hour, provider, model, agent_id, user_id, session_id, cost_usd, tokens_in, tokens_out, executions, unpriced_executions)
-         SELECT project_id, ${k}toStartOfHour(started_at, 'UTC') AS hour, provider, model, agent_id, user_id, session_id,
+        `INSERT INTO ${table} (project_id, hour, provider, model, agent_id, user_id, session_id, cost_usd, tokens_in, tokens_out, executions, unpriced_executions)
+         SELECT project_id, toStartOfHour(started_at, 'UTC') AS hour, provider, model, agent_id, user_id, session_id,
            sum(toDecimal128(cost_usd, 9) * sign), sum(toInt64(tokens_in) * sign), sum(toInt64(tokens_out) * sign), sum(toInt64(sign)),
            sum(if(cost_source = 'unpriced', toInt64(sign), 0))
-         FROM executions ${join}
-         GROUP BY project_id, ${k}hour, provider, model, agent_id, user_id, session_id`,
+         FROM executions
+         GROUP BY project_id, hour, provider, model, agent_id, user_id, session_id`,
         {},
         { max_partitions_per_insert_block: '10000' },
       );
@@ -78,14 +71,18 @@ export function createExecutionBreakdowns(ch: ClickHouseStore) {
       };
       const grains = rollup.grains.map((g) => `('${g}', ${bucket[g]})`);
       const columns = rollup.columns.join(', ');
+      // A table of several families: this family's rows, its first column stored as `value`.
+      const [first, ...rest] = rollup.columns;
+      const stored = rollup.attribute ? ['attribute', 'value', ...rest].join(', ') : columns;
+      const values = rollup.attribute ? [`{attribute:String}`, first, ...rest].join(', ') : columns;
       await ch.command(
-        `INSERT INTO ${rollup.table} (project_id, grain, bucket, ${columns}, cost_usd, tokens_in, tokens_out, executions, unpriced_executions)
-         SELECT project_id, g.1 AS grain, g.2 AS bucket, ${columns},
+        `INSERT INTO ${rollup.table} (project_id, grain, bucket, ${stored}, cost_usd, tokens_in, tokens_out, executions, unpriced_executions)
+         SELECT project_id, g.1 AS grain, g.2 AS bucket, ${values},
            sum(toDecimal128(cost_usd, 9) * sign), sum(toInt64(tokens_in) * sign), sum(toInt64(tokens_out) * sign), sum(toInt64(sign)),
            sum(if(cost_source = 'unpriced', toInt64(sign), 0))
          FROM executions ${joins.join(' ')} ARRAY JOIN [${grains.join(', ')}] AS g
          GROUP BY project_id, grain, bucket, ${columns}`,
-        {},
+        rollup.attribute ? { attribute: rollup.attribute } : {},
         { max_partitions_per_insert_block: '10000' },
       );
     },

@@ -108,12 +108,13 @@ export function breakdownGroups(r: BreakdownRead, source: BreakdownSourceSql) {
   return { where, joins, keys, names: r.groups.map((_, i) => `g${i}`), params };
 }
 
-/** The predicates of a breakdown's filter (binding their values into `params`). */
+/** The predicates of a breakdown's filter (binding their values into `params`); `stored`: where the source holds a column. */
 function filterPredicates(
   r: BreakdownRead,
   grouped: ReadonlySet<string>,
   source: Pick<BreakdownSourceSql, 'arrayFilter'>,
   params: Record<string, unknown>,
+  stored: (column: string) => string = (column) => column,
 ): string[] {
   const where: string[] = [];
   for (const [column, values] of Object.entries(r.filter.anyOf)) {
@@ -123,7 +124,7 @@ function filterPredicates(
     // value is filtered like any column.
     const onArray =
       dimensionByColumn(column)?.fromArray && !grouped.has(column) ? source.arrayFilter?.(column as DimensionColumn) : undefined;
-    where.push(onArray ?? `${column} IN {f_${column}:Array(String)}`);
+    where.push(onArray ?? `${stored(column)} IN {f_${column}:Array(String)}`);
   }
   Object.entries(r.filter.metadata).forEach(([key, value], i) => {
     params[`mk${i}`] = key;
@@ -137,8 +138,9 @@ const SIGNED_MEASURES = ['cost_usd', 'tokens_in', 'tokens_out', 'executions', 'u
 
 /**
  * A rollup by grain as a read sees it: its table (columns `grain`, `bucket`), the grains it holds,
- * its columns, and where its hours are read when it holds none (a rollup with column `hour`,
- * restricted by `hoursWhere`).
+ * its columns, where its hours are read when it holds none (a rollup with column `hour`,
+ * restricted by `hoursWhere`), and, for a table of several families (SpendRollup's `attribute`),
+ * which family: its rows with that `attribute`, its first column stored as `value`.
  */
 export interface GrainedSource {
   readonly table: string;
@@ -146,6 +148,7 @@ export interface GrainedSource {
   readonly grains: readonly Grain[];
   readonly hours?: string;
   readonly hoursWhere?: string;
+  readonly attribute?: string;
 }
 
 /**
@@ -161,8 +164,10 @@ export function grainedRows(
   params: Record<string, unknown>,
 ): string {
   const grouped = new Set<string>(r.groups.flatMap((g) => (g.kind === 'column' ? [g.column] : [])));
-  const filters = [...filterPredicates(r, grouped, {}, params), ...(select.where ?? [])];
-  const columns = source.columns.filter((c) => grouped.has(c));
+  const stored = (c: string) => (source.attribute && c === source.columns[0] ? 'value' : c);
+  if (source.attribute) params.attribute = source.attribute;
+  const filters = [...filterPredicates(r, grouped, {}, params, stored), ...(select.where ?? [])];
+  const columns = source.columns.filter((c) => grouped.has(c)).map((c) => (stored(c) === c ? c : `${stored(c)} AS ${c}`));
   const parts: string[] = [];
   for (const sign of [1, -1] as const) {
     const own: string[] = [];
@@ -179,7 +184,7 @@ export function grainedRows(
     const part = (table: string, time: string, spans: string[], extra: string[]) =>
       `SELECT ${[`${time} AS t`, ...columns, ...(select.plain ?? []), ...select.signed.map((m) => (sign === 1 ? m : `-${m} AS ${m}`))].join(', ')}
        FROM ${table} WHERE ${['project_id = {p:String}', `(${spans.join(' OR ')})`, ...filters, ...extra].join(' AND ')}`;
-    if (own.length) parts.push(part(source.table, 'bucket', own, []));
+    if (own.length) parts.push(part(source.table, 'bucket', own, source.attribute ? ['attribute = {attribute:String}'] : []));
     if (hours.length) parts.push(part(source.hours!, 'hour', hours, source.hoursWhere ? [source.hoursWhere] : []));
   }
   return parts.join(' UNION ALL ');

@@ -6,10 +6,10 @@
 // (a migration) and where ingest fills it.
 
 /**
- * The hourly rollups still fed (schema/clickhouse/006; 019 retired those by tag and by API key),
- * each keyed by every scalar dimension but the API key and environment, per hour.
+ * The hourly rollup still fed (schema/clickhouse/006; 019 retired those by tag and by API key, 021
+ * the one by prompt), keyed by every scalar dimension but the API key and environment, per hour.
  */
-export type Rollup = 'spend_hourly' | 'spend_hourly_prompts';
+export type Rollup = 'spend_hourly';
 
 export interface SpendDimension {
   /** its name in `group_by` and in each row of the answer */
@@ -51,7 +51,7 @@ export const SPEND_DIMENSIONS = [
     name: 'prompt',
     filter: 'prompt_id',
     column: 'prompt_id',
-    rollup: 'spend_hourly_prompts',
+    rollup: null,
     fromArray: { array: '`tu.prompt_id`' },
     commaSeparated: true,
     exported: false,
@@ -60,8 +60,8 @@ export const SPEND_DIMENSIONS = [
 ] as const satisfies readonly SpendDimension[];
 
 /**
- * The rollups by dimension family and time grain (schema/clickhouse/018_spend_grains.sql), the
- * smallest first: a breakdown reads the first whose columns hold every dimension it groups or
+ * The rollups by dimension family and time grain (schema/clickhouse/018_spend_grains.sql; 021 holds
+ * the families by tag, prompt and API key in one table, `spend_by_attribute`), the smallest first: a breakdown reads the first whose columns hold every dimension it groups or
  * filters by (src/spend/breakdowns.ts, planOf), over a cover of its window by months, days and
  * hours (spend-grains.ts). A family without its own hours reads them from `hours` (a rollup of
  * 006 that holds its columns per hour).
@@ -73,13 +73,33 @@ export interface SpendRollup {
   readonly grains: readonly ('month' | 'day' | 'hour')[];
   /** the rollup its hours are read from when its table holds none */
   readonly hours?: Rollup;
+  /**
+   * The table holds several families, told apart by its column `attribute`: this family's rows
+   * are those with `attribute` = this, and its first column is stored as `value`.
+   */
+  readonly attribute?: string;
 }
 
 export const SPEND_ROLLUPS = [
   { table: 'spend_by_dims', columns: ['provider', 'model', 'agent_id', 'environment'], grains: ['month', 'day', 'hour'] },
-  { table: 'spend_by_tag', columns: ['tag', 'provider', 'model', 'agent_id', 'environment'], grains: ['month', 'day', 'hour'] },
-  { table: 'spend_by_prompt', columns: ['prompt_id', 'provider', 'model', 'agent_id', 'environment'], grains: ['month', 'day', 'hour'] },
-  { table: 'spend_by_api_key', columns: ['api_key_id', 'provider', 'model', 'agent_id', 'environment'], grains: ['month', 'day', 'hour'] },
+  {
+    table: 'spend_by_attribute',
+    attribute: 'tag',
+    columns: ['tag', 'provider', 'model', 'agent_id', 'environment'],
+    grains: ['month', 'day', 'hour'],
+  },
+  {
+    table: 'spend_by_attribute',
+    attribute: 'prompt',
+    columns: ['prompt_id', 'provider', 'model', 'agent_id', 'environment'],
+    grains: ['month', 'day', 'hour'],
+  },
+  {
+    table: 'spend_by_attribute',
+    attribute: 'api_key',
+    columns: ['api_key_id', 'provider', 'model', 'agent_id', 'environment'],
+    grains: ['month', 'day', 'hour'],
+  },
   { table: 'spend_by_user', columns: ['user_id'], grains: ['month', 'day'], hours: 'spend_hourly' },
   { table: 'spend_by_user_model', columns: ['user_id', 'provider', 'model'], grains: ['month'], hours: 'spend_hourly' },
 ] as const satisfies readonly SpendRollup[];

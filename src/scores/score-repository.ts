@@ -331,12 +331,10 @@ export async function groupScores(ch: ClickHouseStore, read: PromptGroupRead, na
 }
 
 /**
- * A breakdown's scores from the score rollup (`read.source` spend_hourly → its rows of every score,
- * prompt_id ''; spend_hourly_prompts → its rows per prompt: keyed alike), per group (`g0, g1, ...`)
- * and name.
+ * A breakdown read from the hourly rollup (`read.source` spend_hourly): its scores from the score
+ * rollup's rows of every score (prompt_id ''), keyed alike, per group (`g0, g1, ...`) and name.
  */
 export async function rollupScoresByGroup(ch: ClickHouseStore, read: BreakdownRead, names: string[]): Promise<KeyedScoreRow[]> {
-  const perPrompt = read.source === 'spend_hourly_prompts';
   const {
     where,
     joins,
@@ -349,11 +347,11 @@ export async function rollupScoresByGroup(ch: ClickHouseStore, read: BreakdownRe
      FROM (
        SELECT ${[...keys, 'name', 'data_type', 'label', 'scores', 'scored', 'value_sum', 'value_squares'].join(', ')}
        FROM score_hourly_prompts ${joins.join(' ')}
-       WHERE ${[...where, perPrompt ? "prompt_id != ''" : "prompt_id = ''", 'name IN {score_names:Array(String)}'].join(' AND ')})
+       WHERE ${[...where, "prompt_id = ''", 'name IN {score_names:Array(String)}'].join(' AND ')})
      GROUP BY ${[...groups, 'name'].join(', ')}
      HAVING sum(scores) != 0`,
     { ...params, score_names: names },
-    `spend.breakdown.scores.${perPrompt ? 'prompts' : 'all'}`,
+    'spend.breakdown.scores.all',
   );
 }
 

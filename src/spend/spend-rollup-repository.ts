@@ -1,7 +1,8 @@
-// The SQL of the spend rollups: by grain (schema/clickhouse/018, SPEND_ROLLUPS) and hourly (006:
-// spend_hourly, spend_hourly_prompts; 019 retired those by tag and API key). The breakdowns they cannot serve are read from executions by the
-// execution repository, in the same shape (src/reads/breakdown-sql.ts). Every read
-// carries the project predicate and bound parameters; sums leave the engine as text.
+// The SQL of the spend rollups: by grain (schema/clickhouse/018 and 021, SPEND_ROLLUPS) and hourly
+// (006: spend_hourly; 019 and 021 retired those by tag, API key and prompt). The breakdowns they
+// cannot serve are read from executions by the execution repository, in the same shape
+// (src/reads/breakdown-sql.ts). Every read carries the project predicate and bound parameters;
+// sums leave the engine as text.
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import type { ScopeKind } from './budget-repository.ts';
 import { SPEND_ROLLUPS, type SpendRollup } from '../reads/spend-dimensions.ts';
@@ -24,47 +25,39 @@ function rollupSql(table: string): BreakdownSourceSql {
   };
 }
 
-/** The hourly rollups still fed (019 retired those by tag and by API key). */
-const ROLLUPS = [
-  { table: 'spend_hourly', key: undefined },
-  { table: 'spend_hourly_prompts', key: 'prompt_id' },
-] as const;
-
-/** The key column a rollup adds to spend_hourly's, if any (an array joined, or the API key). */
-export type RollupKey = (typeof ROLLUPS)[number]['key'];
-
-/** Fills one rollup from every stored execution (src/executions/execution-breakdown-repository.ts, aggregateIntoRollup). */
-export type RollupFiller = (table: string, key: RollupKey) => Promise<void>;
+/** Fills the hourly rollup from every stored execution (src/executions/execution-breakdown-repository.ts, aggregateIntoHourly). */
+export type HourlyFiller = (table: string) => Promise<void>;
 /** Fills one rollup by grain from every stored execution (aggregateIntoGrains). */
 export type GrainsFiller = (rollup: SpendRollup) => Promise<void>;
 
 export function createSpendRollupRepository(ch: ClickHouseStore) {
   return {
     /**
-     * Copies executions stored before the rollups' views existed into each rollup that is still
-     * empty while executions are not (the first boot after migration 006 or 018, before this node
-     * ingests: anything ingested since would have made the rollup non-empty). Returns the tables filled.
+     * Copies executions stored before the rollups' views existed into each rollup (each family of
+     * a table of several) that is still empty while executions are not (the first boot after
+     * migration 006, 018 or 021, before this node ingests: anything ingested since would have made
+     * it non-empty). Returns the rollups filled.
      */
-    async backfillIfEmpty(executionsStored: () => Promise<boolean>, fill: RollupFiller, fillGrains: GrainsFiller): Promise<string[]> {
+    async backfillIfEmpty(executionsStored: () => Promise<boolean>, fillHourly: HourlyFiller, fillGrains: GrainsFiller): Promise<string[]> {
       if (!(await executionsStored())) return [];
-      const empty = async (table: string) => {
+      const empty = async (table: string, attribute?: string) => {
         const [rows] = await ch.query<{ n: string }>(
-          `SELECT toString(count()) AS n FROM (SELECT 1 FROM ${table} LIMIT 1)`,
-          {},
+          `SELECT toString(count()) AS n FROM (SELECT 1 FROM ${table} ${attribute ? 'WHERE attribute = {attribute:String}' : ''} LIMIT 1)`,
+          attribute ? { attribute } : {},
           'spend.backfill.check',
         );
         return Number(rows?.n ?? 0) === 0;
       };
       const filled: string[] = [];
-      for (const r of ROLLUPS) {
-        if (!(await empty(r.table))) continue;
-        await fill(r.table, r.key);
-        filled.push(r.table);
+      if (await empty('spend_hourly')) {
+        await fillHourly('spend_hourly');
+        filled.push('spend_hourly');
       }
       for (const r of SPEND_ROLLUPS) {
-        if (!(await empty(r.table))) continue;
+        const attribute = 'attribute' in r ? r.attribute : undefined;
+        if (!(await empty(r.table, attribute))) continue;
         await fillGrains(r);
-        filled.push(r.table);
+        filled.push(attribute ? `${r.table} (${attribute})` : r.table);
       }
       return filled;
     },

@@ -60,9 +60,12 @@ describe('spend dimensions', () => {
     expect(planOf([{ kind: 'column', column: 'user_id' }], { anyOf: { model: ['m'] }, metadata: {} }, window)?.rollup.table).toBe(
       'spend_by_user_model',
     );
-    expect(planOf([{ kind: 'column', column: 'tag' }], { anyOf: { agent_id: ['a'] }, metadata: {} }, window)?.rollup.table).toBe(
-      'spend_by_tag',
-    );
+    expect(planOf([{ kind: 'column', column: 'tag' }], { anyOf: { agent_id: ['a'] }, metadata: {} }, window)?.rollup).toMatchObject({
+      table: 'spend_by_attribute',
+      attribute: 'tag',
+    });
+    expect(planOf([], { anyOf: { prompt_id: ['p'] }, metadata: {} }, window)?.rollup).toMatchObject({ attribute: 'prompt' });
+    expect(planOf([{ kind: 'column', column: 'api_key_id' }], none, window)?.rollup).toMatchObject({ attribute: 'api_key' });
     // no family holds these: the hourly rollup or the executions rows
     expect(planOf([{ kind: 'column', column: 'session_id' }], none, window)).toBeUndefined();
     expect(planOf([{ kind: 'column', column: 'user_id' }], { anyOf: { tag: ['a'] }, metadata: {} }, window)).toBeUndefined();

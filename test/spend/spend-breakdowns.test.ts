@@ -252,7 +252,7 @@ describe(`spend breakdowns (${mode} mode)`, () => {
 
   it('rollups empty beside stored executions (rows written before migrations 006 and 018) are filled at boot', async () => {
     const before = await Promise.all(['group_by=user', 'group_by=tag', 'group_by=prompt,day'].map((q) => spend(q)));
-    for (const t of ['spend_hourly', 'spend_hourly_prompts', ...SPEND_ROLLUPS.map((r) => r.table)])
+    for (const t of ['spend_hourly', ...new Set(SPEND_ROLLUPS.map((r) => r.table))])
       await svc.stores.clickhouse.command(`TRUNCATE TABLE ${t}`);
     expect((await spend('group_by=user')).body.rows).toEqual([]);
     const env = svc.testEnv;
@@ -280,5 +280,42 @@ describe(`spend breakdowns (${mode} mode)`, () => {
     const ok = await json('GET', '/spend?window=24h&group_by=user');
     expect(ok.status).toBe(200);
     expect(new Date(ok.body.end).getTime() - new Date(ok.body.start).getTime()).toBe(24 * 3_600_000);
+  });
+  // Last: it leaves the project without executions rows, as retention would.
+  it('migration 021 moves the rollups by tag, prompt and API key of 018 into one table, once, without their executions', async () => {
+    const queries = ['group_by=tag', 'group_by=prompt,day', 'group_by=api_key', 'group_by=tag,model&agent_id=a1', 'prompt_id=support'];
+    const before = await Promise.all(queries.map((q) => spend(q)));
+    expect(before.map((r) => r.body.source)).toEqual(queries.map(() => 'rollup'));
+    const ch = svc.stores.clickhouse;
+    // What 020 left: the three tables of 018 as their views filled them, 021 not applied; and the
+    // raw rows gone (retention), so only what the migration copies can answer.
+    const old = { tag: ['spend_by_tag', 'tag'], prompt: ['spend_by_prompt', 'prompt_id'], api_key: ['spend_by_api_key', 'api_key_id'] };
+    for (const [attribute, [table, column]] of Object.entries(old))
+      await ch.command(
+        `INSERT INTO ${table} (project_id, grain, bucket, ${column}, provider, model, agent_id, environment, cost_usd, tokens_in, tokens_out, executions, unpriced_executions)
+         SELECT project_id, grain, bucket, value, provider, model, agent_id, environment, cost_usd, tokens_in, tokens_out, executions, unpriced_executions
+         FROM spend_by_attribute WHERE attribute = '${attribute}'`,
+      );
+    const rows = async () =>
+      (
+        await svc.stores.clickhouse.query<{ n: string }>(
+          "SELECT toString(sum(executions)) AS n FROM spend_by_attribute WHERE project_id = 'default'",
+        )
+      )[0]?.n;
+    const stored = await rows();
+    const unapply = async () => {
+      await svc.stores.clickhouse.command('ALTER TABLE schema_migrations DELETE WHERE version = 21', {}, { mutations_sync: '1' });
+      const env = svc.testEnv;
+      await svc.close();
+      svc = await startTestService({ AUTH_REQUIRED: 'false' }, { env });
+    };
+    await ch.command('TRUNCATE TABLE spend_by_attribute');
+    await ch.command('TRUNCATE TABLE executions');
+    await unapply();
+    expect((await Promise.all(queries.map((q) => spend(q)))).map((r) => r.body)).toEqual(before.map((r) => r.body));
+    // run again (as after an interruption): nothing is copied twice
+    await unapply();
+    expect(await rows()).toBe(stored);
+    expect((await spend('group_by=tag')).body).toEqual(before[0]!.body);
   });
 });
