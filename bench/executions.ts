@@ -158,7 +158,7 @@ export async function benchExecutions(rows: number): Promise<Figure[]> {
     figures.push({ what: 'detail by trace id (p50 / p95)', value: `${ms(pct(detail, 0.5))} / ${ms(pct(detail, 0.95))} ms` });
     const spend = await timed(30, () =>
       ch.query(
-        "SELECT day, toString(sum(cost_usd)) AS cost FROM daily_spend WHERE project_id = 'default' AND day >= '2026-10-01' AND day < '2026-11-01' GROUP BY day ORDER BY day",
+        "SELECT toDate(bucket) AS day, toString(sum(cost_usd)) AS cost FROM spend_by_dims WHERE project_id = 'default' AND grain = 'day' AND bucket >= '2026-10-01' AND bucket < '2026-11-01' GROUP BY day ORDER BY day",
       ),
     );
     figures.push({

@@ -1,9 +1,10 @@
 // What the spend rollups cost each write of executions: inserts of 2,000 executions (a loader
 // batch's size), in time order, through the views as migrated (the rollups by grain of 018 and
-// 021, without the hourly views by tag, API key and prompt that 019 and 021 retired), alternating
-// with the write path of 020 (the views of 018 by tag, prompt and API key and the hourly one by
-// prompt, re-created from their migrations, in place of 021's) and the one before 018 (the three
-// hourly views re-created, the rollups by grain detached): the raw figures of the same run.
+// 021, without the hourly views by tag, API key and prompt and the daily ones that 019, 021 and
+// 022 retired), alternating with the write path of 020 (the views of 018 by tag, prompt and API
+// key, the hourly one by prompt and the daily ones, re-created from their migrations, in place of
+// 021's) and the one before 018 (the three hourly views and the daily ones re-created, the rollups
+// by grain detached): the raw figures of the same run.
 // Prints µs per execution per arm.
 // Env: BENCH_VIEWS_ROUNDS (default 3), BENCH_VIEWS_BATCHES (per round and side, default 100).
 import fs from 'node:fs';
@@ -21,18 +22,19 @@ export async function benchSpendViews(): Promise<Array<[string, string]>> {
   // The views retired since 018, re-created from their migrations and kept detached but in the arm that has them.
   const hourly = ['spend_hourly_tags_mv', 'spend_hourly_api_keys_mv', 'spend_hourly_prompts_mv'];
   const families = ['spend_by_tag_mv', 'spend_by_prompt_mv', 'spend_by_api_key_mv'];
-  for (const file of ['006_spend_rollups.sql', '008_spend_api_keys.sql', '018_spend_grains.sql']) {
+  const daily = ['daily_spend_mv', 'daily_prompt_spend_mv'];
+  for (const file of ['001_executions.sql', '006_spend_rollups.sql', '008_spend_api_keys.sql', '018_spend_grains.sql']) {
     const ddl = fs.readFileSync(new URL(`../schema/clickhouse/${file}`, import.meta.url), 'utf8');
     for (const statement of ddl.split(/;\s*\n/))
-      if ([...hourly, ...families].some((v) => statement.includes(`VIEW IF NOT EXISTS ${v} `)))
+      if ([...hourly, ...families, ...daily].some((v) => statement.includes(`VIEW IF NOT EXISTS ${v} `)))
         await ch.command(statement.replace(/^(--.*\n)+/, ''));
   }
-  for (const v of [...hourly, ...families]) await ch.command(`DETACH TABLE ${v}`);
+  for (const v of [...hourly, ...families, ...daily]) await ch.command(`DETACH TABLE ${v}`);
   const grains = [...new Set(SPEND_ROLLUPS.map((r) => `${r.table}_mv`))];
   const arms: Array<[string, { detach: string[]; attach: string[] }]> = [
-    ['as migrated (018 to 021)', { detach: [], attach: [] }],
-    ['as at 020', { detach: ['spend_by_attribute_mv'], attach: [...families, 'spend_hourly_prompts_mv'] }],
-    ['as before 018', { detach: grains, attach: hourly }],
+    ['as migrated (018 to 022)', { detach: [], attach: [] }],
+    ['as at 020', { detach: ['spend_by_attribute_mv'], attach: [...families, 'spend_hourly_prompts_mv', ...daily] }],
+    ['as before 018', { detach: grains, attach: [...hourly, ...daily] }],
   ];
   const figures: Array<[string, string]> = [];
   let next = 0;

@@ -85,7 +85,7 @@ describe('architecture', () => {
     expect(owners.get('executions')).toEqual(
       expect.arrayContaining(['src/executions/execution-listing-repository.ts', 'src/executions/reprice-ledger-repository.ts']),
     );
-    expect(owners.get('daily_spend')).toEqual(['src/spend/daily-spend-repository.ts']);
+    expect(owners.get('spend_by_dims')).toEqual(['src/spend/daily-spend-repository.ts']);
   });
 
   it('no loop between domain folders: their imports form an order', () => {

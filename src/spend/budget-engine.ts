@@ -86,7 +86,7 @@ export function createBudgetEngine(deps: BudgetEngineDeps) {
 
   /**
    * Spend of each budget over the period holding `at`, exact. The monthly budget reads the days of
-   * daily_spend (UTC calendar month, by execution start); scoped budgets the hourly rollups, one
+   * spend_by_dims (UTC calendar month, by execution start); scoped budgets the rollups by grain, one
    * read per scope kind and period.
    */
   async function spentIn(budgets: BudgetRow[], at: (b: BudgetRow) => Date): Promise<Map<string, PeriodSpend>> {

@@ -1,7 +1,7 @@
 // The project's monthly budget (`GET/PUT …/budget`, `…/budget/check`, the render's enforcement):
 // a view over the budget engine (budget-engine.ts), where it is the project's budget of period
 // 'month' on surface 'monthly' (schema/postgres/016), one threshold plus 'exceeded' at 100 %.
-// Month-to-date spend comes from daily_spend (UTC calendar month, by execution start time), never
+// Month-to-date spend comes from the days of spend_by_dims (UTC calendar month, by execution start time), never
 // from raw executions. No Koa here.
 // Reads are pure: GET …/budget, the check and the render's enforcement compute what they show
 // from the stores (or the published state) and never fire an alert nor enqueue a delivery. Alerts

@@ -34,28 +34,31 @@ export function createSpendRollupRepository(ch: ClickHouseStore) {
   return {
     /**
      * Copies executions stored before the rollups' views existed into each rollup (each family of
-     * a table of several) that is still empty while executions are not (the first boot after
-     * migration 006, 018 or 021, before this node ingests: anything ingested since would have made
-     * it non-empty). Returns the rollups filled.
+     * a table of several) that holds no row at its finest grain while executions are stored (the
+     * first boot after migration 006, 018 or 021, before this node ingests: anything ingested
+     * since would have written one; the days 022 adds from the daily rollups are not of that
+     * grain). Returns the rollups filled.
      */
     async backfillIfEmpty(executionsStored: () => Promise<boolean>, fillHourly: HourlyFiller, fillGrains: GrainsFiller): Promise<string[]> {
       if (!(await executionsStored())) return [];
-      const empty = async (table: string, attribute?: string) => {
+      const empty = async (table: string, where: string, params: Record<string, unknown> = {}) => {
         const [rows] = await ch.query<{ n: string }>(
-          `SELECT toString(count()) AS n FROM (SELECT 1 FROM ${table} ${attribute ? 'WHERE attribute = {attribute:String}' : ''} LIMIT 1)`,
-          attribute ? { attribute } : {},
+          `SELECT toString(count()) AS n FROM (SELECT 1 FROM ${table} ${where} LIMIT 1)`,
+          params,
           'spend.backfill.check',
         );
         return Number(rows?.n ?? 0) === 0;
       };
       const filled: string[] = [];
-      if (await empty('spend_hourly')) {
+      if (await empty('spend_hourly', '')) {
         await fillHourly('spend_hourly');
         filled.push('spend_hourly');
       }
       for (const r of SPEND_ROLLUPS) {
         const attribute = 'attribute' in r ? r.attribute : undefined;
-        if (!(await empty(r.table, attribute))) continue;
+        const finest = { grain: r.grains[r.grains.length - 1]!, ...(attribute ? { attribute } : {}) };
+        if (!(await empty(r.table, `WHERE grain = {grain:String}${attribute ? ' AND attribute = {attribute:String}' : ''}`, finest)))
+          continue;
         await fillGrains(r);
         filled.push(attribute ? `${r.table} (${attribute})` : r.table);
       }

@@ -16,7 +16,7 @@ export function createStats(spend: DailySpendRepository, countPrompts: (projectI
     async project(projectId: string, q: WindowQuery) {
       const w = dayWindow(q, now());
       const range = { first: w.days[0]!, last: w.days[w.days.length - 1]! };
-      // One read of daily_spend (day × provider × model: small) serves the totals, the days and the
+      // One read of the days of spend_by_dims (day × provider × model: small) serves the totals, the days and the
       // models; the embedded engine runs one query at a time, so fewer queries is faster.
       const [cells, prompts, promptCount] = await Promise.all([
         spend.cells(projectId, range),

@@ -28,7 +28,7 @@ afterAll(async () => {
 
 async function dailySpend(project = 'default') {
   const [r] = await svc.stores.clickhouse.query<{ cost: string; n: string }>(
-    'SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM daily_spend WHERE project_id = {p:String}',
+    "SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM spend_by_dims WHERE project_id = {p:String} AND grain = 'day'",
     { p: project },
   );
   return { cost: r!.cost, executions: Number(r!.n) };
@@ -323,7 +323,7 @@ describe(`listing (${mode} mode)`, () => {
     }
     expect((await list(`${window}&model=m-old`)).body).toMatchObject({ items: [], total: 0 });
     const [d] = await ch.query<{ cost: string; n: string }>(
-      "SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM daily_spend WHERE project_id = 'default' AND day = '2026-08-01'",
+      "SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM spend_by_dims WHERE project_id = 'default' AND grain = 'day' AND bucket = '2026-08-01 00:00:00'",
     );
     expect(d).toEqual({ cost: '2.5', n: '1' });
     expect((await getJson(`${svc.url}${P}/executions/corr-1`)).body).toMatchObject({ cost_usd: 2.5, model: 'm-new' });
@@ -455,7 +455,7 @@ describe(`listing (${mode} mode)`, () => {
       expect(rs.every((r) => r.status === 201)).toBe(true);
     }
     const [r] = await svc.stores.clickhouse.query<{ cost: string; n: string }>(
-      "SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM daily_spend WHERE project_id = 'default' AND day = '2026-09-15'",
+      "SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM spend_by_dims WHERE project_id = 'default' AND grain = 'day' AND bucket = '2026-09-15 00:00:00'",
     );
     expect(r).toEqual({ cost: '0.123', n: '1000' });
     expect((await dailySpend()).executions).toBe(before.executions + 1000);

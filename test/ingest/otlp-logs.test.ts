@@ -88,7 +88,7 @@ describe('GenAI events as logs join their spans', () => {
     const listed = await getJson(api(`/executions?model=gpt-4o-mini&limit=1000`));
     expect(listed.body.items.filter((i: any) => i.trace_id === traceId)).toHaveLength(1);
     const [spend] = await svc.stores.clickhouse.query<{ n: string }>(
-      "SELECT sum(executions) AS n FROM daily_spend WHERE project_id = {p:String} AND model = 'gpt-4o-mini'",
+      "SELECT sum(executions) AS n FROM spend_by_dims WHERE project_id = {p:String} AND grain = 'day' AND model = 'gpt-4o-mini'",
       { p: P },
     );
     expect(Number(spend!.n)).toBe(listed.body.items.length);

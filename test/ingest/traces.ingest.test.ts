@@ -32,7 +32,7 @@ const executionWhen = (traceId: string, ok: (e: any) => boolean = () => true) =>
 
 async function dailySpendOf(): Promise<{ executions: number; cost: string }> {
   const [row] = await svc.stores.clickhouse.query<{ n: string; c: string }>(
-    'SELECT sum(executions) AS n, toString(sum(cost_usd)) AS c FROM daily_spend WHERE project_id = {p:String}',
+    "SELECT sum(executions) AS n, toString(sum(cost_usd)) AS c FROM spend_by_dims WHERE project_id = {p:String} AND grain = 'day'",
     { p: P },
   );
   return { executions: Number(row?.n ?? 0), cost: row?.c ?? '0' };

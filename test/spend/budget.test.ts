@@ -110,7 +110,7 @@ describe(`budgets (${mode} mode)`, () => {
     const query = ch.query;
     const spendReads: string[] = [];
     ch.query = ((sql: string, ...rest: unknown[]) => {
-      if (sql.includes('daily_spend')) spendReads.push(sql);
+      if (sql.includes('spend_by_dims')) spendReads.push(sql);
       return (query as (...a: unknown[]) => unknown).call(ch, sql, ...rest);
     }) as typeof ch.query;
     try {

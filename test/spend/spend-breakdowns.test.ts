@@ -245,7 +245,7 @@ describe(`spend breakdowns (${mode} mode)`, () => {
       { tag: 'dev', cost_usd: '0.25', executions: 1 },
       { tag: 'eu', cost_usd: '0.000123', executions: 1 },
     ]);
-    // the project stats (daily_spend) agree with the breakdown total
+    // the project stats (the day grain of spend_by_dims) agree with the breakdown total
     const stats = await json('GET', `/stats?${WINDOW}`);
     expect(stats.body.total_cost).toBe(1.585920891);
   });
@@ -281,6 +281,52 @@ describe(`spend breakdowns (${mode} mode)`, () => {
     expect(ok.status).toBe(200);
     expect(new Date(ok.body.end).getTime() - new Date(ok.body.start).getTime()).toBe(24 * 3_600_000);
   });
+  it('migration 022 keeps the days only the daily rollups held (their executions removed before 018), once', async () => {
+    const OLD = 'start=2026-09-01T00:00:00Z&end=2026-10-08T00:00:00Z';
+    const read = async () => {
+      const [stats, models] = await Promise.all([json('GET', `/stats?${OLD}`), json('GET', `/spend?${OLD}&group_by=model,day&limit=1000`)]);
+      return { stats: stats.body, models: models.body };
+    };
+    const before = await read();
+    // A day whose executions retention removed before 018 ran: only the daily rollups of 001 hold it.
+    await svc.stores.clickhouse.command(
+      `INSERT INTO daily_spend (project_id, day, provider, model, agent_id, cost_usd, tokens_in, tokens_out, executions, unpriced_executions)
+       VALUES ('default', '2026-09-10', 'openai', 'gpt-x', 'a1', 2.000000007, 7, 3, 4, 0)`,
+    );
+    await svc.stores.clickhouse.command(
+      "INSERT INTO daily_prompt_spend (project_id, day, prompt_id, cost_usd, executions) VALUES ('default', '2026-09-10', 'billing', 2.000000007, 4)",
+    );
+    const unapply = async (truncate: string[] = []) => {
+      for (const t of truncate) await svc.stores.clickhouse.command(`TRUNCATE TABLE ${t}`);
+      await svc.stores.clickhouse.command('ALTER TABLE schema_migrations DELETE WHERE version = 22', {}, { mutations_sync: '1' });
+      const env = svc.testEnv;
+      await svc.close();
+      svc = await startTestService({ AUTH_REQUIRED: 'false' }, { env });
+    };
+    await unapply();
+    const after = await read();
+    expect(after.stats.total_cost).toBe(Number((before.stats.total_cost + 2.000000007).toFixed(9)));
+    expect(after.stats.total_executions).toBe(before.stats.total_executions + 4);
+    expect(after.stats.daily_costs.find((d: { date: string }) => d.date === '2026-09-10')).toMatchObject({
+      cost: 2.000000007,
+      executions: 4,
+    });
+    const billing = (stats: { top_prompts: Array<{ prompt_id: string; execution_count: number }> }) =>
+      stats.top_prompts.find((p) => p.prompt_id === 'billing')?.execution_count ?? 0;
+    expect(billing(after.stats)).toBe(billing(before.stats) + 4);
+    expect(after.models.rows).toHaveLength(before.models.rows.length + 1);
+    expect(after.models.rows).toEqual(
+      expect.arrayContaining([...before.models.rows, { model: 'gpt-x', day: '2026-09-10T00:00:00.000Z', ...m('2.000000007', 4, 7, 3) }]),
+    );
+    // run again: added once
+    await unapply();
+    expect(await read()).toEqual(after);
+    // upgrading from before 018 (the rollups by grain empty when 022 runs): the old day from the
+    // daily rollups, the rest from the executions at boot
+    await unapply(['spend_by_dims', 'spend_by_attribute']);
+    expect(await read()).toEqual(after);
+  });
+
   // Last: it leaves the project without executions rows, as retention would.
   it('migration 021 moves the rollups by tag, prompt and API key of 018 into one table, once, without their executions', async () => {
     const queries = ['group_by=tag', 'group_by=prompt,day', 'group_by=api_key', 'group_by=tag,model&agent_id=a1', 'prompt_id=support'];

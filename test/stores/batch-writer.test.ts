@@ -63,7 +63,7 @@ async function count(project: string) {
     { p: project },
   );
   const [d] = await stores.clickhouse.query<{ cost: string; n: string }>(
-    'SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM daily_spend WHERE project_id = {p:String}',
+    "SELECT toString(sum(cost_usd)) AS cost, toString(sum(executions)) AS n FROM spend_by_dims WHERE project_id = {p:String} AND grain = 'day'",
     { p: project },
   );
   return { rows: Number(r!.n), cost: r!.cost, dailyCost: d!.cost, dailyExecutions: Number(d!.n) };
