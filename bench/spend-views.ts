@@ -1,11 +1,11 @@
 // What the spend rollups cost each write of executions: inserts of 2,000 executions (a loader
-// batch's size), in time order, through the views as migrated (the rollups by grain of 018 and
-// 021, without the hourly views by tag, API key and prompt and the daily ones that 019, 021 and
-// 022 retired), alternating with the write path of 020 (the views of 018 by tag, prompt and API
-// key, the hourly one by prompt and the daily ones, re-created from their migrations, in place of
-// 021's) and the one before 018 (the three hourly views and the daily ones re-created, the rollups
-// by grain detached): the raw figures of the same run.
-// Prints µs per execution per arm.
+// batch's size), in time order, through the views as migrated (the rollups by grain of 018 and 021,
+// the prompt days of 023, without the hourly views by tag, API key and prompt and the daily ones
+// that 019, 021 and 022 retired), alternating with the write path of 020 (the views of 018 by tag,
+// prompt and API key, the hourly one by prompt and the daily ones, re-created from their
+// migrations, in place of 021's and 023's) and the one before 018 (the three hourly views and the
+// daily ones re-created, the rollups by grain and the prompt days detached): the raw figures of the
+// same run. Prints µs per execution per arm.
 // Env: BENCH_VIEWS_ROUNDS (default 3), BENCH_VIEWS_BATCHES (per round and side, default 100).
 import fs from 'node:fs';
 import { SPEND_ROLLUPS } from '../src/reads/spend-dimensions.ts';
@@ -32,9 +32,12 @@ export async function benchSpendViews(): Promise<Array<[string, string]>> {
   for (const v of [...hourly, ...families, ...daily]) await ch.command(`DETACH TABLE ${v}`);
   const grains = [...new Set(SPEND_ROLLUPS.map((r) => `${r.table}_mv`))];
   const arms: Array<[string, { detach: string[]; attach: string[] }]> = [
-    ['as migrated (018 to 022)', { detach: [], attach: [] }],
-    ['as at 020', { detach: ['spend_by_attribute_mv'], attach: [...families, 'spend_hourly_prompts_mv', ...daily] }],
-    ['as before 018', { detach: grains, attach: [...hourly, ...daily] }],
+    ['as migrated (018 to 023)', { detach: [], attach: [] }],
+    [
+      'as at 020',
+      { detach: ['spend_by_attribute_mv', 'prompt_version_days_mv'], attach: [...families, 'spend_hourly_prompts_mv', ...daily] },
+    ],
+    ['as before 018', { detach: [...grains, 'prompt_version_days_mv'], attach: [...hourly, ...daily] }],
   ];
   const figures: Array<[string, string]> = [];
   let next = 0;

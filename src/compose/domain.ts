@@ -29,7 +29,7 @@ import { createExecutionDetail, type ExecutionDetail } from '../executions/execu
 import { createExecutionAssembly } from '../executions/execution-assembly-repository.ts';
 import { createExecutionStamps } from '../executions/execution-stamp-repository.ts';
 import { createExecutionBreakdowns } from '../executions/execution-breakdown-repository.ts';
-import { createPromptGroupCosts } from '../executions/prompt-group-repository.ts';
+import { backfillPromptVersionDaysIfEmpty, createPromptGroupCosts } from '../executions/prompt-group-repository.ts';
 import { createExecutionRecorder, type ExecutionRecorder } from '../executions/record.ts';
 import { createPriceResolver, type PriceResolver } from '../pricing/prices.ts';
 import { createModelPriceService, type ModelPriceService } from '../pricing/price-table.ts';
@@ -384,6 +384,8 @@ export function createDomain(
         (rollup) => executionBreakdowns.aggregateIntoGrains(rollup),
       );
       if (filled.length) logger.info({ tables: filled }, 'spend rollups filled from the executions stored before them');
+      if (await backfillPromptVersionDaysIfEmpty(stores.clickhouse))
+        logger.info({ tables: ['prompt_version_days'] }, 'prompt days filled from the executions stored before them');
       const scoresFilled = await backfillScoreGrainsIfEmpty(stores.clickhouse);
       if (scoresFilled.length) logger.info({ tables: scoresFilled }, 'score rollups filled from the scores stored before them');
       // The column list of `spans` is read now: ingest encodes rows without asking the store.

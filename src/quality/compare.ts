@@ -6,7 +6,7 @@
 // interval and test (Welch's t-test for means, the two-proportion z-test for rates) and a sentence.
 import { roundFigure, roundSignificant } from '../decimal.ts';
 import { badRequest } from '../errors.ts';
-import type { PromptGroupCosts } from '../executions/prompt-group-repository.ts';
+import type { PromptGroupCostRead } from '../executions/prompt-group-repository.ts';
 import type { GroupScoreRow } from '../scores/score-repository.ts';
 import type { PromptGroupBy, PromptGroupRead } from '../reads/prompt-groups.ts';
 import { average, nanos, usd } from '../spend/money.ts';
@@ -62,7 +62,7 @@ function summary(r: GroupScoreRow): ScoreSummary {
 
 export interface ComparisonDeps {
   /** Per group: executions, exact cost, its spread, latency, tokens (executions/prompt-group-repository.ts). */
-  costs(read: PromptGroupRead): Promise<PromptGroupCosts[]>;
+  costs(read: PromptGroupRead): Promise<PromptGroupCostRead>;
   /** Per group and score name, from the score rollup (scores/score-repository.ts groupScores); `names` narrows. */
   scores(read: PromptGroupRead, names: string[] | undefined): Promise<GroupScoreRow[]>;
   now(): Date;
@@ -87,7 +87,10 @@ export function createComparison(deps: ComparisonDeps) {
       if (groups[0] === groups[1]) throw badRequest(`${by === 'label' ? 'labels' : 'versions'}: give two different ones`);
       const w = dayWindow(q, deps.now());
       const read: PromptGroupRead = { projectId, promptId, by, start: toClickHouseTime(w.start), end: toClickHouseTime(w.end), groups };
-      const [costs, scores] = await Promise.all([deps.costs(read), deps.scores(read, names?.length ? names : undefined)]);
+      const [{ rows: costs, quantiles }, scores] = await Promise.all([
+        deps.costs(read),
+        deps.scores(read, names?.length ? names : undefined),
+      ]);
       const name = (g: string) => (by === 'version' ? `v${g}` : g);
       const shaped = groups.map((g) => {
         const c = costs.find((r) => r.grp === g);
@@ -145,6 +148,7 @@ export function createComparison(deps: ComparisonDeps) {
         prompt_id: promptId,
         by,
         window: { start: w.start.toISOString(), end: w.end.toISOString() },
+        quantiles,
         groups: shaped.map((s) => s.out),
         comparison: {
           cost_per_execution: {

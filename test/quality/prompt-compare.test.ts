@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
+import { correctExecution } from '../helpers/corrections.ts';
 
 let svc: TestService;
 const call = (method: string, path: string, body?: unknown) =>
@@ -132,6 +133,7 @@ describe(`prompt version comparison (${mode} mode)`, () => {
   it('versions 1 and 2: costs, latency, score means with intervals, and the tests, as computed here', async () => {
     const r = await call('GET', '/prompts/cmp/compare?versions=1,2');
     expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.quantiles).toBe('exact');
     const [g1, g2] = r.body.groups;
     expect(g1).toMatchObject({ version: 1, executions: 5, tokens: { in: 0, out: 0 } });
     expect(g2).toMatchObject({ version: 2, executions: 5 });
@@ -244,5 +246,46 @@ describe(`prompt version comparison (${mode} mode)`, () => {
     expect(fromCompare).toEqual({ p50: 913.5, p95: 925.7 });
     expect({ p50: fromAnalytics.p50, p95: fromAnalytics.p95 }).toEqual(fromCompare);
     expect(analytics.body.by_version[0].latency_ms.p95).toBe(fromCompare.p95);
+  });
+  it('groups of over 100,000 executions: counts, costs and the cost test exact from the days, quantiles estimated', async () => {
+    expect((await call('POST', '/prompts', { prompt_id: 'big', type: 'text', template: 'v1 {{x}}' })).status).toBe(201);
+    expect((await call('POST', '/prompts/big/versions', { template: 'v2 {{x}}' })).status).toBe(201);
+    const ch = svc.stores.clickhouse;
+    // 60,000 executions per version over the last two days, as stored by ingest (through the views).
+    await ch.command(
+      `INSERT INTO executions (project_id, started_at, trace_id, version, sign, source, model, status, tokens_in, tokens_out, latency_ms,
+         cost_usd, cost_source, content_hash, \`tu.prompt_id\`, \`tu.version\`, \`tu.version_ref\`, \`tu.role\`, \`tu.source\`, \`tu.message_index\`)
+       SELECT 'default', now64(3) - toIntervalSecond(number), concat('big-', toString(number)), 1, 1, 'api', 'gpt-4o', 'ok', 10, 5,
+         100 + number % 900 + (number % 2) * 50, toDecimal64(0.001 + (number % 1000) / 1000000 + (number % 2) / 10000, 9), 'computed', 'h',
+         ['big'], [toUInt32(1 + number % 2)], [''], [''], [''], [-1]
+       FROM numbers(120000)`,
+    );
+    await correctExecution(ch, 'big-7', { cost_usd: '0.5' });
+    const exact = await ch.query<{ v: number; n: string; cost: string; mean: number; variance: number; p50: number }>(
+      `SELECT \`tu.version\`[1] AS v, toString(count()) AS n, toString(sum(cost_usd)) AS cost, avg(toFloat64(cost_usd)) AS mean,
+         varSamp(toFloat64(cost_usd)) AS variance, quantileExactInclusive(0.5)(toFloat64(latency_ms)) AS p50
+       FROM executions FINAL WHERE project_id = 'default' AND has(\`tu.prompt_id\`, 'big') AND sign = 1 GROUP BY v ORDER BY v`,
+    );
+    const r = await call('GET', '/prompts/big/compare?versions=1,2');
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.quantiles).toBe('estimated');
+    for (const [i, g] of (r.body.groups as Array<Record<string, any>>).entries()) {
+      expect(g.executions).toBe(Number(exact[i]!.n));
+      expect(g.cost.total_usd).toBe(Number(exact[i]!.cost));
+      expect(Math.abs(g.latency_ms.p50 / exact[i]!.p50 - 1)).toBeLessThan(0.05);
+    }
+    const [a, b] = exact.map((e) => ({ n: Number(e.n), mean: e.mean, variance: e.variance }));
+    const se = Math.sqrt(a!.variance / a!.n + b!.variance / b!.n);
+    // the variance from sums of squares (floats) agrees with the two-pass one to a millionth
+    expect(Math.abs(r.body.comparison.cost_per_execution.t / ((b!.mean - a!.mean) / se) - 1)).toBeLessThan(1e-5);
+    // The days are copied from the executions at boot when the table is empty.
+    await ch.command('TRUNCATE TABLE prompt_version_days');
+    const env = svc.testEnv;
+    await svc.close();
+    svc = await startTestService({}, { env });
+    const again = await call('GET', '/prompts/big/compare?versions=1,2');
+    const exactParts = (body: { groups: Array<Record<string, any>> }) =>
+      body.groups.map((g) => [g.executions, g.cost.total_usd, g.cost.per_execution.mean_usd]);
+    expect(exactParts(again.body)).toEqual(exactParts(r.body));
   });
 });

@@ -352,6 +352,8 @@ export interface PromptComparison {
   prompt_id: string;
   by: 'version' | 'label';
   window: { start: string; end: string };
+  /** p50 and p95 exact from the executions, or estimated from daily samples (over 100,000 executions) */
+  quantiles: 'exact' | 'estimated';
   groups: [CompareGroup, CompareGroup];
   comparison: {
     cost_per_execution: TestOutcome & { relative: number | null };

@@ -105,7 +105,7 @@ function Result({ c }: { c: PromptComparison }) {
     <>
       <div class="grid two compare">
         {[ga, gb].map((g, i) => (
-          <Group g={g} side={i === 0 ? 'a' : 'b'} names={names} />
+          <Group g={g} side={i === 0 ? 'a' : 'b'} names={names} estimated={c.quantiles === 'estimated'} />
         ))}
       </div>
       <Card title={`${groupName(gb)} against ${groupName(ga)}`} class="differences">
@@ -166,8 +166,11 @@ function Significance({ t }: { t: TestOutcome }) {
   return t.significant ? <Badge kind="ok">significant</Badge> : <Badge kind="warn">not significant</Badge>;
 }
 
-function Group({ g, side, names }: { g: CompareGroup; side: 'a' | 'b'; names: string[] }) {
+function Group({ g, side, names, estimated }: { g: CompareGroup; side: 'a' | 'b'; names: string[]; estimated: boolean }) {
   const pe = g.cost.per_execution;
+  // Over 100,000 executions the percentiles come from daily samples (the API's `quantiles`).
+  const approx = estimated ? '≈ ' : '';
+  const sampled = estimated ? 'estimated from daily samples; counts, totals, means and tests are exact' : undefined;
   return (
     <Card title={`${side}: ${groupName(g)}`} class={`group group-${side}`}>
       <dl class="facts" data-group={groupName(g)}>
@@ -178,12 +181,16 @@ function Group({ g, side, names }: { g: CompareGroup; side: 'a' | 'b'; names: st
         <dt>Cost per execution</dt>
         <dd>mean {usd(pe.mean_usd)}</dd>
         <dt />
-        <dd>
-          p50 {usd(pe.p50_usd)} · p95 {usd(pe.p95_usd)}
+        <dd title={sampled}>
+          p50 {approx}
+          {usd(pe.p50_usd)} · p95 {approx}
+          {usd(pe.p95_usd)}
         </dd>
         <dt>Latency</dt>
-        <dd>
-          p50 {duration(g.latency_ms.p50)} · p95 {duration(g.latency_ms.p95)}
+        <dd title={sampled}>
+          p50 {approx}
+          {duration(g.latency_ms.p50)} · p95 {approx}
+          {duration(g.latency_ms.p95)}
         </dd>
         <dt>Tokens in / out</dt>
         <dd>
