@@ -36,6 +36,8 @@ interface ActivityRow {
 const EXPORT_PAGE = 5_000;
 /** Raw rows a page may read into this process before the engine collapses them instead. */
 const MAX_RAW_READ = 20_000;
+/** The newest rows a page of sessions or users reads first to find who was seen last (grown ×8 while too few). */
+const ACTIVITY_SCAN = 20_000;
 
 interface RawListRow extends ListRow {
   version: string;
@@ -45,9 +47,13 @@ interface RawListRow extends ListRow {
 const listRow = ({ version: _v, sign: _s, ...row }: RawListRow): ListRow => row;
 
 /** `scoreFilter`: the SQL of score parameters (scores/score-repository.ts scoreFilterSql). */
-export function createExecutionListing(ch: ClickHouseStore, opts: { scoreFilter: ScoreFilter; maxRawRead?: number }) {
+export function createExecutionListing(
+  ch: ClickHouseStore,
+  opts: { scoreFilter: ScoreFilter; maxRawRead?: number; activityScan?: number },
+) {
   const { scoreFilter } = opts;
   const maxRawRead = opts.maxRawRead ?? MAX_RAW_READ;
+  const activityScan = opts.activityScan ?? ACTIVITY_SCAN;
 
   /**
    * `take` live executions after skipping `skip`, newest first, from `after` on. Reads raw rows in
@@ -152,22 +158,55 @@ export function createExecutionListing(ch: ClickHouseStore, opts: { scoreFilter:
      * Sessions (or users) of the window, most recently seen first: executions, errors, exact cost
      * and tokens (sums of sign, so corrections count once), first and last seen (of live and
      * superseded rows: a correction keeps its started_at). Those without an id are left out.
+     *
+     * Two reads, so that a page costs what its ids cost, not what every id of the window does.
+     * First the newest `sign = 1` rows of the window, in key order (a few granules): an id's last
+     * seen is the time of its newest such row, so every id seen after the oldest row read is
+     * found there, in its place. Then the figures of the first of those ids, each a plain sum
+     * over its rows (its bloom filter skips the rest); ids whose executions net to none are
+     * dropped and the next ones taken. When the rows read hold too few ids, eight times as many
+     * are read, until the window is read whole.
      */
     async activity(projectId: string, by: 'session' | 'user', q: ActivityQuery) {
       const w = executionFilter(projectId, { start: q.start, end: q.end, user_id: q.user_id, limit: 0, offset: 0 }, scoreFilter);
       const key = by === 'session' ? 'session_id' : 'user_id';
       const extra = by === 'session' ? 'argMax(user_id, started_at) AS last_user' : "uniqExactIf(session_id, session_id != '') AS sessions";
-      const rows = await ch.query<ActivityRow>(
-        `SELECT ${key} AS id, ${extra}, sum(sign) AS executions, sum(if(status = 'error', sign, 0)) AS errors,
-           toString(sum(toDecimal128(cost_usd, 9) * sign)) AS cost_usd, sum(toInt64(tokens_in) * sign) AS tokens_in,
-           sum(toInt64(tokens_out) * sign) AS tokens_out, minIf(started_at, sign = 1) AS first_seen, maxIf(started_at, sign = 1) AS last_seen
-         FROM executions WHERE ${w.sql} AND ${key} != '' GROUP BY id HAVING executions > 0
-         ORDER BY last_seen DESC, id LIMIT {limit:UInt32}`,
-        { ...w.params, limit: q.limit },
-        `executions.${by}s`,
-      );
+      const figures = (ids: string[]) =>
+        ch.query<ActivityRow>(
+          `SELECT ${key} AS id, ${extra}, sum(sign) AS executions, sum(if(status = 'error', sign, 0)) AS errors,
+             toString(sum(toDecimal128(cost_usd, 9) * sign)) AS cost_usd, sum(toInt64(tokens_in) * sign) AS tokens_in,
+             sum(toInt64(tokens_out) * sign) AS tokens_out, minIf(started_at, sign = 1) AS first_seen, maxIf(started_at, sign = 1) AS last_seen
+           FROM executions WHERE ${w.sql} AND ${key} IN {ids:Array(String)} GROUP BY id HAVING executions > 0`,
+          { ...w.params, ids },
+          `executions.${by}s`,
+        );
+      const items: ActivityRow[] = [];
+      for (let scan = activityScan; ; scan *= 8) {
+        // The ids of the newest rows, by their newest row; those seen after the oldest row read are complete.
+        const recent = await ch.query<{ id: string; last: string; complete: number; whole: number }>(
+          `SELECT id, last, last > oldest OR read < {scan:UInt32} AS complete, read < {scan:UInt32} AS whole FROM (
+             SELECT ${key} AS id, max(started_at) AS last, any(o) AS oldest, any(n) AS read FROM (
+               SELECT ${key}, started_at, min(started_at) OVER () AS o, count() OVER () AS n FROM (
+                 SELECT ${key}, started_at FROM executions WHERE ${w.sql} AND ${key} != '' AND sign = 1
+                 ORDER BY started_at DESC LIMIT {scan:UInt32}))
+             GROUP BY id)
+           ORDER BY last DESC, id`,
+          { ...w.params, scan },
+          `executions.${by}s.recent`,
+        );
+        const complete = recent.filter((r) => Number(r.complete) === 1).map((r) => r.id);
+        items.length = 0;
+        for (let i = 0; i < complete.length && items.length < q.limit;) {
+          const ids = complete.slice(i, i + q.limit - items.length);
+          i += ids.length;
+          items.push(...(await figures(ids)));
+        }
+        // Enough, or the window was read whole (no id is left to find).
+        if (items.length >= q.limit || recent.length === 0 || Number(recent[0]!.whole) === 1) break;
+      }
+      items.sort((a, b) => (a.last_seen === b.last_seen ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.last_seen < b.last_seen ? 1 : -1));
       return {
-        items: rows.map((r) => ({
+        items: items.slice(0, q.limit).map((r) => ({
           [key]: r.id,
           ...(by === 'session' ? { user_id: r.last_user || null } : { sessions: Number(r.sessions) }),
           executions: Number(r.executions),

@@ -3,6 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
+import { correctExecution } from '../helpers/corrections.ts';
+import { createExecutionListing } from '../../src/executions/execution-listing-repository.ts';
+import { scoreFilterSql } from '../../src/scores/score-repository.ts';
 
 let svc: TestService;
 const call = (method: string, path: string, body?: unknown) =>
@@ -13,6 +16,7 @@ const call = (method: string, path: string, body?: unknown) =>
   });
 
 const T0 = Date.parse('2026-11-20T10:00:00Z');
+const fromChTime = (t: string) => `${t.replace(' ', 'T')}Z`;
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
 const runs = [
   { trace_id: 'a-1', session_id: 's-a', user_id: 'ada', started_at: at(0), cost_usd: 0.1, tags: ['beta'], metadata: { tier: 'gold' } },
@@ -106,5 +110,46 @@ describe(`sessions and users (${mode} mode)`, () => {
         .split('\r\n')
         .map((l) => l.split(',')[0]),
     ).toEqual(['trace_id', 'b-1']);
+  });
+  it('a page equals one sum over every id, most recently seen first, ties, corrections and ids netting to none included', async () => {
+    const ch = svc.stores.clickhouse;
+    // 400 executions on 2026-06-01: 37 users, sessions of 3, times with ties (40 rows a second).
+    await ch.command(
+      `INSERT INTO executions (project_id, started_at, trace_id, version, sign, source, model, status, tokens_in, tokens_out, latency_ms,
+         cost_usd, cost_source, content_hash, user_id, session_id)
+       SELECT 'default', toDateTime64('2026-06-01 00:00:00', 3, 'UTC') + toIntervalSecond(intDiv((number * 7919) % 400, 40)),
+         concat('act-', toString(number)), 1, 1, 'api', 'm', if(number % 5 = 0, 'error', 'ok'), 10, 5, 100,
+         toDecimal64((number % 13) / 1000, 9), 'computed', 'h', concat('u', toString(number % 37)), concat('s', toString(intDiv(number, 3)))
+       FROM numbers(400)`,
+    );
+    // u5 keeps no execution (each moved to another user); two more corrections move a session and a cost.
+    for (let i = 5; i < 400; i += 37) await correctExecution(ch, `act-${i}`, { user_id: 'moved' });
+    await correctExecution(ch, 'act-8', { session_id: 's-late', cost_usd: '1.5' });
+    const window = { start: '2026-06-01T00:00:00Z', end: '2026-06-02T00:00:00Z' };
+    const oneSum = async (key: 'user_id' | 'session_id', limit: number) =>
+      ch.query<{ id: string; executions: string; cost: string; first_seen: string; last_seen: string }>(
+        `SELECT ${key} AS id, toString(sum(sign)) AS executions, toString(sum(toDecimal128(cost_usd, 9) * sign)) AS cost,
+           minIf(started_at, sign = 1) AS first_seen, maxIf(started_at, sign = 1) AS last_seen
+         FROM executions WHERE project_id = 'default' AND started_at >= '2026-06-01 00:00:00' AND started_at < '2026-06-02 00:00:00'
+           AND ${key} != '' GROUP BY id HAVING sum(sign) > 0 ORDER BY last_seen DESC, id LIMIT {limit:UInt32}`,
+        { limit },
+      );
+    // Few rows read first, so the read grows (7, 56, 448) and ids seen at the cut are read again.
+    const listing = createExecutionListing(ch, { scoreFilter: scoreFilterSql, activityScan: 7 });
+    for (const [by, key] of [
+      ['user', 'user_id'],
+      ['session', 'session_id'],
+    ] as const)
+      for (const limit of [...Array.from({ length: 40 }, (_, i) => i + 1), 200]) {
+        const page = await listing.activity('default', by, { ...window, limit });
+        const want = await oneSum(key, limit);
+        expect(
+          page.items.map((r: Record<string, unknown>) => [r[key], String(r.executions), r.cost_usd, r.first_seen, r.last_seen]),
+          `${by} limit ${limit}`,
+        ).toEqual(want.map((r) => [r.id, r.executions, r.cost.replace(/\.?0+$/, ''), fromChTime(r.first_seen), fromChTime(r.last_seen)]));
+      }
+    expect(
+      (await listing.activity('default', 'user', { ...window, limit: 100 })).items.map((u) => (u as Record<string, unknown>).user_id),
+    ).not.toContain('u5');
   });
 });
