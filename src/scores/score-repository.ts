@@ -335,18 +335,12 @@ export async function groupScores(ch: ClickHouseStore, read: PromptGroupRead, na
  * rollup's rows of every score (prompt_id ''), keyed alike, per group (`g0, g1, ...`) and name.
  */
 export async function rollupScoresByGroup(ch: ClickHouseStore, read: BreakdownRead, names: string[]): Promise<KeyedScoreRow[]> {
-  const {
-    where,
-    joins,
-    keys,
-    names: groups,
-    params,
-  } = breakdownGroups(read, { from: 'FROM score_hourly_prompts', hour: 'hour', measures: '' });
+  const { where, keys, names: groups, params } = breakdownGroups(read, { from: 'FROM score_hourly_prompts', hour: 'hour', measures: '' });
   return ch.query<KeyedScoreRow>(
     `SELECT ${[...groups, 'name'].join(', ')}, ${ROLLUP_AGGREGATES}
      FROM (
        SELECT ${[...keys, 'name', 'data_type', 'label', 'scores', 'scored', 'value_sum', 'value_squares'].join(', ')}
-       FROM score_hourly_prompts ${joins.join(' ')}
+       FROM score_hourly_prompts
        WHERE ${[...where, "prompt_id = ''", 'name IN {score_names:Array(String)}'].join(' AND ')})
      GROUP BY ${[...groups, 'name'].join(', ')}
      HAVING sum(scores) != 0`,
