@@ -1,7 +1,8 @@
 // What the spend rollups cost each write of executions: inserts of 2,000 executions (a loader
 // batch's size), in time order, through the views as migrated (the rollups by grain of 018 and 021,
-// the prompt days of 023, without the hourly views by tag, API key and prompt and the daily ones
-// that 019, 021 and 022 retired), alternating with the write path of 020 (the views of 018 by tag,
+// the prompt days of 023, the metadata pairs of 025, without the hourly views by tag, API key and
+// prompt and the daily ones that 019, 021 and 022 retired), alternating with the view of 021 in
+// place of 025's (no metadata pairs), the write path of 020 (the views of 018 by tag,
 // prompt and API key, the hourly one by prompt and the daily ones, re-created from their
 // migrations, in place of 021's and 023's) and the one before 018 (the three hourly views and the
 // daily ones re-created, the rollups by grain and the prompt days detached): the raw figures of the
@@ -29,10 +30,16 @@ export async function benchSpendViews(): Promise<Array<[string, string]>> {
       if ([...hourly, ...families, ...daily].some((v) => statement.includes(`VIEW IF NOT EXISTS ${v} `)))
         await ch.command(statement.replace(/^(--.*\n)+/, ''));
   }
-  for (const v of [...hourly, ...families, ...daily]) await ch.command(`DETACH TABLE ${v}`);
+  // The view of 021 (tags, prompts and API keys, without 025's metadata pairs), beside 025's.
+  const at021 = 'spend_by_attribute_021_mv';
+  const ddl021 = fs.readFileSync(new URL('../schema/clickhouse/021_one_attribute_rollup.sql', import.meta.url), 'utf8');
+  const view021 = ddl021.split(/;\s*\n/).find((st) => st.includes('VIEW IF NOT EXISTS spend_by_attribute_mv '))!;
+  await ch.command(view021.replace(/^(--.*\n)+/, '').replace('spend_by_attribute_mv ', `${at021} `));
+  for (const v of [...hourly, ...families, ...daily, at021]) await ch.command(`DETACH TABLE ${v}`);
   const grains = [...new Set(SPEND_ROLLUPS.map((r) => `${r.table}_mv`))];
   const arms: Array<[string, { detach: string[]; attach: string[] }]> = [
-    ['as migrated (018 to 023)', { detach: [], attach: [] }],
+    ['as migrated (018 to 025)', { detach: [], attach: [] }],
+    ['as at 024 (no metadata pairs)', { detach: ['spend_by_attribute_mv'], attach: [at021] }],
     [
       'as at 020',
       { detach: ['spend_by_attribute_mv', 'prompt_version_days_mv'], attach: [...families, 'spend_hourly_prompts_mv', ...daily] },

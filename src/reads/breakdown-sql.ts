@@ -5,7 +5,14 @@
 // (src/spend/spend-rollup-repository.ts). Every read carries the project predicate and bound
 // parameters; sums leave the engine as text.
 
-import { dimensionByColumn, SPEND_DIMENSIONS, type DimensionColumn, type Rollup, type SpendRollup } from './spend-dimensions.ts';
+import {
+  dimensionByColumn,
+  SPEND_DIMENSIONS,
+  SPEND_ROLLUPS,
+  type DimensionColumn,
+  type Rollup,
+  type SpendRollup,
+} from './spend-dimensions.ts';
 import type { Grain, GrainRange } from './spend-grains.ts';
 
 export type { DimensionColumn };
@@ -80,6 +87,8 @@ export interface BreakdownSourceSql {
   arrayJoins?(grouped: ReadonlySet<string>): string[];
   /** `from` already holds only the project's rows of the window that pass the filter. */
   bounded?: boolean;
+  /** The column of `from` holding the value of the metadata key grouped (default: read from the map `metadata`). */
+  metadata?: string;
 }
 
 /** The parts every read of a breakdown shares: its filter, joins and group keys (`names`: g0, g1, ...). */
@@ -100,6 +109,7 @@ export function breakdownGroups(r: BreakdownRead, source: BreakdownSourceSql) {
   const keys = r.groups.map((g, i) => {
     if (g.kind === 'time') return `toUnixTimestamp(${BUCKET[g.bucket](time)}) AS g${i}`;
     if (g.kind === 'metadata') {
+      if (source.metadata) return `${source.metadata} AS g${i}`;
       params[`gk${i}`] = g.key;
       return `metadata[{gk${i}:String}] AS g${i}`;
     }
@@ -151,6 +161,24 @@ export interface GrainedSource {
   readonly attribute?: string;
 }
 
+/** The predicates of a cover's ranges of one sign, on the table's own grains and on the hourly rollup its hours are read from. */
+function rangeSpans(ranges: readonly GrainRange[], sign: 1 | -1, hoursHeld: boolean, params: Record<string, unknown>) {
+  const own: string[] = [];
+  const hours: string[] = [];
+  ranges.forEach((g, i) => {
+    if (g.sign !== sign) return;
+    params[`gf${i}`] = g.from / 1000;
+    params[`gt${i}`] = g.to / 1000;
+    if (g.grain === 'hour' && hoursHeld)
+      hours.push(`(hour >= toDateTime({gf${i}:UInt32}, 'UTC') AND hour < toDateTime({gt${i}:UInt32}, 'UTC'))`);
+    else
+      own.push(`(grain = '${g.grain}' AND bucket >= toDateTime({gf${i}:UInt32}, 'UTC') AND bucket < toDateTime({gt${i}:UInt32}, 'UTC'))`);
+  });
+  return { own, hours };
+}
+
+const negated = (sign: 1 | -1, measures: readonly string[]) => measures.map((m) => (sign === 1 ? m : `-${m} AS ${m}`));
+
 /**
  * The rows of a read by grain: one part per table and sign, each the project's rows of its ranges
  * that pass the read's filter and `where`, with `t` (the bucket), the grouped columns, `plain`
@@ -170,22 +198,52 @@ export function grainedRows(
   const columns = source.columns.filter((c) => grouped.has(c)).map((c) => (stored(c) === c ? c : `${stored(c)} AS ${c}`));
   const parts: string[] = [];
   for (const sign of [1, -1] as const) {
-    const own: string[] = [];
-    const hours: string[] = [];
-    ranges.forEach((g, i) => {
-      if (g.sign !== sign) return;
-      params[`gf${i}`] = g.from / 1000;
-      params[`gt${i}`] = g.to / 1000;
-      if (g.grain === 'hour' && source.hours)
-        hours.push(`(hour >= toDateTime({gf${i}:UInt32}, 'UTC') AND hour < toDateTime({gt${i}:UInt32}, 'UTC'))`);
-      else
-        own.push(`(grain = '${g.grain}' AND bucket >= toDateTime({gf${i}:UInt32}, 'UTC') AND bucket < toDateTime({gt${i}:UInt32}, 'UTC'))`);
-    });
+    const { own, hours } = rangeSpans(ranges, sign, source.hours !== undefined, params);
     const part = (table: string, time: string, spans: string[], extra: string[]) =>
-      `SELECT ${[`${time} AS t`, ...columns, ...(select.plain ?? []), ...select.signed.map((m) => (sign === 1 ? m : `-${m} AS ${m}`))].join(', ')}
+      `SELECT ${[`${time} AS t`, ...columns, ...(select.plain ?? []), ...negated(sign, select.signed)].join(', ')}
        FROM ${table} WHERE ${['project_id = {p:String}', `(${spans.join(' OR ')})`, ...filters, ...extra].join(' AND ')}`;
     if (own.length) parts.push(part(source.table, 'bucket', own, source.attribute ? ['attribute = {attribute:String}'] : []));
     if (hours.length) parts.push(part(source.hours!, 'hour', hours, source.hoursWhere ? [source.hoursWhere] : []));
+  }
+  return parts.join(' UNION ALL ');
+}
+
+/** The stored prefix of a metadata key's pairs in the family of metadata (schema/clickhouse/025). */
+export const metadataPrefix = (key: string) => `${Buffer.byteLength(key)}:${key}`;
+
+/**
+ * The rows of a read of one metadata key by grain (the family of metadata, SpendRollup's
+ * `metadata`), with `t` and the key's value as `meta`: the key's pairs (or, filtered, the one pair
+ * of the filter's value), and when its values are grouped the executions without the key under
+ * '': every execution's sums (`all`, the family that counts each execution once) minus the key's.
+ */
+function metadataRows(
+  r: BreakdownRead,
+  rollup: SpendRollup,
+  all: SpendRollup,
+  ranges: readonly GrainRange[],
+  params: Record<string, unknown>,
+) {
+  const key = r.groups.find((g) => g.kind === 'metadata')?.key ?? Object.keys(r.filter.metadata)[0]!;
+  const value: string | undefined = r.filter.metadata[key];
+  const grouped = r.groups.some((g) => g.kind === 'metadata');
+  params.mprefix = metadataPrefix(key);
+  params.mstart = Buffer.byteLength(params.mprefix as string) + 1;
+  params.attribute = rollup.attribute;
+  const pairs = value === undefined ? ['startsWith(value, {mprefix:String})'] : ['value = concat({mprefix:String}, {mvalue:String})'];
+  if (value !== undefined) params.mvalue = value;
+  const parts: string[] = [];
+  for (const sign of [1, -1] as const) {
+    const { own } = rangeSpans(ranges, sign, false, params);
+    if (!own.length) continue;
+    const where = (table: string, extra: string[]) =>
+      `FROM ${table} WHERE ${['project_id = {p:String}', `(${own.join(' OR ')})`, ...extra].join(' AND ')}`;
+    const ofKey = where(rollup.table, ['attribute = {attribute:String}', ...pairs]);
+    parts.push(`SELECT bucket AS t, substring(value, {mstart:UInt32}) AS meta, ${negated(sign, SIGNED_MEASURES).join(', ')} ${ofKey}`);
+    if (grouped && value === undefined) {
+      parts.push(`SELECT bucket AS t, '' AS meta, ${negated(sign, SIGNED_MEASURES).join(', ')} ${where(all.table, [])}`);
+      parts.push(`SELECT bucket AS t, '' AS meta, ${negated(sign === 1 ? -1 : 1, SIGNED_MEASURES).join(', ')} ${ofKey}`);
+    }
   }
   return parts.join(' UNION ALL ');
 }
@@ -194,12 +252,16 @@ export function grainedRows(
 export function grainedBreakdownSql(r: BreakdownRead): { text: string; params: Record<string, unknown> } {
   const { rollup, ranges } = r.grains!;
   const params: Record<string, unknown> = {};
-  const rows = grainedRows(r, rollup, ranges, { signed: SIGNED_MEASURES }, params);
+  const rows =
+    'metadata' in rollup && rollup.metadata
+      ? metadataRows(r, rollup, SPEND_ROLLUPS[0], ranges, params)
+      : grainedRows(r, rollup, ranges, { signed: SIGNED_MEASURES }, params);
   const q = breakdownSql(r, {
     from: `FROM (${rows})`,
     hour: 't',
     measures: 'sum(cost_usd) AS c, sum(executions) AS n, sum(tokens_in) AS ti, sum(tokens_out) AS tout, sum(unpriced_executions) AS u',
     bounded: true,
+    metadata: 'meta',
   });
   return { text: q.text, params: { ...q.params, ...params } };
 }

@@ -78,6 +78,12 @@ export interface SpendRollup {
    * are those with `attribute` = this, and its first column is stored as `value`.
    */
   readonly attribute?: string;
+  /**
+   * The family of metadata (schema/clickhouse/025): `value` holds a key/value pair as
+   * `<bytes of the key>:<key><value>`, its only column; filled for executions stored before it by
+   * its migration, not at boot.
+   */
+  readonly metadata?: true;
 }
 
 export const SPEND_ROLLUPS = [
@@ -100,6 +106,7 @@ export const SPEND_ROLLUPS = [
     columns: ['api_key_id', 'provider', 'model', 'agent_id', 'environment'],
     grains: ['month', 'day', 'hour'],
   },
+  { table: 'spend_by_attribute', attribute: 'metadata', metadata: true, columns: ['metadata'], grains: ['month', 'day', 'hour'] },
   { table: 'spend_by_user', columns: ['user_id'], grains: ['month', 'day'], hours: 'spend_hourly' },
   { table: 'spend_by_user_model', columns: ['user_id', 'provider', 'model'], grains: ['month'], hours: 'spend_hourly' },
 ] as const satisfies readonly SpendRollup[];

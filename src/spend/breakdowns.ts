@@ -161,17 +161,27 @@ export function sourceOf(groups: GroupColumn[], filter: BreakdownFilter): Breakd
  * The rollup by grain that answers (SPEND_ROLLUPS, the smallest first): the first whose columns
  * hold every dimension grouped or filtered, with at most one array dimension (tag, prompt) grouped
  * or filtered by one value, as for sourceOf; then the cover of the window by the grains the time
- * grouping allows (a month row cannot be split into days). None for metadata.
+ * grouping allows (a month row cannot be split into days). One metadata key grouped or filtered,
+ * with time alone, reads the family of metadata.
  */
 export function planOf(
   groups: GroupColumn[],
   filter: BreakdownFilter,
   window: { start: Date; end: Date },
 ): BreakdownRead['grains'] | undefined {
-  if (groups.some((g) => g.kind === 'metadata') || Object.keys(filter.metadata).length > 0) return undefined;
   const grouped = new Set<string>(groups.flatMap((g) => (g.kind === 'column' ? [g.column] : [])));
   const filtered = Object.entries(filter.anyOf).filter(([, v]) => (v?.length ?? 0) > 0);
   const used = new Set<string>([...grouped, ...filtered.map(([c]) => c)]);
+  const time = groups.find((g) => g.kind === 'time');
+  const keys = new Set([...groups.flatMap((g) => (g.kind === 'metadata' ? [g.key] : [])), ...Object.keys(filter.metadata)]);
+  if (keys.size > 0) {
+    // The family of metadata holds one key's values with time alone; a filter by '' (the key
+    // absent, or empty) is the total minus the key's other values: read from the executions rows.
+    if (keys.size > 1 || used.size > 0 || Object.values(filter.metadata).includes('')) return undefined;
+    const rollup = SPEND_ROLLUPS.find((f) => 'metadata' in f)!;
+    const grains = grainsFor(time?.kind === 'time' ? time.bucket : undefined, rollup.grains);
+    return { rollup, ranges: coverWindow(window.start.getTime(), window.end.getTime(), grains) };
+  }
   for (const column of used) {
     const d = dimensionByColumn(column)!;
     const exact = grouped.has(column) || (filter.anyOf[column as keyof BreakdownFilter['anyOf']]?.length ?? 0) === 1;
@@ -179,7 +189,6 @@ export function planOf(
   }
   const rollup: SpendRollup | undefined = SPEND_ROLLUPS.find((f) => [...used].every((c) => (f.columns as readonly string[]).includes(c)));
   if (!rollup) return undefined;
-  const time = groups.find((g) => g.kind === 'time');
   const grains = grainsFor(time?.kind === 'time' ? time.bucket : undefined, rollup.grains);
   return { rollup, ranges: coverWindow(window.start.getTime(), window.end.getTime(), grains) };
 }

@@ -55,6 +55,8 @@ export function createSpendRollupRepository(ch: ClickHouseStore) {
         filled.push('spend_hourly');
       }
       for (const r of SPEND_ROLLUPS) {
+        // Without metadata stored, the family of metadata stays empty: its migration (025) filled it.
+        if ('metadata' in r) continue;
         const attribute = 'attribute' in r ? r.attribute : undefined;
         const finest = { grain: r.grains[r.grains.length - 1]!, ...(attribute ? { attribute } : {}) };
         if (!(await empty(r.table, `WHERE grain = {grain:String}${attribute ? ' AND attribute = {attribute:String}' : ''}`, finest)))

@@ -69,7 +69,14 @@ describe('spend dimensions', () => {
     // no family holds these: the hourly rollup or the executions rows
     expect(planOf([{ kind: 'column', column: 'session_id' }], none, window)).toBeUndefined();
     expect(planOf([{ kind: 'column', column: 'user_id' }], { anyOf: { tag: ['a'] }, metadata: {} }, window)).toBeUndefined();
-    expect(planOf([{ kind: 'metadata', key: 'k' }], none, window)).toBeUndefined();
+    // one metadata key, grouped or filtered, with time alone: the family of metadata
+    expect(planOf([{ kind: 'metadata', key: 'k' }], none, window)?.rollup).toMatchObject({ attribute: 'metadata' });
+    expect(planOf([{ kind: 'time', bucket: 'day' }], { anyOf: {}, metadata: { k: 'v' } }, window)?.rollup).toMatchObject({
+      attribute: 'metadata',
+    });
+    expect(planOf([{ kind: 'metadata', key: 'k' }], { anyOf: { model: ['m'] }, metadata: {} }, window)).toBeUndefined();
+    expect(planOf([{ kind: 'metadata', key: 'k' }], { anyOf: {}, metadata: { j: 'v' } }, window)).toBeUndefined();
+    expect(planOf([], { anyOf: {}, metadata: { k: '' } }, window)).toBeUndefined();
     expect(planOf([], { anyOf: { tag: ['a', 'b'] }, metadata: {} }, window)).toBeUndefined();
   });
 });

@@ -157,12 +157,18 @@ describe(`spend breakdowns (${mode} mode)`, () => {
       { prompt: '', cost_usd: '0.30123', executions: 13 },
     ]);
     const plans = await spend('group_by=metadata.plan');
-    expect(plans.body.source).toBe('executions');
+    expect(plans.body.source).toBe('rollup');
     expect(brief(plans.body.rows)).toEqual([
       { 'metadata.plan': 'pro', cost_usd: '1.234690891', executions: 2 },
       { 'metadata.plan': '', cost_usd: '0.20123', executions: 12 },
       { 'metadata.plan': 'free', cost_usd: '0.1', executions: 1 },
     ]);
+    // with a dimension beside the key, or a filter by '' (the key absent): the executions rows, the same sums
+    const byModel = await spend('group_by=metadata.plan,provider');
+    expect(byModel.body.source).toBe('executions');
+    const absent = await spend('metadata.plan=');
+    expect(absent.body.source).toBe('executions');
+    expect(absent.body.total).toMatchObject({ cost_usd: '0.20123', executions: 12 });
   });
 
   it('by time buckets and several dimensions at once', async () => {

@@ -30,6 +30,8 @@ function execution(i: number) {
     user_id: `u${(i * 5) % 6}`,
     tags: [[], ['a'], ['b'], ['a', 'c'], ['c', 'c']][i % 5],
     environment: ['prod', 'staging', ''][i % 3],
+    // a key absent from some executions and empty in others; a second key beside it
+    metadata: [{ plan: 'pro', region: 'eu' }, { plan: 'free' }, {}, { plan: '', region: 'us' }, { plan: 'pro' }][i % 5],
     cost_usd: Number((((i * 1_234_567) % 100_000_000) / 1e9 + (i % 7)).toFixed(9)),
     tokens_in: i * 3,
     tokens_out: i,
@@ -74,7 +76,7 @@ beforeAll(async () => {
       }),
     );
   // late corrections: cost, user, tags and time move
-  await correct('g-3', { cost_usd: '12.000000001', user_id: 'u-moved', tags: ['b'] });
+  await correct('g-3', { cost_usd: '12.000000001', user_id: 'u-moved', tags: ['b'], metadata: { plan: 'enterprise' } });
   await correct('g-10', { started_at: '2026-10-10T14:30:00.000' });
   await correct('g-11', { cost_usd: '0' });
   // scores of half the executions, stamped with their (corrected) execution as they are written
@@ -134,6 +136,15 @@ describe(`spend breakdowns read by grain (${mode} mode)`, () => {
     { group_by: 'day,provider', columns: ['day', 'provider'] },
     { group_by: 'user', columns: ['user_id'], filter: 'model=m1,m2', where: "AND model IN ('m1', 'm2')" },
     { group_by: 'model', columns: ['model'], filter: 'tag=a', where: "AND has(tags, 'a')" },
+    { group_by: 'metadata.plan', columns: ["metadata['plan']"] },
+    { group_by: 'day,metadata.region', columns: ['day', "metadata['region']"] },
+    { group_by: 'day', columns: ['day'], filter: 'metadata.plan=pro', where: "AND metadata['plan'] = 'pro'" },
+    {
+      group_by: 'metadata.plan',
+      columns: ["metadata['plan']"],
+      filter: 'metadata.plan=enterprise',
+      where: "AND metadata['plan'] = 'enterprise'",
+    },
   ];
   for (const c of cases)
     it(`group_by=${c.group_by}${c.filter ? ` with ${c.filter}` : ''}: every group exact over windows of every alignment`, async () => {
@@ -152,6 +163,25 @@ describe(`spend breakdowns read by grain (${mode} mode)`, () => {
         expect(Object.fromEntries(got), `${start} .. ${end}`).toEqual(Object.fromEntries(want));
       }
     });
+
+  it('migration 025 fills the family of metadata from the executions stored before it, once', async () => {
+    const query = `/spend?start=${WINDOWS[0]![0]}&end=${WINDOWS[0]![1]}&group_by=metadata.plan,month&limit=1000`;
+    const before = await json('GET', query);
+    expect(before.body.source).toBe('rollup');
+    const unapply = async () => {
+      await svc.stores.clickhouse.command('ALTER TABLE schema_migrations DELETE WHERE version = 25', {}, { mutations_sync: '1' });
+      const env = svc.testEnv;
+      await svc.close();
+      svc = await startTestService({ AUTH_REQUIRED: 'false' }, { env });
+    };
+    // as before 025: the executions stored, no pair rolled up
+    await svc.stores.clickhouse.command("ALTER TABLE spend_by_attribute DELETE WHERE attribute = 'metadata'", {}, { mutations_sync: '1' });
+    await unapply();
+    expect((await json('GET', query)).body).toEqual(before.body);
+    // run again: copied once
+    await unapply();
+    expect((await json('GET', query)).body).toEqual(before.body);
+  });
 
   it('score rollups by grain empty beside stored scores (written before migration 020) are filled at boot', async () => {
     const query = `/spend?start=${WINDOWS[0]![0]}&end=${WINDOWS[0]![1]}&group_by=model&scores=quality,ok`;
