@@ -1,12 +1,12 @@
 // What the spend rollups cost each write of executions: inserts of 2,000 executions (a loader
 // batch's size), in time order, through the views as migrated (the rollups by grain of 018 and 021,
-// the prompt days of 023, the metadata pairs of 025, without the hourly views by tag, API key and
-// prompt and the daily ones that 019, 021 and 022 retired), alternating with the view of 021 in
-// place of 025's (no metadata pairs), the write path of 020 (the views of 018 by tag,
-// prompt and API key, the hourly one by prompt and the daily ones, re-created from their
-// migrations, in place of 021's and 023's) and the one before 018 (the three hourly views and the
-// daily ones re-created, the rollups by grain and the prompt days detached): the raw figures of the
-// same run. Prints µs per execution per arm.
+// the prompt days of 023, the metadata pairs of 025, the user days of 026, without the hourly
+// views by tag, API key and prompt and the daily ones that 019, 021 and 022 retired), alternating
+// with: the same without the user days; the view of 021 in place of 025's (no metadata pairs, no
+// user days); the write path of 020 (the views of 018 by tag, prompt and API key, the hourly one by
+// prompt and the daily ones, re-created from their migrations, in place of 021's and 023's); and
+// the one before 018 (the three hourly views and the daily ones re-created, the rollups by grain
+// and the prompt days detached): the raw figures of the same run. Prints µs per execution per arm.
 // Env: BENCH_VIEWS_ROUNDS (default 3), BENCH_VIEWS_BATCHES (per round and side, default 100).
 import fs from 'node:fs';
 import { SPEND_ROLLUPS } from '../src/reads/spend-dimensions.ts';
@@ -38,13 +38,17 @@ export async function benchSpendViews(): Promise<Array<[string, string]>> {
   for (const v of [...hourly, ...families, ...daily, at021]) await ch.command(`DETACH TABLE ${v}`);
   const grains = [...new Set(SPEND_ROLLUPS.map((r) => `${r.table}_mv`))];
   const arms: Array<[string, { detach: string[]; attach: string[] }]> = [
-    ['as migrated (018 to 025)', { detach: [], attach: [] }],
-    ['as at 024 (no metadata pairs)', { detach: ['spend_by_attribute_mv'], attach: [at021] }],
+    ['as migrated (018 to 026)', { detach: [], attach: [] }],
+    ['as at 025 (no user days)', { detach: ['user_days_mv'], attach: [] }],
+    ['as at 024 (no metadata pairs)', { detach: ['spend_by_attribute_mv', 'user_days_mv'], attach: [at021] }],
     [
       'as at 020',
-      { detach: ['spend_by_attribute_mv', 'prompt_version_days_mv'], attach: [...families, 'spend_hourly_prompts_mv', ...daily] },
+      {
+        detach: ['spend_by_attribute_mv', 'prompt_version_days_mv', 'user_days_mv'],
+        attach: [...families, 'spend_hourly_prompts_mv', ...daily],
+      },
     ],
-    ['as before 018', { detach: [...grains, 'prompt_version_days_mv'], attach: [...hourly, ...daily] }],
+    ['as before 018', { detach: [...grains, 'prompt_version_days_mv', 'user_days_mv'], attach: [...hourly, ...daily] }],
   ];
   const figures: Array<[string, string]> = [];
   let next = 0;

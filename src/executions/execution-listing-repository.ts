@@ -6,7 +6,7 @@ import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { liveRows } from '../stores/live-rows.ts';
 import { badRequest } from '../errors.ts';
 import { fromScaled, NANOS, toScaled } from '../decimal.ts';
-import { fromClickHouseTime, toClickHouseTime } from '../time.ts';
+import { fromClickHouseTime, timeRange, toClickHouseTime } from '../time.ts';
 import { EXPORTED_DIMENSION_COLUMNS } from '../reads/spend-dimensions.ts';
 import { presentListItem, presentListRow, type ListRow } from './present.ts';
 import {
@@ -38,6 +38,7 @@ const EXPORT_PAGE = 5_000;
 const MAX_RAW_READ = 20_000;
 /** The newest rows a page of sessions or users reads first to find who was seen last (grown ×8 while too few). */
 const ACTIVITY_SCAN = 20_000;
+const DAY_MS = 86_400_000;
 
 interface RawListRow extends ListRow {
   version: string;
@@ -54,6 +55,67 @@ export function createExecutionListing(
   const { scoreFilter } = opts;
   const maxRawRead = opts.maxRawRead ?? MAX_RAW_READ;
   const activityScan = opts.activityScan ?? ACTIVITY_SCAN;
+
+  /**
+   * The users page's figures of `ids` over the window: the whole UTC days inside it from
+   * `user_days` (schema/clickhouse/026: a row per user and day, in user order), the partial days at
+   * its ends from the executions rows; the same sums, first and last seen and set of sessions as a
+   * sum over the window's rows gives.
+   */
+  async function userFigures(projectId: string, q: ActivityQuery, ids: string[]): Promise<ActivityRow[]> {
+    const range = timeRange(q.start, q.end);
+    const at = (t: string | undefined) => (t === undefined ? undefined : Date.parse(`${t.replace(' ', 'T')}Z`));
+    const [s, e] = [at(range.start), at(range.end)];
+    const d0 = s === undefined ? undefined : Math.ceil(s / DAY_MS) * DAY_MS;
+    const d1 = e === undefined ? undefined : Math.floor(e / DAY_MS) * DAY_MS;
+    // No whole day inside: every row from the executions.
+    const days = d0 === undefined || d1 === undefined || d0 < d1;
+    const edges: Array<[number | undefined, number | undefined]> = !days
+      ? [[s, e]]
+      : [
+          ...(s !== undefined && s < d0! ? [[s, d0] as [number, number]] : []),
+          ...(e !== undefined && d1! < e ? [[d1, e] as [number, number]] : []),
+        ];
+    const params: Record<string, unknown> = { p: projectId, ids };
+    const parts: string[] = [];
+    if (days) {
+      const bounds = [
+        ...(d0 !== undefined ? ['day >= toDate({d0:String})'] : []),
+        ...(d1 !== undefined ? ['day < toDate({d1:String})'] : []),
+      ];
+      if (d0 !== undefined) params.d0 = new Date(d0).toISOString().slice(0, 10);
+      if (d1 !== undefined) params.d1 = new Date(d1).toISOString().slice(0, 10);
+      parts.push(
+        `SELECT user_id AS id, sum(executions) AS n, sum(errors) AS er, sum(cost_usd) AS c, sum(tokens_in) AS ti, sum(tokens_out) AS tout,
+           min(first_seen) AS f, max(last_seen) AS l, uniqExactMergeState(sessions) AS ss, max(sessionless) AS z
+         FROM user_days WHERE ${['project_id = {p:String}', 'user_id IN {ids:Array(String)}', ...bounds].join(' AND ')} GROUP BY id`,
+      );
+    }
+    const spans = edges.map(([from, to], i) => {
+      if (from !== undefined) params[`ef${i}`] = toClickHouseTime(new Date(from));
+      if (to !== undefined) params[`et${i}`] = toClickHouseTime(new Date(to));
+      const b = [
+        ...(from !== undefined ? [`started_at >= toDateTime64({ef${i}:String}, 3, 'UTC')`] : []),
+        ...(to !== undefined ? [`started_at < toDateTime64({et${i}:String}, 3, 'UTC')`] : []),
+      ];
+      return `(${b.length ? b.join(' AND ') : '1'})`;
+    });
+    if (spans.length)
+      parts.push(
+        `SELECT user_id AS id, sum(toInt64(sign)) AS n, sum(if(status = 'error', toInt64(sign), 0)) AS er,
+           sum(toDecimal128(cost_usd, 9) * sign) AS c, sum(toInt64(tokens_in) * sign) AS ti, sum(toInt64(tokens_out) * sign) AS tout,
+           minIfOrNull(started_at, sign = 1) AS f, maxIfOrNull(started_at, sign = 1) AS l, uniqExactState(session_id) AS ss,
+           max(session_id = '') AS z
+         FROM executions WHERE project_id = {p:String} AND user_id IN {ids:Array(String)} AND (${spans.join(' OR ')}) GROUP BY id`,
+      );
+    return ch.query<ActivityRow>(
+      `SELECT id, toString(uniqExactMerge(ss) - max(z)) AS sessions, sum(n) AS executions, sum(er) AS errors, toString(sum(c)) AS cost_usd,
+         sum(ti) AS tokens_in, sum(tout) AS tokens_out, min(f) AS first_seen, max(l) AS last_seen
+       FROM (${parts.join(' UNION ALL ')}) GROUP BY id HAVING executions > 0`,
+      params,
+      'executions.users.figures',
+    );
+  }
 
   /**
    * `take` live executions after skipping `skip`, newest first, from `after` on. Reads raw rows in
@@ -172,14 +234,16 @@ export function createExecutionListing(
       const key = by === 'session' ? 'session_id' : 'user_id';
       const extra = by === 'session' ? 'argMax(user_id, started_at) AS last_user' : "uniqExactIf(session_id, session_id != '') AS sessions";
       const figures = (ids: string[]) =>
-        ch.query<ActivityRow>(
-          `SELECT ${key} AS id, ${extra}, sum(sign) AS executions, sum(if(status = 'error', sign, 0)) AS errors,
+        by === 'user'
+          ? userFigures(projectId, q, ids)
+          : ch.query<ActivityRow>(
+              `SELECT ${key} AS id, ${extra}, sum(sign) AS executions, sum(if(status = 'error', sign, 0)) AS errors,
              toString(sum(toDecimal128(cost_usd, 9) * sign)) AS cost_usd, sum(toInt64(tokens_in) * sign) AS tokens_in,
              sum(toInt64(tokens_out) * sign) AS tokens_out, minIf(started_at, sign = 1) AS first_seen, maxIf(started_at, sign = 1) AS last_seen
            FROM executions WHERE ${w.sql} AND ${key} IN {ids:Array(String)} GROUP BY id HAVING executions > 0`,
-          { ...w.params, ids },
-          `executions.${by}s`,
-        );
+              { ...w.params, ids },
+              `executions.${by}s`,
+            );
       const items: ActivityRow[] = [];
       for (let scan = activityScan; ; scan *= 8) {
         // The ids of the newest rows, by their newest row; those seen after the oldest row read are complete.

@@ -113,43 +113,88 @@ describe(`sessions and users (${mode} mode)`, () => {
   });
   it('a page equals one sum over every id, most recently seen first, ties, corrections and ids netting to none included', async () => {
     const ch = svc.stores.clickhouse;
-    // 400 executions on 2026-06-01: 37 users, sessions of 3, times with ties (40 rows a second).
+    // 400 executions over 2026-06-01 .. 06-03: 37 users, sessions of 3, times with ties (40 rows per 6.48 s).
     await ch.command(
       `INSERT INTO executions (project_id, started_at, trace_id, version, sign, source, model, status, tokens_in, tokens_out, latency_ms,
          cost_usd, cost_source, content_hash, user_id, session_id)
-       SELECT 'default', toDateTime64('2026-06-01 00:00:00', 3, 'UTC') + toIntervalSecond(intDiv((number * 7919) % 400, 40)),
-         concat('act-', toString(number)), 1, 1, 'api', 'm', if(number % 5 = 0, 'error', 'ok'), 10, 5, 100,
-         toDecimal64((number % 13) / 1000, 9), 'computed', 'h', concat('u', toString(number % 37)), concat('s', toString(intDiv(number, 3)))
+       SELECT 'default', toDateTime64('2026-06-01 00:00:00', 3, 'UTC') + toIntervalMillisecond(intDiv((number * 7919) % 400, 40) * 25920000),
+         concat('act-', toString(number)), 1, 1, 'api', 'm', if(number % 5 = 0, 'error', 'ok'), 10 + number, 5, 100,
+         toDecimal64((number % 13) / 1000, 9), 'computed', 'h', concat('u', toString(number % 37)),
+         if(number % 11 = 0, '', concat('s', toString(intDiv(number, 3))))
        FROM numbers(400)`,
     );
     // u5 keeps no execution (each moved to another user); two more corrections move a session and a cost.
     for (let i = 5; i < 400; i += 37) await correctExecution(ch, `act-${i}`, { user_id: 'moved' });
     await correctExecution(ch, 'act-8', { session_id: 's-late', cost_usd: '1.5' });
-    const window = { start: '2026-06-01T00:00:00Z', end: '2026-06-02T00:00:00Z' };
-    const oneSum = async (key: 'user_id' | 'session_id', limit: number) =>
-      ch.query<{ id: string; executions: string; cost: string; first_seen: string; last_seen: string }>(
+    const oneSum = async (key: 'user_id' | 'session_id', limit: number, w: { start: string; end: string }) =>
+      ch.query<{ id: string; executions: string; cost: string; first_seen: string; last_seen: string; extra: string }>(
         `SELECT ${key} AS id, toString(sum(sign)) AS executions, toString(sum(toDecimal128(cost_usd, 9) * sign)) AS cost,
-           minIf(started_at, sign = 1) AS first_seen, maxIf(started_at, sign = 1) AS last_seen
-         FROM executions WHERE project_id = 'default' AND started_at >= '2026-06-01 00:00:00' AND started_at < '2026-06-02 00:00:00'
+           minIf(started_at, sign = 1) AS first_seen, maxIf(started_at, sign = 1) AS last_seen,
+           toString([sum(if(status = 'error', sign, 0)), sum(toInt64(tokens_in) * sign), ${key === 'user_id' ? "uniqExactIf(session_id, session_id != '')" : '0'}]) AS extra
+         FROM executions WHERE project_id = 'default' AND started_at >= {s:DateTime64(3, 'UTC')} AND started_at < {e:DateTime64(3, 'UTC')}
            AND ${key} != '' GROUP BY id HAVING sum(sign) > 0 ORDER BY last_seen DESC, id LIMIT {limit:UInt32}`,
-        { limit },
+        { limit, s: w.start.slice(0, 19).replace('T', ' '), e: w.end.slice(0, 19).replace('T', ' ') },
       );
     // Few rows read first, so the read grows (7, 56, 448) and ids seen at the cut are read again.
     const listing = createExecutionListing(ch, { scoreFilter: scoreFilterSql, activityScan: 7 });
-    for (const [by, key] of [
-      ['user', 'user_id'],
-      ['session', 'session_id'],
-    ] as const)
-      for (const limit of [...Array.from({ length: 40 }, (_, i) => i + 1), 200]) {
-        const page = await listing.activity('default', by, { ...window, limit });
-        const want = await oneSum(key, limit);
-        expect(
-          page.items.map((r: Record<string, unknown>) => [r[key], String(r.executions), r.cost_usd, r.first_seen, r.last_seen]),
-          `${by} limit ${limit}`,
-        ).toEqual(want.map((r) => [r.id, r.executions, r.cost.replace(/\.?0+$/, ''), fromChTime(r.first_seen), fromChTime(r.last_seen)]));
-      }
+    // Users' whole days are read from user_days, the partial days at the ends from the executions.
+    const windows = [
+      { start: '2026-06-01T00:00:00Z', end: '2026-06-04T00:00:00Z' }, // whole days
+      { start: '2026-06-01T07:30:00Z', end: '2026-06-03T13:00:00Z' }, // partial days at both ends
+      { start: '2026-06-02T03:00:00Z', end: '2026-06-02T20:00:00Z' }, // inside one day
+      { start: '2026-06-01T12:00:00Z', end: '2026-06-02T12:00:00Z' }, // across midnight, no whole day
+    ];
+    for (const window of windows)
+      for (const [by, key] of [
+        ['user', 'user_id'],
+        ['session', 'session_id'],
+      ] as const)
+        for (const limit of [1, 2, 3, 5, 8, 13, 21, 34, 40, 200]) {
+          const page = await listing.activity('default', by, { ...window, limit });
+          const want = await oneSum(key, limit, window);
+          expect(
+            page.items.map((r: Record<string, unknown>) => [
+              r[key],
+              String(r.executions),
+              r.cost_usd,
+              r.first_seen,
+              r.last_seen,
+              JSON.stringify([r.errors, r.tokens_in, by === 'user' ? r.sessions : 0]),
+            ]),
+            `${by} limit ${limit} ${window.start} .. ${window.end}`,
+          ).toEqual(
+            want.map((r) => [
+              r.id,
+              r.executions,
+              r.cost.includes('.') ? r.cost.replace(/0+$/, '').replace(/\.$/, '') : r.cost,
+              fromChTime(r.first_seen),
+              fromChTime(r.last_seen),
+              JSON.stringify(JSON.parse(r.extra)),
+            ]),
+          );
+        }
     expect(
-      (await listing.activity('default', 'user', { ...window, limit: 100 })).items.map((u) => (u as Record<string, unknown>).user_id),
+      (await listing.activity('default', 'user', { ...windows[0]!, limit: 100 })).items.map((u) => (u as Record<string, unknown>).user_id),
     ).not.toContain('u5');
+  });
+
+  it('migration 026 fills user_days from the executions stored before it, once', async () => {
+    const window = { start: '2026-06-01T07:30:00Z', end: '2026-06-03T13:00:00Z' };
+    const page = async () => (await call('GET', `/users?start=${window.start}&end=${window.end}&limit=100`)).body;
+    const before = await page();
+    expect(before.items.length).toBeGreaterThan(30);
+    const unapply = async () => {
+      await svc.stores.clickhouse.command('ALTER TABLE schema_migrations DELETE WHERE version = 26', {}, { mutations_sync: '1' });
+      const env = svc.testEnv;
+      await svc.close();
+      svc = await startTestService(undefined, { env });
+    };
+    // as before 026: the executions stored, no user day
+    await svc.stores.clickhouse.command('TRUNCATE TABLE user_days');
+    await unapply();
+    expect(await page()).toEqual(before);
+    // run again: copied once
+    await unapply();
+    expect(await page()).toEqual(before);
   });
 });
