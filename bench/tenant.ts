@@ -39,6 +39,7 @@ const ANSWERS: Answer[] = [
   { what: 'template analytics, 30 days', path: `/prompts/support/analytics?${WINDOW_30}` },
   { what: 'compare versions 1 and 2, 90 days, with scores', path: `/prompts/support/compare?versions=1,2&${WINDOW_90}` },
   { what: 'users, 30 days', path: `/users?${WINDOW_30}` },
+  { what: 'users, 30 days from 07:30 (partial days at both ends)', path: '/users?start=2026-10-01T07:30:00Z&end=2026-10-31T07:30:00Z' },
   { what: 'sessions, 30 days', path: `/sessions?${WINDOW_30}` },
   { what: 'spend by model, 90 days', path: `/spend?group_by=model&${WINDOW_90}`, hourly: { groups: ['model'], table: 'spend_hourly' } },
   {
@@ -68,6 +69,7 @@ const ANSWERS: Answer[] = [
     hourly: { groups: ['session_id'], table: 'spend_hourly' },
   },
   { what: 'spend by metadata.customer, 90 days', path: `/spend?group_by=metadata.customer&${WINDOW_90}` },
+  { what: 'spend by day, 90 days, metadata.customer=c-42', path: `/spend?group_by=day&metadata.customer=c-42&${WINDOW_90}&limit=100` },
   { what: 'spend by model, 90 days, scores=accuracy,resolved', path: `/spend?group_by=model&scores=accuracy,resolved&${WINDOW_90}` },
   { what: 'spend by user, 90 days, scores=accuracy', path: `/spend?group_by=user&scores=accuracy&${WINDOW_90}` },
 ];
