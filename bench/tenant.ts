@@ -209,10 +209,22 @@ export async function benchTenant(): Promise<void> {
           value += ` · ${formatCount(answer.groups)} groups`;
           if (!a.path.includes('tag') && !a.path.includes('prompt')) {
             const q = new URLSearchParams(a.path.split('?')[1]);
+            // the answer's metadata filters, applied to the plain sum too
+            const metadata = [...q.entries()].filter(([k]) => k.startsWith('metadata.'));
             const [exact] = await ch.query<{ cost: string; n: string }>(
               `SELECT toString(sum(cost_usd)) AS cost, toString(count()) AS n FROM executions FINAL
-               WHERE project_id = 'default' AND sign = 1 AND started_at >= {s:DateTime64(3, 'UTC')} AND started_at < {e:DateTime64(3, 'UTC')}`,
-              { s: q.get('start')!.slice(0, 19).replace('T', ' '), e: q.get('end')!.slice(0, 19).replace('T', ' ') },
+               WHERE project_id = 'default' AND sign = 1 AND started_at >= {s:DateTime64(3, 'UTC')} AND started_at < {e:DateTime64(3, 'UTC')}
+                 ${metadata.map((_, i) => `AND metadata[{mk${i}:String}] = {mv${i}:String}`).join(' ')}`,
+              {
+                s: q.get('start')!.slice(0, 19).replace('T', ' '),
+                e: q.get('end')!.slice(0, 19).replace('T', ' '),
+                ...Object.fromEntries(
+                  metadata.flatMap(([k, v], i) => [
+                    [`mk${i}`, k.slice('metadata.'.length)],
+                    [`mv${i}`, v],
+                  ]),
+                ),
+              },
             );
             const same =
               Number(exact!.cost) === Number(answer.total.cost_usd) &&

@@ -25,6 +25,7 @@ import { createDeadLetterService, type DeadLetterService } from '../ingest/dead-
 import { createPromptCache } from '../prompts/cache.ts';
 import { createPromptService, type PromptService } from '../prompts/service.ts';
 import { createExecutionListing, type ExecutionListing } from '../executions/execution-listing-repository.ts';
+import { createListTotals } from '../spend/list-totals.ts';
 import { createExecutionDetail, type ExecutionDetail } from '../executions/execution-detail-repository.ts';
 import { createExecutionAssembly } from '../executions/execution-assembly-repository.ts';
 import { createExecutionStamps } from '../executions/execution-stamp-repository.ts';
@@ -143,12 +144,20 @@ export function createDomain(
     beforeRender: (projectId) => spend.budgets.enforce(projectId),
   });
   const writer = writerOf('executions');
-  const listing = createExecutionListing(stores.clickhouse, { scoreFilter: scoreFilterSql });
+  const rollups = createSpendRollupRepository(stores.clickhouse);
+  const listing = createExecutionListing(stores.clickhouse, {
+    scoreFilter: scoreFilterSql,
+    // A list's total over the whole hours a rollup by grain holds, within what retention kept.
+    rollupTotal: createListTotals({
+      rollups,
+      intactSince: (projectId) => spend.retention.intactSince(projectId, spend.clock.now()),
+      now: () => spend.clock.now(),
+    }),
+  });
   const detail = createExecutionDetail(stores.clickhouse);
   const assembly = createExecutionAssembly(stores.clickhouse);
   const resolver = createPriceResolver(stores.postgres, broadcast);
   const parquet = createParquetExport(stores.clickhouse, listing, path.join(config.dataDir, 'export-scratch'));
-  const rollups = createSpendRollupRepository(stores.clickhouse);
   const scheduledExport = createScheduledExport({
     config: config.exports,
     scratchDir: path.join(config.dataDir, 'export-scratch'),

@@ -60,7 +60,8 @@ export const LIST_COLUMNS = `trace_id, agent_id, provider, model, tokens_in, tok
   cost_source, status, started_at, length(\`tu.prompt_id\`) AS template_count, span_count, source, user_id, session_id, tags`;
 
 /** Comma-separated or repeated values, trimmed, empty ones dropped. */
-function anyOf(values: string[] | undefined): string[] | undefined {
+/** Comma-separated or repeated values, trimmed, empty ones dropped; undefined for none. */
+export function anyOf(values: string[] | undefined): string[] | undefined {
   const out = (values ?? [])
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())

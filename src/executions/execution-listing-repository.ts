@@ -47,10 +47,20 @@ interface RawListRow extends ListRow {
 
 const listRow = ({ version: _v, sign: _s, ...row }: RawListRow): ListRow => row;
 
+/**
+ * A list's total as the spend rollups hold it (src/spend/list-totals.ts): the executions they
+ * count, and the ranges of the window left to count over the executions rows; undefined when no
+ * rollup holds the filter.
+ */
+export type RollupTotal = (
+  projectId: string,
+  q: ListQuery,
+) => Promise<{ executions: number; rest: Array<{ start?: string; end?: string }> } | undefined>;
+
 /** `scoreFilter`: the SQL of score parameters (scores/score-repository.ts scoreFilterSql). */
 export function createExecutionListing(
   ch: ClickHouseStore,
-  opts: { scoreFilter: ScoreFilter; maxRawRead?: number; activityScan?: number },
+  opts: { scoreFilter: ScoreFilter; maxRawRead?: number; activityScan?: number; rollupTotal?: RollupTotal },
 ) {
   const { scoreFilter } = opts;
   const maxRawRead = opts.maxRawRead ?? MAX_RAW_READ;
@@ -200,16 +210,23 @@ export function createExecutionListing(
       if (q.cursor && q.offset > 0) throw badRequest('offset: cannot be combined with cursor');
       const w = executionFilter(projectId, q, scoreFilter);
       const after = q.cursor ? decodeCursor(q.cursor) : undefined;
-      const [rows, totals] = await Promise.all([
-        livePage(w, after, q.offset, q.limit),
-        // A cancel row repeats the values of the row it cancels, so sum(sign) over any filter
-        // counts each logical execution once. Light columns only.
-        ch.query<{ total: string }>(`SELECT sum(sign) AS total FROM executions WHERE ${w.sql}`, w.params, 'executions.list.total'),
-      ]);
+      // A cancel row repeats the values of the row it cancels, so sum(sign) over any filter counts
+      // each logical execution once. Light columns only. The whole hours a rollup holds are counted there.
+      const count = (f: ExecutionFilter) =>
+        ch.query<{ total: string }>(`SELECT sum(sign) AS total FROM executions WHERE ${f.sql}`, f.params, 'executions.list.total');
+      const total = async () => {
+        const held = await opts.rollupTotal?.(projectId, q);
+        if (!held) return Number((await count(w))[0]?.total ?? 0);
+        const rest = await Promise.all(
+          held.rest.map((r) => count(executionFilter(projectId, { ...q, start: r.start, end: r.end }, scoreFilter))),
+        );
+        return rest.reduce((n, [r]) => n + Number(r?.total ?? 0), held.executions);
+      };
+      const [rows, totalCount] = await Promise.all([livePage(w, after, q.offset, q.limit), total()]);
       const last = rows[rows.length - 1];
       return {
         items: rows.map(presentListRow),
-        total: Number(totals[0]?.total ?? 0),
+        total: totalCount,
         limit: q.limit,
         offset: q.offset,
         next_cursor: rows.length === q.limit && last ? encodeCursor(last.started_at, last.trace_id) : null,

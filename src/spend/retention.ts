@@ -65,6 +65,18 @@ export function createRetention(ch: ClickHouseStore, settingsStore: RetentionSet
       return { days: row.days, updated_at: row.updated_at.toISOString(), applies_to: RAW_TABLES.map((t) => t.table) };
     },
 
+    /**
+     * The instant (epoch ms) from which every execution of the project is still stored (what the
+     * rollups count beyond it may be gone), or undefined when retention was never set. The TTL
+     * removes what is older than the retention (now − days); before the last change of the setting
+     * an older, shorter one may have removed more, up to the change: so the later of the two.
+     */
+    async intactSince(projectId: string, now: Date): Promise<number | undefined> {
+      const row = await settingsStore.get(projectId);
+      if (!row) return undefined;
+      return Math.max(row.updated_at.getTime(), row.days ? now.getTime() - row.days * 86_400_000 : 0);
+    },
+
     /** Brings every raw table's TTL in line with the settings; returns the tables changed. */
     async apply(): Promise<string[]> {
       const settings = await settingsStore.all();

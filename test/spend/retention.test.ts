@@ -96,7 +96,11 @@ describe(`retention (${mode} mode)`, () => {
     expect(await count('executions', 'other')).toBe(1);
     expect(await count('spans', 'other')).toBe(1);
     // the listing no longer has them; the rollups do
-    expect((await json('GET', '/executions?limit=10')).body.items.map((i: { trace_id: string }) => i.trace_id)).toEqual(['new-1']);
+    const listed = (await json('GET', '/executions?limit=10')).body;
+    expect(listed.items.map((i: { trace_id: string }) => i.trace_id)).toEqual(['new-1']);
+    // its total too: the rollups count only from what retention keeps (intactSince)
+    expect(listed.total).toBe(1);
+    expect((await json('GET', `/executions?limit=10&start=${day(old)}T00:00:00Z`)).body.total).toBe(1);
     const stats = (await json('GET', `/stats?start=${day(old)}&end=${day(recent)}T23:59:59Z`)).body;
     expect(stats).toMatchObject({ total_cost: 3.75, total_executions: 3 });
     expect(stats.daily_costs.find((d: { date: string }) => d.date === day(old))).toEqual({ date: day(old), cost: 2.5, executions: 2 });

@@ -6,6 +6,8 @@ import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { correctExecution } from '../helpers/corrections.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
 import { SCORE_ROLLUPS } from '../../src/scores/score-repository.ts';
+import { createListTotals } from '../../src/spend/list-totals.ts';
+import { createSpendRollupRepository } from '../../src/spend/spend-rollup-repository.ts';
 
 let svc: TestService;
 const P = '/api/projects/default';
@@ -163,6 +165,64 @@ describe(`spend breakdowns read by grain (${mode} mode)`, () => {
         expect(Object.fromEntries(got), `${start} .. ${end}`).toEqual(Object.fromEntries(want));
       }
     });
+
+  it("the list's total over whole hours of a rollup and the rest of the window over the rows: exact for every filter and window", async () => {
+    const held = createListTotals({
+      rollups: createSpendRollupRepository(svc.stores.clickhouse),
+      intactSince: async () => undefined,
+      now: () => new Date(),
+    });
+    const filters: Array<[string, string, boolean]> = [
+      ['', '', true],
+      ['provider=openai', "AND provider = 'openai'", true],
+      ['model=m1,m2&agent_id=a1', "AND model IN ('m1', 'm2') AND agent_id = 'a1'", true],
+      ['user_id=u1', "AND user_id = 'u1'", true],
+      ['user_id=u1,u3&model=m1', "AND user_id IN ('u1', 'u3') AND model = 'm1'", true],
+      ['tag=a', "AND has(tags, 'a')", true],
+      ['metadata.plan=pro', "AND metadata['plan'] = 'pro'", true],
+      ['tag=a&tag=b', "AND hasAny(tags, ['a', 'b'])", false],
+      ['user_id=u1&agent_id=a1', "AND user_id = 'u1' AND agent_id = 'a1'", false],
+      ['status=ok&provider=openai', "AND provider = 'openai'", false],
+    ];
+    // Bounds a millisecond after one execution and at another (its hour holds rows on both sides of each bound).
+    const times = (
+      await svc.stores.clickhouse.query<{ t: string }>(
+        "SELECT toString(started_at) AS t FROM executions FINAL WHERE project_id = 'default' AND sign = 1 ORDER BY started_at",
+      )
+    ).map((r) => Date.parse(`${r.t.replace(' ', 'T')}Z`));
+    const around: [string, string] = [new Date(times[20]! + 1).toISOString(), new Date(times[120]!).toISOString()];
+    const windows: Array<[string | undefined, string | undefined]> = [
+      ...WINDOWS,
+      around,
+      ['2026-08-25T07:13:27.123Z', '2026-11-03T05:59:59.999Z'],
+      ['2026-10-10T13:20:00.000Z', '2026-10-10T13:40:00.000Z'],
+      ['2026-09-15T00:00:00.001Z', undefined],
+      [undefined, '2026-10-01T00:00:00.000Z'],
+      [undefined, undefined],
+    ];
+    for (const [query, where, served] of filters)
+      for (const [start, end] of windows) {
+        const range = `${start ? `&start=${start}` : ''}${end ? `&end=${end}` : ''}`;
+        const r = await json('GET', `/executions?limit=1${query ? `&${query}` : ''}${range}`);
+        expect(r.status, JSON.stringify(r.body)).toBe(200);
+        const [want] = await svc.stores.clickhouse.query<{ n: string }>(
+          `SELECT toString(count()) AS n FROM executions FINAL
+           WHERE project_id = 'default' AND sign = 1 ${start ? "AND started_at >= {s:DateTime64(3, 'UTC')}" : ''}
+             ${end ? "AND started_at < {e:DateTime64(3, 'UTC')}" : ''} ${where}`,
+          { s: start?.replace('T', ' ').replace('Z', ''), e: end?.replace('T', ' ').replace('Z', '') },
+        );
+        expect(r.body.total, `${query} ${start} .. ${end}`).toBe(Number(want!.n));
+        // the query as the route hands it to the listing: repeatable fields as arrays
+        const params = new URLSearchParams(`${query}${range}`);
+        const listQuery: Record<string, unknown> = {};
+        for (const k of new Set(params.keys()))
+          listQuery[k] = ['provider', 'model', 'agent_id', 'user_id', 'tag'].includes(k) ? params.getAll(k) : params.get(k);
+        const whole = await held('default', { ...listQuery, limit: 1, offset: 0 } as never);
+        expect(whole !== undefined, `${query} ${start} .. ${end} served by a rollup`).toBe(
+          served && !(start === '2026-10-10T13:20:00.000Z'),
+        );
+      }
+  });
 
   it('migration 025 fills the family of metadata from the executions stored before it, once', async () => {
     const query = `/spend?start=${WINDOWS[0]![0]}&end=${WINDOWS[0]![1]}&group_by=metadata.plan,month&limit=1000`;
