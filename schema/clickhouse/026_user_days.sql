@@ -5,7 +5,9 @@
 -- executions of the partial days at the window's ends. Sums are signed (every row of every version,
 -- as the page sums them); first and last seen are of the `sign = 1` rows; `sessions` is the set of
 -- session ids ('' included when an execution has none: `sessionless` says so, and it is not
--- counted). Executions without a user are not kept (the page leaves them out).
+-- counted). Executions without a user are not kept (the page leaves them out). A granule holds 256
+-- rows, not 8,192: a user's 30 days are a few rows, and a page of 50 users read 187 granules of
+-- 8,192 rows (sets of sessions included) in a month of 100,000 users, 80-111 ms, against 25-33 ms.
 CREATE TABLE IF NOT EXISTS user_days (
   project_id LowCardinality(String),
   user_id String,
@@ -22,7 +24,7 @@ CREATE TABLE IF NOT EXISTS user_days (
 ) ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(day)
 ORDER BY (project_id, user_id, day)
-SETTINGS non_replicated_deduplication_window = 10000;
+SETTINGS non_replicated_deduplication_window = 10000, index_granularity = 256;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS user_days_mv TO user_days AS
 SELECT project_id, user_id, d AS day, n AS executions, er AS errors, c AS cost_usd, ti AS tokens_in, tout AS tokens_out,
