@@ -67,7 +67,8 @@ export function createListTotals(deps: {
     return {
       executions: Number(row?.all_executions_t ?? 0),
       rest: [
-        ...(s === undefined || s < lo ? [{ ...(s !== undefined ? { start: iso(s) } : {}), end: iso(lo) }] : []),
+        // (nothing is stored before the epoch: a window open at its start and read from it leaves nothing before)
+        ...((s === undefined ? lo > 0 : s < lo) ? [{ ...(s !== undefined ? { start: iso(s) } : {}), end: iso(lo) }] : []),
         ...(e === undefined || hi < e ? [{ start: iso(hi), ...(e !== undefined ? { end: iso(e) } : {}) }] : []),
       ],
     };
