@@ -145,14 +145,12 @@ export function createDomain(
   });
   const writer = writerOf('executions');
   const rollups = createSpendRollupRepository(stores.clickhouse);
+  const intactSince = (projectId: string) => spend.retention.intactSince(projectId, spend.clock.now());
   const listing = createExecutionListing(stores.clickhouse, {
     scoreFilter: scoreFilterSql,
     // A list's total over the whole hours a rollup by grain holds, within what retention kept.
-    rollupTotal: createListTotals({
-      rollups,
-      intactSince: (projectId) => spend.retention.intactSince(projectId, spend.clock.now()),
-      now: () => spend.clock.now(),
-    }),
+    rollupTotal: createListTotals({ rollups, intactSince, now: () => spend.clock.now() }),
+    intactSince,
   });
   const detail = createExecutionDetail(stores.clickhouse);
   const assembly = createExecutionAssembly(stores.clickhouse);

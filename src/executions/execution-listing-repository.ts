@@ -38,6 +38,8 @@ const EXPORT_PAGE = 5_000;
 const MAX_RAW_READ = 20_000;
 /** The newest rows a page of sessions or users reads first to find who was seen last (grown ×8 while too few). */
 const ACTIVITY_SCAN = 20_000;
+/** The ids of those rows a page takes beyond its length (grown ×4 while ids netting to none leave it short). */
+const ACTIVITY_SPARE = 16;
 const DAY_MS = 86_400_000;
 
 interface RawListRow extends ListRow {
@@ -60,31 +62,44 @@ export type RollupTotal = (
 /** `scoreFilter`: the SQL of score parameters (scores/score-repository.ts scoreFilterSql). */
 export function createExecutionListing(
   ch: ClickHouseStore,
-  opts: { scoreFilter: ScoreFilter; maxRawRead?: number; activityScan?: number; rollupTotal?: RollupTotal },
+  opts: {
+    scoreFilter: ScoreFilter;
+    maxRawRead?: number;
+    activityScan?: number;
+    activitySpare?: number;
+    rollupTotal?: RollupTotal;
+    /** The time from which retention has removed none of a project's executions (src/spend/retention.ts), if it ever removed any. */
+    intactSince?: (projectId: string) => Promise<number | undefined>;
+  },
 ) {
   const { scoreFilter } = opts;
   const maxRawRead = opts.maxRawRead ?? MAX_RAW_READ;
   const activityScan = opts.activityScan ?? ACTIVITY_SCAN;
+  const activitySpare = opts.activitySpare ?? ACTIVITY_SPARE;
 
   /**
    * The users page's figures of `ids` over the window: the whole UTC days inside it from
-   * `user_days` (schema/clickhouse/026: a row per user and day, in user order), the partial days at
-   * its ends from the executions rows; the same sums, first and last seen and set of sessions as a
-   * sum over the window's rows gives.
+   * `user_days` (schema/clickhouse/026, 027: a row per user and day, in user order), the partial
+   * days at its ends from the executions rows; the same sums, first and last seen and signed count
+   * per session as a sum over the window's rows gives.
    */
   async function userFigures(projectId: string, q: ActivityQuery, ids: string[]): Promise<ActivityRow[]> {
     const range = timeRange(q.start, q.end);
     const at = (t: string | undefined) => (t === undefined ? undefined : Date.parse(`${t.replace(' ', 'T')}Z`));
     const [s, e] = [at(range.start), at(range.end)];
-    const d0 = s === undefined ? undefined : Math.ceil(s / DAY_MS) * DAY_MS;
+    const dayAfter = (t: number) => Math.ceil(t / DAY_MS) * DAY_MS;
+    // The user days outlive retention: days it may have cut are read from what is left of the executions.
+    const intact = await opts.intactSince?.(projectId);
+    const d0s = [s, intact].filter((t) => t !== undefined).map(dayAfter);
+    const d0 = d0s.length ? Math.max(...d0s) : undefined;
     const d1 = e === undefined ? undefined : Math.floor(e / DAY_MS) * DAY_MS;
     // No whole day inside: every row from the executions.
     const days = d0 === undefined || d1 === undefined || d0 < d1;
     const edges: Array<[number | undefined, number | undefined]> = !days
       ? [[s, e]]
       : [
-          ...(s !== undefined && s < d0! ? [[s, d0] as [number, number]] : []),
-          ...(e !== undefined && d1! < e ? [[d1, e] as [number, number]] : []),
+          ...(d0 !== undefined && (s === undefined || s < d0) ? [[s, d0] as [number | undefined, number]] : []),
+          ...(d1 !== undefined && (e === undefined || d1 < e) ? [[d1, e] as [number, number | undefined]] : []),
         ];
     const params: Record<string, unknown> = { p: projectId, ids };
     const parts: string[] = [];
@@ -97,7 +112,7 @@ export function createExecutionListing(
       if (d1 !== undefined) params.d1 = new Date(d1).toISOString().slice(0, 10);
       parts.push(
         `SELECT user_id AS id, sum(executions) AS n, sum(errors) AS er, sum(cost_usd) AS c, sum(tokens_in) AS ti, sum(tokens_out) AS tout,
-           min(first_seen) AS f, max(last_seen) AS l, uniqExactMergeState(sessions) AS ss, max(sessionless) AS z
+           min(first_seen) AS f, max(last_seen) AS l, sumMap(session_nets) AS ss
          FROM user_days WHERE ${['project_id = {p:String}', 'user_id IN {ids:Array(String)}', ...bounds].join(' AND ')} GROUP BY id`,
       );
     }
@@ -114,14 +129,17 @@ export function createExecutionListing(
       parts.push(
         `SELECT user_id AS id, sum(toInt64(sign)) AS n, sum(if(status = 'error', toInt64(sign), 0)) AS er,
            sum(toDecimal128(cost_usd, 9) * sign) AS c, sum(toInt64(tokens_in) * sign) AS ti, sum(toInt64(tokens_out) * sign) AS tout,
-           minIfOrNull(started_at, sign = 1) AS f, maxIfOrNull(started_at, sign = 1) AS l, uniqExactState(session_id) AS ss,
-           max(session_id = '') AS z
+           minIfOrNull(started_at, sign = 1) AS f, maxIfOrNull(started_at, sign = 1) AS l, sumMap(map(session_id, toInt64(sign))) AS ss
          FROM executions WHERE project_id = {p:String} AND user_id IN {ids:Array(String)} AND (${spans.join(' OR ')}) GROUP BY id`,
       );
+    // A user's sessions: the ids other than '' whose executions in the window net to more than none.
     return ch.query<ActivityRow>(
-      `SELECT id, toString(uniqExactMerge(ss) - max(z)) AS sessions, sum(n) AS executions, sum(er) AS errors, toString(sum(c)) AS cost_usd,
-         sum(ti) AS tokens_in, sum(tout) AS tokens_out, min(f) AS first_seen, max(l) AS last_seen
-       FROM (${parts.join(' UNION ALL ')}) GROUP BY id HAVING executions > 0`,
+      `SELECT id, toString(arrayCount((s, k) -> s != '' AND k > 0, mapKeys(nets), mapValues(nets))) AS sessions, executions, errors,
+         cost_usd, tokens_in, tokens_out, first_seen, last_seen
+       FROM (
+         SELECT id, sumMap(ss) AS nets, sum(n) AS executions, sum(er) AS errors, toString(sum(c)) AS cost_usd,
+           sum(ti) AS tokens_in, sum(tout) AS tokens_out, min(f) AS first_seen, max(l) AS last_seen
+         FROM (${parts.join(' UNION ALL ')}) GROUP BY id HAVING executions > 0)`,
       params,
       'executions.users.figures',
     );
@@ -241,20 +259,21 @@ export function createExecutionListing(
      * Two reads, so that a page costs what its ids cost, not what every id of the window does.
      * First the newest `sign = 1` rows of the window, in key order (a few granules): an id's last
      * seen is the time of its newest such row, so every id seen after the oldest row read is
-     * found there, in its place. Then the figures of the first of those ids, each a plain sum
-     * over its rows (its bloom filter skips the rest); ids whose executions net to none are
-     * dropped and the next ones taken. When the rows read hold too few ids, eight times as many
-     * are read, until the window is read whole.
+     * found there, in its place; only the first of them (the page's length and 16 more) cross to
+     * this process (20,000 ids of a month of 100,000 users cost ~100 ms to carry). Then the figures
+     * of those ids, each a plain sum over its rows (its bloom filter skips the rest); ids whose
+     * executions net to none are dropped and the next ones taken, four times as many ids when
+     * those run out. When the rows read hold too few ids, eight times as many are read, until the
+     * window is read whole.
      */
     async activity(projectId: string, by: 'session' | 'user', q: ActivityQuery) {
       const w = executionFilter(projectId, { start: q.start, end: q.end, user_id: q.user_id, limit: 0, offset: 0 }, scoreFilter);
       const key = by === 'session' ? 'session_id' : 'user_id';
-      const extra = by === 'session' ? 'argMax(user_id, started_at) AS last_user' : "uniqExactIf(session_id, session_id != '') AS sessions";
       const figures = (ids: string[]) =>
         by === 'user'
           ? userFigures(projectId, q, ids)
           : ch.query<ActivityRow>(
-              `SELECT ${key} AS id, ${extra}, sum(sign) AS executions, sum(if(status = 'error', sign, 0)) AS errors,
+              `SELECT session_id AS id, argMax(user_id, started_at) AS last_user, sum(sign) AS executions, sum(if(status = 'error', sign, 0)) AS errors,
              toString(sum(toDecimal128(cost_usd, 9) * sign)) AS cost_usd, sum(toInt64(tokens_in) * sign) AS tokens_in,
              sum(toInt64(tokens_out) * sign) AS tokens_out, minIf(started_at, sign = 1) AS first_seen, maxIf(started_at, sign = 1) AS last_seen
            FROM executions WHERE ${w.sql} AND ${key} IN {ids:Array(String)} GROUP BY id HAVING executions > 0`,
@@ -263,24 +282,31 @@ export function createExecutionListing(
             );
       const items: ActivityRow[] = [];
       for (let scan = activityScan; ; scan *= 8) {
-        // The ids of the newest rows, by their newest row; those seen after the oldest row read are complete.
-        const recent = await ch.query<{ id: string; last: string; complete: number; whole: number }>(
-          `SELECT id, last, last > oldest OR read < {scan:UInt32} AS complete, read < {scan:UInt32} AS whole FROM (
-             SELECT ${key} AS id, max(started_at) AS last, any(o) AS oldest, any(n) AS read FROM (
-               SELECT ${key}, started_at, min(started_at) OVER () AS o, count() OVER () AS n FROM (
-                 SELECT ${key}, started_at FROM executions WHERE ${w.sql} AND ${key} != '' AND sign = 1
-                 ORDER BY started_at DESC LIMIT {scan:UInt32}))
-             GROUP BY id)
-           ORDER BY last DESC, id`,
-          { ...w.params, scan },
-          `executions.${by}s.recent`,
-        );
-        const complete = recent.filter((r) => Number(r.complete) === 1).map((r) => r.id);
         items.length = 0;
-        for (let i = 0; i < complete.length && items.length < q.limit;) {
-          const ids = complete.slice(i, i + q.limit - items.length);
-          i += ids.length;
-          items.push(...(await figures(ids)));
+        let recent: Array<{ id: string; complete: number; whole: number }> = [];
+        // The first `ids` ids of the newest rows, complete ones first, by their newest row; those seen
+        // after the oldest row read are complete. Only what a page can use crosses to this process.
+        for (let ids = q.limit + activitySpare, used = 0; ; ids *= 4) {
+          recent = await ch.query<{ id: string; complete: number; whole: number }>(
+            `SELECT id, last > oldest OR read < {scan:UInt32} AS complete, read < {scan:UInt32} AS whole FROM (
+               SELECT ${key} AS id, max(started_at) AS last, any(o) AS oldest, any(n) AS read FROM (
+                 SELECT ${key}, started_at, min(started_at) OVER () AS o, count() OVER () AS n FROM (
+                   SELECT ${key}, started_at FROM executions WHERE ${w.sql} AND ${key} != '' AND sign = 1
+                   ORDER BY started_at DESC LIMIT {scan:UInt32}))
+               GROUP BY id)
+             ORDER BY complete DESC, last DESC, id LIMIT {ids:UInt32}`,
+            { ...w.params, scan, ids },
+            `executions.${by}s.recent`,
+          );
+          const complete = recent.filter((r) => Number(r.complete) === 1).map((r) => r.id);
+          // The same order with more ids: those already summed are a prefix of it.
+          while (used < complete.length && items.length < q.limit) {
+            const page = complete.slice(used, used + q.limit - items.length);
+            used += page.length;
+            items.push(...(await figures(page)));
+          }
+          // Enough, or every complete id was returned.
+          if (items.length >= q.limit || recent.length < ids || complete.length < recent.length) break;
         }
         // Enough, or the window was read whole (no id is left to find).
         if (items.length >= q.limit || recent.length === 0 || Number(recent[0]!.whole) === 1) break;

@@ -51,6 +51,7 @@ beforeAll(async () => {
     const r = await json('POST', '/executions', {
       trace_id: id,
       cost_usd: 1.25,
+      user_id: 'u-1',
       started_at: at.toISOString(),
       template_usages: [{ prompt_id: 'support' }],
     });
@@ -101,6 +102,9 @@ describe(`retention (${mode} mode)`, () => {
     // its total too: the rollups count only from what retention keeps (intactSince)
     expect(listed.total).toBe(1);
     expect((await json('GET', `/executions?limit=10&start=${day(old)}T00:00:00Z`)).body.total).toBe(1);
+    // and the users page: its user days count only from what retention keeps
+    const users = (await json('GET', `/users?start=${day(old)}T00:00:00Z`)).body;
+    expect(users.items).toMatchObject([{ user_id: 'u-1', executions: 1, cost_usd: '1.25' }]);
     const stats = (await json('GET', `/stats?start=${day(old)}&end=${day(recent)}T23:59:59Z`)).body;
     expect(stats).toMatchObject({ total_cost: 3.75, total_executions: 3 });
     expect(stats.daily_costs.find((d: { date: string }) => d.date === day(old))).toEqual({ date: day(old), cost: 2.5, executions: 2 });
