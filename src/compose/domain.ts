@@ -62,6 +62,7 @@ import { createRunRepository } from '../datasets/run-repository.ts';
 import { createRuns, type Runs } from '../datasets/runs.ts';
 import { createRunComparison, type RunComparison } from '../datasets/run-compare.ts';
 import { createEvaluators, type Evaluators } from './evaluators.ts';
+import { createPlayground, type Playground } from '../playground/playground.ts';
 
 export interface Domain {
   metrics: Metrics;
@@ -101,6 +102,8 @@ export interface Domain {
   reprice: Reprice;
   /** LLM-as-judge: model connections, evaluators and their jobs (src/evaluators, docs/evaluators.md). */
   evaluators: Evaluators;
+  /** Versions tried on model connections before they ship (src/playground, docs/playground.md). */
+  playground: Playground;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
@@ -268,6 +271,14 @@ export function createDomain(
     scores: scores.service,
     runs: datasets.runs,
   });
+  const playground = createPlayground({
+    prompts,
+    connections: evaluators.connections,
+    recorder,
+    enforceBudget: (projectId) => spend.budgets.enforce(projectId),
+    allowPrivate: config.evaluators.allowPrivate,
+    logger: logger.child({ area: 'playground' }),
+  });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
     {
@@ -375,6 +386,7 @@ export function createDomain(
     spend,
     reprice,
     evaluators,
+    playground,
     processors: () => [
       assembler.processor,
       ...spend.processors(),

@@ -10,7 +10,7 @@ import type { PriceResolver } from '../pricing/prices.ts';
 import { outsideStartWindow, parseTime, toClickHouseTime, type StartWindow } from '../time.ts';
 import { capCost, priceCall } from './pricing.ts';
 import { fromScaled, NANOS } from '../decimal.ts';
-import { contentHash as hashOf, executionRow, templateUsageColumns, type ExecutionRow } from './row.ts';
+import { contentHash as hashOf, executionRow, templateUsageColumns, type ExecutionRow, type ExecutionSource } from './row.ts';
 import type { ExecutionAssembly } from './execution-assembly-repository.ts';
 import type { ExecutionDetail } from './execution-detail-repository.ts';
 import { presentDetail } from './present.ts';
@@ -66,7 +66,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
   // cannot both see "new" and both write.
   const inFlight = new Map<string, Promise<void>>();
 
-  async function buildRow(projectId: string, input: ExecutionInput, contentHash: string, apiKeyId: string) {
+  async function buildRow(projectId: string, input: ExecutionInput, contentHash: string, apiKeyId: string, source: ExecutionSource) {
     const messages = input.conversation_history ?? [];
     const usages = input.template_usages ?? [];
     const resolved = [];
@@ -127,7 +127,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
         started_at: toClickHouseTime(startedAt),
         trace_id: input.trace_id,
         ended_at: toClickHouseTime(endedAt),
-        source: 'api',
+        source,
         agent_id: input.agent_id ?? '',
         provider: input.provider ?? '',
         model: input.model ?? '',
@@ -194,6 +194,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
     projectId: string,
     input: ExecutionInput,
     apiKeyId: string,
+    source: ExecutionSource,
   ): Promise<{ created: boolean; traceId: string; execution?: ReturnType<typeof presentDetail> }> {
     const contentHash = hashOf(input);
     const existing = await deps.queries.traceHash(projectId, input.trace_id);
@@ -201,7 +202,7 @@ export function createExecutionRecorder(deps: RecordDeps) {
       if (existing === contentHash) return { created: false, traceId: input.trace_id };
       throw conflict(`trace_id ${input.trace_id} already recorded with different content`);
     }
-    const row = await buildRow(projectId, input, contentHash, apiKeyId);
+    const row = await buildRow(projectId, input, contentHash, apiKeyId, source);
     const bytes = row.conversation_history.length + row.template_inputs.length + 1024;
     await deps.writer.write([row], bytes);
     deps.onSpendMoved?.(projectId);
@@ -213,13 +214,14 @@ export function createExecutionRecorder(deps: RecordDeps) {
     /**
      * `apiKeyId`: the key of the caller ('' for other credentials), recorded on the execution. It
      * is not part of the content: the same record sent again by another key is a repeat (200),
-     * and keeps the key that recorded it first.
+     * and keeps the key that recorded it first. `source`: what made it (`api` for a record sent
+     * to the API; `playground` for the service's own calls there).
      */
-    async record(projectId: string, input: ExecutionInput, apiKeyId = '') {
+    async record(projectId: string, input: ExecutionInput, apiKeyId = '', source: ExecutionSource = 'api') {
       const key = `${projectId}\u0000${input.trace_id}`;
       // Wait for the one in flight; its promise settles only after it left the map.
       for (let other = inFlight.get(key); other; other = inFlight.get(key)) await other;
-      const work = recordOnce(projectId, input, apiKeyId);
+      const work = recordOnce(projectId, input, apiKeyId, source);
       inFlight.set(
         key,
         work

@@ -21,7 +21,7 @@ export interface ExecutionContent extends TemplateUsageColumns {
   started_at: string;
   trace_id: string;
   ended_at: string;
-  source: 'api' | 'otlp';
+  source: ExecutionSource;
   agent_id: string;
   provider: string;
   model: string;
@@ -50,6 +50,9 @@ export interface ExecutionContent extends TemplateUsageColumns {
   /** JSON array of the conversation's messages */
   conversation_history: string;
 }
+
+/** What made an execution: a record sent to the API, OTLP spans, or the service's playground. */
+export type ExecutionSource = 'api' | 'otlp' | 'playground';
 
 export interface ExecutionRow extends ExecutionContent {
   /** Corrections of an assembled execution: a cancel row (sign −1, same version) and the new one (version + 1). */

@@ -112,6 +112,17 @@ export interface RenderGuard {
   beforeRender(projectId: string): Promise<void>;
 }
 
+/** A template rendered with every variable and placeholder it names filled; 422 naming those missing. */
+export function renderWhole(template: Template, inputs: Record<string, unknown>, placeholders: PlaceholderFill) {
+  const r = render(template, inputs, placeholders);
+  const missing = [
+    ...(r.missing.length > 0 ? [`Missing variables: ${r.missing.join(', ')}`] : []),
+    ...(r.missingPlaceholders.length > 0 ? [`Missing placeholders: ${r.missingPlaceholders.join(', ')}`] : []),
+  ];
+  if (missing.length > 0) throw unprocessable(missing.join('; '));
+  return r;
+}
+
 export function createPromptService(db: PostgresStore, cache: PromptCache, guard?: RenderGuard) {
   async function lockPrompt(tx: Queryable, projectId: string, promptId: string, forWrite: boolean): Promise<repo.PromptRow> {
     const p = await repo.findPrompt(tx, projectId, promptId, true);
@@ -326,12 +337,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
       if (problem) throw badRequest(problem);
       await guard?.beforeRender(projectId);
       const v = await readVersion(projectId, promptId, ref);
-      const r = render(v.template, inputs, placeholders);
-      const missing = [
-        ...(r.missing.length > 0 ? [`Missing variables: ${r.missing.join(', ')}`] : []),
-        ...(r.missingPlaceholders.length > 0 ? [`Missing placeholders: ${r.missingPlaceholders.join(', ')}`] : []),
-      ];
-      if (missing.length > 0) throw unprocessable(missing.join('; '));
+      const r = renderWhole(v.template, inputs, placeholders);
       return {
         prompt_id: promptId,
         version: v.version,

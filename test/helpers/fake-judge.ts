@@ -1,7 +1,8 @@
 // An OpenAI-compatible judge on loopback (node:http) for the evaluator tests: every
 // `POST /v1/chat/completions` is answered by a script that reads the request (the rendered judge
 // prompt) and says what to do — a judgement, a malformed answer, a 429 or 500, or a slow answer
-// (longer than the evaluator's timeout). It records every request with its headers.
+// (longer than the evaluator's timeout). It records every request with its headers. A request with
+// `stream: true` is answered as a stream of chat.completion.chunk events (the playground's calls).
 import http from 'node:http';
 import { chatCompletion } from './fake-openai.ts';
 
@@ -53,18 +54,25 @@ export async function startFakeJudge(script: (req: JudgeRequestSeen, n: number) 
       requests.push(seen);
       const reply = script(seen, requests.length);
       if (reply.kind === 'status') return send(reply.status, { error: { message: reply.message, type: 'scripted' } });
-      const answer = () =>
-        send(
-          200,
-          chatCompletion(
-            {
-              model,
-              content: reply.content,
-              usage: { prompt_tokens: reply.promptTokens ?? 100, completion_tokens: reply.completionTokens ?? 20 },
-            },
-            requests.length,
-          ),
-        );
+      const n = requests.length;
+      const usage = { prompt_tokens: reply.promptTokens ?? 100, completion_tokens: reply.completionTokens ?? 20 };
+      const answer = () => {
+        if (!body.stream) return send(200, chatCompletion({ model, content: reply.content, usage }, n));
+        // Streamed as OpenAI does: chunks of a few characters, the usage chunk last when asked for, then [DONE].
+        res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+        const chunk = (delta: object, extra: object = {}) =>
+          `data: ${JSON.stringify({ id: `chatcmpl-fake${n}`, object: 'chat.completion.chunk', model, choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+        let out = chunk({ role: 'assistant', content: '' });
+        for (let i = 0; i < reply.content.length; i += 3) out += chunk({ content: reply.content.slice(i, i + 3) });
+        const options = body.stream_options as { include_usage?: boolean } | undefined;
+        if (options?.include_usage)
+          out += `data: ${JSON.stringify({ id: `chatcmpl-fake${n}`, object: 'chat.completion.chunk', model, choices: [], usage })}\n\n`;
+        out += 'data: [DONE]\n\n';
+        // written in pieces of 7 bytes, so that events and characters are cut between writes
+        const bytes = Buffer.from(out, 'utf8');
+        for (let i = 0; i < bytes.length; i += 7) res.write(bytes.subarray(i, i + 7));
+        res.end();
+      };
       if (!reply.delayMs) return answer();
       maxInFlight = Math.max(maxInFlight, ++inFlight);
       const t = setTimeout(() => {

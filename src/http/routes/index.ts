@@ -19,6 +19,7 @@ import { otlpSignalRoutes } from './otlp-signals.ts';
 import type { Config } from '../../config.ts';
 import { modelPriceRoutes } from './model-prices.ts';
 import { modelConnectionRoutes } from './model-connections.ts';
+import { playgroundRoutes } from './playground.ts';
 import { evaluatorRoutes } from './evaluators.ts';
 import type { Domain } from '../../compose/domain.ts';
 import { healthRoutes } from './health.ts';
@@ -61,6 +62,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...modelPriceRoutes(deps.domain.prices.models),
     ...modelConnectionRoutes(deps.domain.evaluators.connections),
     ...evaluatorRoutes(deps.domain.evaluators.service),
+    ...playgroundRoutes(deps.domain.playground),
     ...metricsRoutes(deps.config, deps.domain.metrics),
   ];
 }
