@@ -18,6 +18,7 @@ import { SessionDetail, Sessions, Users } from './pages/sessions.tsx';
 import { TraceSearch } from './pages/trace-search.tsx';
 import { DatasetDetail, Datasets } from './pages/datasets.tsx';
 import { Evaluators } from './pages/evaluators.tsx';
+import { Playground } from './pages/playground.tsx';
 
 type Session = { state: 'loading' } | { state: 'signed-out'; error?: ApiError } | { state: 'signed-in'; me: MeContext };
 
@@ -113,6 +114,7 @@ export function App() {
       <Datasets projectId={projectId} role={role} />
     );
   else if (section === 'evaluators') page = <Evaluators projectId={projectId} role={role} />;
+  else if (section === 'playground') page = <Playground projectId={projectId} role={role} />;
   else if (section === 'settings') page = <Settings projectId={projectId} role={role} me={me} />;
   else page = <Empty title="Page not found" />;
   return (
@@ -144,6 +146,7 @@ function Shell({
   const nav: Array<[string, string]> = [
     ['executions', 'Executions'],
     ['prompts', 'Prompts'],
+    ['playground', 'Playground'],
     ['datasets', 'Datasets'],
     ['evaluators', 'Evaluators'],
     ['sessions', 'Sessions'],

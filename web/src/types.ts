@@ -642,3 +642,24 @@ export interface Evaluator {
 export interface EvaluatorList {
   items: Evaluator[];
 }
+
+export interface PlaygroundRunResult {
+  run_id: string;
+  prompt: { prompt_id: string; version: number } | null;
+  messages: unknown[];
+  results: Array<{
+    connection_id: string;
+    connection_name: string;
+    provider: string;
+    model: string;
+    status: 'ok' | 'error';
+    output: string | null;
+    error: string | null;
+    tokens_in: number;
+    tokens_out: number;
+    latency_ms: number;
+    cost_usd: string;
+    cost_source: string;
+    trace_id: string;
+  }>;
+}

@@ -32,6 +32,9 @@ export function PromptDetail({ projectId, promptId, role }: { projectId: string;
           <h1>{promptId}</h1>
           {prompt.data?.description && <p class="muted">{prompt.data.description}</p>}
         </div>
+        <Link href={`/projects/${enc(projectId)}/playground?prompt=${enc(promptId)}`} class="button">
+          Try in the playground
+        </Link>
       </header>
       <Load state={prompt} label="Loading the prompt…">
         {(p) => (
