@@ -270,6 +270,16 @@ export function createDomain(
     scoreConfigs,
     scores: scores.service,
     runs: datasets.runs,
+    // The evaluator's judge calls of the UTC day, from the rollup of its metadata pair (exact).
+    async judgeSpendToday(projectId, evaluatorId) {
+      const day = Math.floor(spend.clock.now().getTime() / 86_400_000) * 86_400_000;
+      const { total } = await spend.breakdowns.breakdown(projectId, {
+        'metadata.evaluator_id': evaluatorId,
+        start: new Date(day).toISOString(),
+        end: new Date(day + 86_400_000).toISOString(),
+      });
+      return total.cost_usd;
+    },
   });
   const playground = createPlayground({
     prompts,

@@ -12,6 +12,7 @@ import { createEvaluationJobs, type EvaluationJobs } from '../evaluators/evaluat
 import type { JudgementDeps } from '../evaluators/judgement.ts';
 import type { RunTargets } from '../evaluators/evaluator.ts';
 import { createLimiter } from '../evaluators/limiter.ts';
+import { createJudgeBudget } from '../evaluators/judge-budget.ts';
 import { createSecretBox, keyFile } from '../evaluators/secrets.ts';
 
 export interface Evaluators {
@@ -25,7 +26,12 @@ export function createEvaluators(
   postgres: Queryable,
   logger: Logger,
   jobs: Pick<JobRunner, 'enqueue'>,
-  domain: Omit<JudgementDeps, 'connections' | 'limiter' | 'allowPrivate'> & { runs: RunTargets; listing: EvaluatorServiceDeps['queries'] },
+  domain: Omit<JudgementDeps, 'connections' | 'limiter' | 'allowPrivate' | 'budget'> & {
+    runs: RunTargets;
+    listing: EvaluatorServiceDeps['queries'];
+    /** What an evaluator's judge calls of the current UTC day cost (exact USD decimal). */
+    judgeSpendToday(projectId: string, evaluatorId: string): Promise<string>;
+  },
 ): Evaluators {
   // Embedded stores without SECRETS_KEY: a key made once in DATA_DIR (secrets.ts says why not with servers).
   const key = config.evaluators.secretsKey ?? (config.databaseUrl ? undefined : keyFile(config.dataDir));
@@ -35,6 +41,7 @@ export function createEvaluators(
     ...domain,
     connections,
     limiter: createLimiter(),
+    budget: createJudgeBudget(domain.judgeSpendToday),
     allowPrivate: config.evaluators.allowPrivate,
     repository,
     jobs,

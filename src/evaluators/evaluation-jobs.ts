@@ -5,7 +5,7 @@
 // timeouts and connection errors, and reported failed (with its last error) after its attempts.
 import type { Logger } from '../logger.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
-import type { EvaluatorRow, RunTargets } from './evaluator.ts';
+import { listFilterOf, type EvaluatorRow, type RunTargets } from './evaluator.ts';
 import type { EvaluatorRepository } from './evaluator-repository.ts';
 import { JUDGE_TRACE_PREFIX, sampled, textOf } from './judged-item.ts';
 import { executionItem, judge, type JudgementDeps } from './judgement.ts';
@@ -80,7 +80,7 @@ export function createEvaluationJobs(deps: EvaluationJobsDeps) {
     if (target.kind === 'dataset_run') return queueTraces(ev, new Set(await deps.runs.runExecutions(ev.project_id, target.run_id)), 1);
     const range = { start: start.toISOString(), ...(end ? { end: end.toISOString() } : {}) };
     const ids = async function* () {
-      for await (const e of deps.queries.export(ev.project_id, { ...target.filter, ...range })) yield e.trace_id;
+      for await (const e of deps.queries.export(ev.project_id, { ...listFilterOf(target.filter), ...range })) yield e.trace_id;
     };
     return queueTraces(ev, ids(), target.sampling_rate);
   }
@@ -110,7 +110,7 @@ export function createEvaluationJobs(deps: EvaluationJobsDeps) {
       : ev.created_at;
     const target = ev.target;
     if (target.kind === 'executions')
-      await queueTraces(ev, deps.queries.arrivedSince(ev.project_id, target.filter, from), target.sampling_rate);
+      await queueTraces(ev, deps.queries.arrivedSince(ev.project_id, listFilterOf(target.filter), from), target.sampling_rate);
     else await queueRange(ev, from, undefined);
     await deps.repository.setScannedTo(ev.project_id, ev.evaluator_id, at);
     await requeue(ev, new Date(at.getTime() - STALE_MS));

@@ -7,7 +7,7 @@ import type { Queryable } from '../stores/postgres.ts';
 import type { EvaluationCounts, EvaluatorRow } from './evaluator.ts';
 
 const COLUMNS = `evaluator_id, project_id, name, prompt_id, prompt_label, variables, connection_id, score_name, agent_id, target,
-  concurrency, max_calls_per_minute, timeout_ms, paused, scanned_to, created_at, updated_at`;
+  concurrency, max_calls_per_minute, timeout_ms, paused, max_daily_cost_usd::text AS max_daily_cost_usd, scanned_to, created_at, updated_at`;
 
 export type EvaluationStatus = 'queued' | 'done' | 'failed';
 
@@ -33,7 +33,7 @@ function decodeCursor(cursor: string): [string, string] {
   throw badRequest('cursor: is not a cursor this API gave');
 }
 
-/** $1 … $14 of the insert and the update, in the insert's column order. */
+/** $1 … $15 of the insert and the update, in the insert's column order. */
 const fields = (r: Omit<EvaluatorRow, 'scanned_to' | 'created_at' | 'updated_at'>) => [
   r.evaluator_id,
   r.project_id,
@@ -49,6 +49,7 @@ const fields = (r: Omit<EvaluatorRow, 'scanned_to' | 'created_at' | 'updated_at'
   r.max_calls_per_minute,
   r.timeout_ms,
   r.paused,
+  r.max_daily_cost_usd,
 ];
 
 export function createEvaluatorRepository(db: Queryable) {
@@ -56,8 +57,8 @@ export function createEvaluatorRepository(db: Queryable) {
     async insert(r: Omit<EvaluatorRow, 'scanned_to' | 'created_at' | 'updated_at'>): Promise<EvaluatorRow> {
       const [row] = await db.query<EvaluatorRow>(
         `INSERT INTO evaluators (evaluator_id, project_id, name, prompt_id, prompt_label, variables, connection_id, score_name, agent_id,
-           target, concurrency, max_calls_per_minute, timeout_ms, paused)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING ${COLUMNS}`,
+           target, concurrency, max_calls_per_minute, timeout_ms, paused, max_daily_cost_usd)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING ${COLUMNS}`,
         fields(r),
       );
       return row!;
@@ -66,7 +67,8 @@ export function createEvaluatorRepository(db: Queryable) {
     async update(r: EvaluatorRow): Promise<EvaluatorRow | undefined> {
       const [row] = await db.query<EvaluatorRow>(
         `UPDATE evaluators SET name = $3, prompt_id = $4, prompt_label = $5, variables = $6, connection_id = $7, score_name = $8,
-           agent_id = $9, target = $10, concurrency = $11, max_calls_per_minute = $12, timeout_ms = $13, paused = $14, updated_at = now()
+           agent_id = $9, target = $10, concurrency = $11, max_calls_per_minute = $12, timeout_ms = $13, paused = $14,
+           max_daily_cost_usd = $15, updated_at = now()
          WHERE evaluator_id = $1 AND project_id = $2 RETURNING ${COLUMNS}`,
         fields(r),
       );

@@ -20,6 +20,7 @@ import {
   type EvaluatorUpdate,
   type RunTargets,
   type VariableSource,
+  listFilterOf,
 } from './evaluator.ts';
 import type { EvaluationStatus, EvaluatorRepository } from './evaluator-repository.ts';
 import type { EvaluationJobs } from './evaluation-jobs.ts';
@@ -54,6 +55,9 @@ function targetOf(t: EvaluatorTarget): EvaluatorTarget {
   for (const f of ['dataset_id', 'run_id'] as const) if (!t[f]) throw badRequest(`target.${f}: a target of kind dataset_run needs it`);
   return { kind: 'dataset_run', dataset_id: t.dataset_id, run_id: t.run_id };
 }
+
+/** The daily judge budget as stored (exact numeric text), null for none. */
+const dailyCost = (usd: number | null | undefined) => (usd === undefined || usd === null ? null : String(usd));
 
 export function createEvaluatorService(deps: EvaluatorServiceDeps) {
   async function row(projectId: string, evaluatorId: string): Promise<EvaluatorRow> {
@@ -127,6 +131,7 @@ export function createEvaluatorService(deps: EvaluatorServiceDeps) {
         max_calls_per_minute: input.max_calls_per_minute ?? DEFAULTS.max_calls_per_minute,
         timeout_ms: input.timeout_ms ?? DEFAULTS.timeout_ms,
         paused: input.paused ?? false,
+        max_daily_cost_usd: dailyCost(input.max_daily_cost_usd),
       };
       await check(projectId, r);
       return present(await deps.repository.insert(r).catch(taken(r.name)));
@@ -145,6 +150,7 @@ export function createEvaluatorService(deps: EvaluatorServiceDeps) {
       const next: EvaluatorRow = { ...current };
       for (const [k, v] of Object.entries(input)) if (v !== undefined) (next as unknown as Record<string, unknown>)[k] = v;
       if (input.target) next.target = targetOf(input.target);
+      if (input.max_daily_cost_usd !== undefined) next.max_daily_cost_usd = dailyCost(input.max_daily_cost_usd);
       await check(projectId, next);
       const saved = await deps.repository.update(next).catch(taken(next.name));
       if (!saved) throw notFound('Evaluator');
@@ -177,7 +183,7 @@ export function createEvaluatorService(deps: EvaluatorServiceDeps) {
       if (end <= start) throw badRequest('end: must be after start');
       if (ev.target.kind === 'executions') {
         const { total } = await deps.queries.list(projectId, {
-          ...ev.target.filter,
+          ...listFilterOf(ev.target.filter),
           start: start.toISOString(),
           end: end.toISOString(),
           limit: 1,

@@ -4,8 +4,19 @@
 // `RunTargets` (src/datasets/runs.ts gives it; wired in compose/domain.ts).
 import type { ListQuery } from '../executions/execution-filter.ts';
 
-/** The executions list filters an evaluator may use (GET /executions's, without paging and time). */
-export type ExecutionFilter = Omit<ListQuery, 'limit' | 'offset' | 'cursor' | 'start' | 'end' | 'has_score' | `score.${string}`>;
+/**
+ * The executions list filters an evaluator may use (GET /executions's, without paging, time and
+ * scores), its metadata conditions as one object (key → value, each must hold).
+ */
+export type ExecutionFilter = Omit<
+  ListQuery,
+  'limit' | 'offset' | 'cursor' | 'start' | 'end' | 'has_score' | `score.${string}` | `metadata.${string}`
+> & { metadata?: Record<string, string> };
+
+/** The filter as the executions list takes it (`metadata.<key>` parameters). */
+export function listFilterOf({ metadata, ...rest }: ExecutionFilter): Omit<ListQuery, 'limit' | 'offset' | 'cursor'> {
+  return { ...rest, ...Object.fromEntries(Object.entries(metadata ?? {}).map(([k, v]) => [`metadata.${k}`, v])) };
+}
 
 export type EvaluatorTarget =
   /** New executions matching the filter, each kept with probability sampling_rate (by trace id). */
@@ -39,6 +50,8 @@ export interface EvaluatorInput {
   max_calls_per_minute?: number;
   timeout_ms?: number;
   paused?: boolean;
+  /** USD: no judgement is started once the evaluator's judge calls of the UTC day cost this much; null: no limit. */
+  max_daily_cost_usd?: number | null;
 }
 
 export type EvaluatorUpdate = Partial<Omit<EvaluatorInput, 'name'>> & { name?: string };
@@ -58,6 +71,8 @@ export type EvaluatorRow = {
   max_calls_per_minute: number;
   timeout_ms: number;
   paused: boolean;
+  /** numeric as text (exact), null: no limit */
+  max_daily_cost_usd: string | null;
   scanned_to: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -88,6 +103,7 @@ export function presentEvaluator(r: EvaluatorRow, counts: EvaluationCounts) {
     max_calls_per_minute: r.max_calls_per_minute,
     timeout_ms: r.timeout_ms,
     paused: r.paused,
+    max_daily_cost_usd: r.max_daily_cost_usd === null ? null : Number(r.max_daily_cost_usd),
     status: { state: r.paused ? 'paused' : 'active', ...counts },
     scanned_to: r.scanned_to?.toISOString() ?? null,
     created_at: r.created_at.toISOString(),

@@ -4,11 +4,13 @@
 // config, and the score written (source eval, the reasoning as comment, its id = the judge call's
 // trace id). The outcome says whether to retry; nothing here writes the evaluation's state.
 import { Conflict, DomainError } from '../errors.ts';
+import { fromScaled, NANOS, toScaled } from '../decimal.ts';
+import type { JudgeBudget } from './judge-budget.ts';
 import type { ExecutionRecorder } from '../executions/record.ts';
 import type { ExecutionDetail } from '../executions/execution-detail-repository.ts';
 import type { ExecutionListing } from '../executions/execution-listing-repository.ts';
 import type { PromptService } from '../prompts/service.ts';
-import type { ScoreConfigs } from '../scores/score-config-repository.ts';
+import type { ScoreConfig, ScoreConfigs } from '../scores/score-config-repository.ts';
 import type { ScoreService } from '../scores/service.ts';
 import type { Connections } from './connection-repository.ts';
 import type { EvaluatorRow } from './evaluator.ts';
@@ -33,6 +35,8 @@ export interface JudgementDeps {
   connections: Connections;
   limiter: Limiter;
   allowPrivate: boolean;
+  /** Daily judge budgets (judge-budget.ts). */
+  budget: JudgeBudget;
 }
 
 const failed = (error: string, judge?: string): Outcome => ({ kind: 'failed', error, ...(judge ? { judgeTraceId: judge } : {}) });
@@ -48,6 +52,30 @@ export async function judge(deps: JudgementDeps, ev: EvaluatorRow, traceId: stri
   if (!item) return failed(`execution ${traceId} not found`);
   const config = (await deps.scoreConfigs.liveByName(projectId, [ev.score_name])).get(ev.score_name);
   if (!config) return failed(`score config "${ev.score_name}" is not live (archived or deleted): nothing to hold the score to`);
+  if (ev.max_daily_cost_usd === null) return judgeOnce(deps, ev, traceId, item, config);
+  const slot = await deps.budget.acquire(projectId, ev.evaluator_id, ev.max_daily_cost_usd);
+  if (!slot.ok)
+    return failed(
+      `daily judge budget reached: $${slot.spent} of $${fromScaled(toScaled(ev.max_daily_cost_usd, NANOS), NANOS)} spent today (UTC)`,
+    );
+  let cost: bigint | undefined;
+  try {
+    return await judgeOnce(deps, ev, traceId, item, config, (c) => (cost = c));
+  } finally {
+    slot.done(cost);
+  }
+}
+
+/** The judgement itself; `priced` learns the judge call's recorded cost (nano-dollars). */
+async function judgeOnce(
+  deps: JudgementDeps,
+  ev: EvaluatorRow,
+  traceId: string,
+  item: JudgedItem,
+  config: ScoreConfig,
+  priced: (costNanos: bigint) => void = () => undefined,
+): Promise<Outcome> {
+  const projectId = ev.project_id;
 
   let rendered;
   try {
@@ -87,7 +115,7 @@ export async function judge(deps: JudgementDeps, ev: EvaluatorRow, traceId: stri
   // The call cost money whatever it said: it is recorded before its answer is judged.
   const judgeId = judgeTraceId(ev.evaluator_id, traceId);
   try {
-    await deps.recorder.record(projectId, {
+    const { execution } = await deps.recorder.record(projectId, {
       trace_id: judgeId,
       agent_id: ev.agent_id,
       provider: conn.provider,
@@ -103,6 +131,7 @@ export async function judge(deps: JudgementDeps, ev: EvaluatorRow, traceId: stri
       metadata: { evaluator_id: ev.evaluator_id, evaluator_name: ev.name, evaluated_trace_id: traceId },
       conversation_history: [...messages, { role: 'assistant', content: answer.content }],
     });
+    priced(toScaled(execution.cost_usd, NANOS));
   } catch (err) {
     // Recorded by an earlier attempt of this judgement (a store failed after it): kept as it was.
     if (!(err instanceof Conflict)) throw err;

@@ -17,6 +17,8 @@ export interface ListQuery {
   start?: string;
   end?: string;
   prompt_id?: string;
+  /** executions that used a prompt by this label (its usage's `version_ref`; of `prompt_id` when both are given) */
+  prompt_label?: string;
   status?: 'ok' | 'error';
   user_id?: string[];
   session_id?: string[];
@@ -120,9 +122,15 @@ export function executionFilter(projectId: string, q: ListQuery, scoreFilter: Sc
     parts.push("started_at < toDateTime64({end:String}, 3, 'UTC')");
     params.end = range.end;
   }
-  if (q.prompt_id) {
+  if (q.prompt_id && q.prompt_label) {
+    parts.push('arrayExists((p, r) -> p = {prompt_id:String} AND r = {prompt_label:String}, `tu.prompt_id`, `tu.version_ref`)');
+    Object.assign(params, { prompt_id: q.prompt_id, prompt_label: q.prompt_label });
+  } else if (q.prompt_id) {
     parts.push('has(`tu.prompt_id`, {prompt_id:String})');
     params.prompt_id = q.prompt_id;
+  } else if (q.prompt_label) {
+    parts.push('has(`tu.version_ref`, {prompt_label:String})');
+    params.prompt_label = q.prompt_label;
   }
   if (q.status) {
     parts.push('status = {status:String}');

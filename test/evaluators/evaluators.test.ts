@@ -401,6 +401,76 @@ describe(`evaluators (${mode} mode)`, () => {
     },
     TEST_MS,
   );
+  it(
+    'a daily judge budget: judgements start only while the day stays within it; the rest fail with the reason',
+    async () => {
+      // $0.00018 a call: two fit in $0.0005, a third would make $0.00054
+      const ev = await createEvaluator('budgeted', 'budget-bot', { max_daily_cost_usd: 0.0005 });
+      expect(ev).toMatchObject({ max_daily_cost_usd: 0.0005 });
+      const ids = Array.from({ length: 8 }, (_, i) => `budget-${i}`);
+      for (const id of ids) await record(id, 'budget-bot', 'good');
+      const byTrace = await settled(ev.evaluator_id, { done: 2, failed: 6 });
+      for (const e of Object.values(byTrace).filter((x) => x.status === 'failed'))
+        expect(e.error).toMatch(/^daily judge budget reached: \$0\.000(18|36) of \$0\.0005 spent today \(UTC\)$/);
+      expect(ids.reduce((n, id) => n + judgeCallsFor(id), 0)).toBe(2);
+      const spent = await call('GET', `/spend?metadata.evaluator_id=${ev.evaluator_id}&window=24h`);
+      expect(spent.body.total).toMatchObject({ executions: 2, cost_usd: '0.00036' });
+      // raised: the next executions are judged again
+      expect((await call('PUT', `/evaluators/${ev.evaluator_id}`, { max_daily_cost_usd: 1 })).body).toMatchObject({
+        max_daily_cost_usd: 1,
+      });
+      await record('budget-more', 'budget-bot', 'good');
+      await settled(ev.evaluator_id, { done: 3, failed: 6 });
+      expect((await call('PUT', `/evaluators/${ev.evaluator_id}`, { max_daily_cost_usd: null })).body).toMatchObject({
+        max_daily_cost_usd: null,
+      });
+      for (const bad of [0, -1, '1'])
+        expect((await call('PUT', `/evaluators/${ev.evaluator_id}`, { max_daily_cost_usd: bad })).status, String(bad)).toBe(400);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'filters by metadata and by the prompt label the execution used: only those are judged',
+    async () => {
+      const ev = await createEvaluator('gold-production', 'filter-bot', {
+        target: {
+          kind: 'executions',
+          filter: { agent_id: ['filter-bot'], metadata: { tier: 'gold' }, prompt_id: 'judge', prompt_label: 'production' },
+          sampling_rate: 1,
+        },
+      });
+      const cases: Array<[string, string, string | undefined]> = [
+        ['f-gold-prod', 'gold', 'production'],
+        ['f-gold-v1', 'gold', '1'], // the same version, named by number: not the label
+        ['f-free-prod', 'free', 'production'],
+        ['f-gold-none', 'gold', undefined],
+      ];
+      for (const [id, tier, ref] of cases) {
+        const r = await call('POST', '/executions', {
+          trace_id: id,
+          agent_id: 'filter-bot',
+          metadata: { case: 'good', tier },
+          conversation_history: [
+            { role: 'user', content: `question ${id}, case good` },
+            { role: 'assistant', content: `answer to ${id}` },
+          ],
+          ...(ref ? { template_usages: [{ prompt_id: 'judge', version: ref }] } : {}),
+        });
+        expect(r.status, JSON.stringify(r.body)).toBe(201);
+      }
+      const byTrace = await settled(ev.evaluator_id, { done: 1, failed: 0 });
+      expect(Object.keys(byTrace)).toEqual(['f-gold-prod']);
+      // the same filters on the list
+      const listed = await call('GET', '/executions?agent_id=filter-bot&prompt_label=production&metadata.tier=gold');
+      expect(listed.body.items.map((e: { trace_id: string }) => e.trace_id)).toEqual(['f-gold-prod']);
+      expect(listed.body.total).toBe(1);
+      const anyPrompt = await call('GET', '/executions?agent_id=filter-bot&prompt_label=production');
+      expect(anyPrompt.body.items.map((e: { trace_id: string }) => e.trace_id).sort()).toEqual(['f-free-prod', 'f-gold-prod']);
+    },
+    TEST_MS,
+  );
+
   it('an evaluator deleted while it is paused or resumed: 404 or done, never a 500', async () => {
     const made = [];
     for (let i = 0; i < 40; i++) made.push(await createEvaluator(`raced-${i}`, 'raced-bot', { paused: i % 2 === 1 }));

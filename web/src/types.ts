@@ -637,6 +637,7 @@ export interface Evaluator {
   scanned_to: string | null;
   created_at: string;
   updated_at: string;
+  max_daily_cost_usd: number | null;
 }
 
 export interface EvaluatorList {
