@@ -210,6 +210,7 @@ describe(`datasets, runs and evaluators in the console (${mode} mode)`, () => {
       connection_id: connectionId,
       score_name: 'helpfulness',
       target: { kind: 'executions', filter: { agent_id: ['judged-bot'] }, sampling_rate: 1 },
+      max_daily_cost_usd: 5,
     });
     const answers = ['Lima', 'Paris', 'malformed on purpose'];
     await record(
@@ -238,6 +239,7 @@ describe(`datasets, runs and evaluators in the console (${mode} mode)`, () => {
     expect(await row.locator('[data-field=last_error] .error-text').textContent()).toBe(status.last_error);
     expect(status.last_error).toMatch(/^malformed judge output/);
     expect(await row.locator('.badge').textContent()).toBe('active');
+    expect(await row.locator('text=daily judge budget').textContent()).toBe('daily judge budget $5');
     await t.browser.screenshot('evaluators');
 
     await row.locator('button:has-text("Pause")').click();

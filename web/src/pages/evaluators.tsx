@@ -61,6 +61,7 @@ export function Evaluators({ projectId, role }: { projectId: string; role: Role 
                           judge prompt <Link href={`/projects/${enc(projectId)}/prompts/${enc(ev.prompt_id)}`}>{ev.prompt_id}</Link>@
                           {ev.prompt_label}
                         </div>
+                        {ev.max_daily_cost_usd !== null && <div class="muted small">daily judge budget ${ev.max_daily_cost_usd}</div>}
                       </td>
                       <td>
                         <Target projectId={projectId} ev={ev} />
