@@ -89,11 +89,12 @@ export function createPlayground(deps: PlaygroundDeps) {
 
   return {
     /**
-     * Every check that can refuse, then a run ready to start: `run(onEvent)` calls the
+     * Every check that can refuse, then a run ready to start (its calls recorded with the caller's
+     * API key, '' for other credentials, as a direct record is): `run(onEvent)` calls the
      * connections at once, records each call, and resolves with the results in the order of
      * `connection_ids` (each also given to `onEvent` as it ends, with the answer's text as it streams).
      */
-    async prepare(projectId: string, input: PlaygroundInput) {
+    async prepare(projectId: string, input: PlaygroundInput, apiKeyId = '') {
       const ids = input.connection_ids;
       const first = new Map<string, number>();
       ids.forEach((id, i) => {
@@ -154,7 +155,7 @@ export function createPlayground(deps: PlaygroundDeps) {
               ? { template_usages: [{ prompt_id: version.prompt_id, version: version.version, inputs: input.variables ?? {} }] }
               : {}),
           },
-          '',
+          apiKeyId,
           'playground',
         );
         const result: PlaygroundResult = {

@@ -4,6 +4,7 @@
 // `result` per connection as its call ends, then `done` with the whole run.
 import { PassThrough } from 'node:stream';
 import type { Playground, PlaygroundEvent, PlaygroundInput } from '../../playground/playground.ts';
+import { apiKeyIdOf } from '../../auth/principal.ts';
 import type { RouteDef } from './types.ts';
 
 const tag = 'playground';
@@ -33,7 +34,7 @@ export function playgroundRoutes(playground: Playground): RouteDef[] {
       },
       async handler(ctx) {
         const { stream, ...input } = ctx.state.body as PlaygroundInput & { stream?: boolean };
-        const run = await playground.prepare(ctx.state.projectId!, input);
+        const run = await playground.prepare(ctx.state.projectId!, input, apiKeyIdOf(ctx.state.principal));
         const head = { run_id: run.run_id, prompt: run.prompt, messages: run.messages };
         if (!stream) {
           ctx.body = { ...head, results: await run.run() };
