@@ -146,10 +146,15 @@ function storeTemplate(): Promise<{ dir: string; database?: string }> {
     await migrateInChild(env);
     if (ownDatabase) {
       // The template may exist (another run made it, or this machine kept it): then this one goes.
+      // Two workers may make it at once: the one whose rename finds the name taken drops its own.
       await asAdmin(async (admin) => {
         const { rows } = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
         if (rows.length) await admin.query(`DROP DATABASE ${ownDatabase}`);
-        else await admin.query(`ALTER DATABASE ${ownDatabase} RENAME TO ${database}`);
+        else
+          await admin.query(`ALTER DATABASE ${ownDatabase} RENAME TO ${database}`).catch(async (err: { code?: string }) => {
+            if (err.code !== '42P04' && err.code !== '23505') throw err; // duplicate_database, or the catalogue's unique index
+            await admin.query(`DROP DATABASE ${ownDatabase}`);
+          });
       });
     }
     try {
