@@ -7,14 +7,12 @@
 // call, so a refusal is an ordinary 4xx and a streamed answer starts only once all is in order.
 // No Koa here.
 import crypto from 'node:crypto';
-import { DomainError, NotFound, notFound, unprocessable } from '../errors.ts';
+import { badRequest, DomainError, NotFound, notFound, unprocessable } from '../errors.ts';
 import type { ExecutionRecorder } from '../executions/record.ts';
-import type { PromptService } from '../prompts/service.ts';
-import { parseVersionRef, renderWhole } from '../prompts/service.ts';
+import { parseVersionRef, renderWhole, type PromptService } from '../prompts/service.ts';
 import { placeholderProblem, type ChatMessage, type PlaceholderFill, type Template } from '../prompts/template.ts';
 import type { Connections, OpenConnection } from '../evaluators/connection-repository.ts';
 import { callJudge } from '../evaluators/judge-client.ts';
-import { badRequest } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
 export const MAX_CONNECTIONS = 3;
