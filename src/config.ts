@@ -175,6 +175,17 @@ export interface Config {
     readonly attempts: number;
     readonly backoffMs: number;
   };
+  /** Experiments run by the service (docs/datasets.md, "Experiments run by the service") */
+  readonly experiments: {
+    /** how often unfinished experiments no process holds are looked for (started, or resumed after a restart) */
+    readonly scanIntervalMs: number;
+    /** how long a process holds an experiment without renewing its lease before another takes it over */
+    readonly leaseMs: number;
+    /** experiments driven at once per process */
+    readonly drivers: number;
+    /** the first retry delay of a model or judge call (doubling) */
+    readonly backoffMs: number;
+  };
   readonly timeouts: {
     /** a store call that takes longer fails with 503 instead of hanging */
     readonly storeMs: number;
@@ -439,6 +450,12 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: int(env, 'EVALUATOR_CONCURRENCY', 8, 1, 256),
       attempts: int(env, 'EVALUATOR_ATTEMPTS', 4, 1, 20),
       backoffMs: int(env, 'EVALUATOR_BACKOFF_MS', 2_000, 1, 3_600_000),
+    },
+    experiments: {
+      scanIntervalMs: int(env, 'EXPERIMENT_SCAN_INTERVAL_MS', 5_000, 50, 3_600_000),
+      leaseMs: int(env, 'EXPERIMENT_LEASE_MS', 30_000, 300, 3_600_000),
+      drivers: int(env, 'EXPERIMENT_DRIVERS', 4, 1, 64),
+      backoffMs: int(env, 'EXPERIMENT_BACKOFF_MS', 1_000, 1, 3_600_000),
     },
     timeouts: {
       storeMs: int(env, 'STORE_TIMEOUT_MS', 10_000, 100, 600_000),

@@ -63,6 +63,9 @@ import { createRuns, type Runs } from '../datasets/runs.ts';
 import { createRunComparison, type RunComparison } from '../datasets/run-compare.ts';
 import { createEvaluators, type Evaluators } from './evaluators.ts';
 import { createPlayground, type Playground } from '../playground/playground.ts';
+import { createExperimentRepository } from '../datasets/experiment-repository.ts';
+import { createExperimentDriver } from '../datasets/experiment-driver.ts';
+import { createExperiments, type Experiments } from '../datasets/experiments.ts';
 
 export interface Domain {
   metrics: Metrics;
@@ -104,6 +107,8 @@ export interface Domain {
   evaluators: Evaluators;
   /** Versions tried on model connections before they ship (src/playground, docs/playground.md). */
   playground: Playground;
+  /** Experiments run by the service over datasets (src/datasets/experiments.ts, docs/datasets.md). */
+  experiments: Experiments;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
@@ -289,6 +294,32 @@ export function createDomain(
     allowPrivate: config.evaluators.allowPrivate,
     logger: logger.child({ area: 'playground' }),
   });
+  const experimentRepository = createExperimentRepository(stores.postgres);
+  const experimentDriver = createExperimentDriver({
+    repository: experimentRepository,
+    prompts,
+    connections: evaluators.connections,
+    recorder,
+    runs: datasets.runs,
+    items: datasetRepository,
+    scores: scores.service,
+    judgeItem: evaluators.jobs.judgeItem,
+    allowPrivate: config.evaluators.allowPrivate,
+    jobs,
+    logger: logger.child({ area: 'experiments' }),
+    config: config.experiments,
+  });
+  const experiments = createExperiments({
+    repository: experimentRepository,
+    driver: experimentDriver,
+    prompts,
+    connections: evaluators.connections,
+    evaluators: evaluators.service,
+    scoreConfigs,
+    datasets: datasetRepository,
+    runs: datasets.runs,
+    enforceBudget: (projectId) => spend.budgets.enforce(projectId),
+  });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
     {
@@ -397,6 +428,7 @@ export function createDomain(
     reprice,
     evaluators,
     playground,
+    experiments,
     processors: () => [
       assembler.processor,
       ...spend.processors(),
@@ -404,6 +436,7 @@ export function createDomain(
       scheduledExport.processor,
       stampSweep as JobProcessor,
       ...evaluators.jobs.processors(),
+      ...experimentDriver.processors(),
     ],
     async startIngest() {
       // Before this node ingests: executions stored before the spend rollups existed are copied in once.
@@ -460,6 +493,7 @@ export function createDomain(
       await reprice.resume(runner);
       await scheduledExport.schedule(runner);
       await evaluators.jobs.schedule(runner);
+      await experimentDriver.schedule(runner);
     },
     // Spans first: their assembly writes executions.
     flush: async () => {

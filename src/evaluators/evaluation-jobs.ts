@@ -4,10 +4,10 @@
 // EVALUATOR_CONCURRENCY at once per node, retried by the job runner with backoff on 429, 5xx,
 // timeouts and connection errors, and reported failed (with its last error) after its attempts.
 import type { Logger } from '../logger.ts';
-import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
+import { backoffDelay, type JobProcessor, type JobRunner } from '../jobs/runner.ts';
 import { listFilterOf, type EvaluatorRow, type RunTargets } from './evaluator.ts';
 import type { EvaluatorRepository } from './evaluator-repository.ts';
-import { JUDGE_TRACE_PREFIX, sampled, textOf } from './judged-item.ts';
+import { JUDGE_TRACE_PREFIX, sampled, textOf, type JudgedItem } from './judged-item.ts';
 import { executionItem, judge, type JudgementDeps } from './judgement.ts';
 
 export const SCAN_JOB = 'evaluators.scan';
@@ -170,8 +170,46 @@ export function createEvaluationJobs(deps: EvaluationJobsDeps) {
     },
   };
 
+  /**
+   * Judges one item of an experiment now (src/datasets/experiment-driver.ts): queued in the evaluations first, so an
+   * execution an evaluator ended already is not judged again (its state is answered), then judged
+   * with up to `attempts` tries on 429, 5xx and timeouts. `onCost` learns each recorded judge call's cost.
+   */
+  async function judgeItem(
+    projectId: string,
+    evaluatorId: string,
+    traceId: string,
+    item: JudgedItem,
+    o: { attempts: number; backoffMs: number; signal?: AbortSignal; onCost(costNanos: bigint): void },
+  ): Promise<{ status: 'done' | 'failed' | 'queued'; error: string | null }> {
+    const ev = await deps.repository.get(projectId, evaluatorId);
+    if (!ev) return { status: 'failed', error: `evaluator ${evaluatorId} no longer exists` };
+    await deps.repository.queue(projectId, evaluatorId, [traceId]);
+    for (let attempt = 1; ; attempt++) {
+      const evaluation = await deps.repository.evaluation(projectId, evaluatorId, traceId);
+      if (evaluation && evaluation.status !== 'queued') return { status: evaluation.status, error: evaluation.error };
+      const outcome = await judge(deps, ev, traceId, item, o.onCost);
+      if (outcome.kind === 'retry' && attempt < o.attempts && !o.signal?.aborted) {
+        await deps.repository.attemptFailed(projectId, evaluatorId, traceId, outcome.error);
+        await new Promise((resolve) => setTimeout(resolve, backoffDelay(o.backoffMs, attempt)));
+        continue;
+      }
+      // Stopped between attempts (the process closes): left queued, judged when the experiment resumes.
+      if (outcome.kind === 'retry' && attempt < o.attempts) return { status: 'queued', error: outcome.error };
+      const end =
+        outcome.kind === 'done'
+          ? ({ status: 'done', scoreId: outcome.scoreId, judgeTraceId: outcome.judgeTraceId } as const)
+          : outcome.kind === 'failed'
+            ? ({ status: 'failed', error: outcome.error, ...(outcome.judgeTraceId ? { judgeTraceId: outcome.judgeTraceId } : {}) } as const)
+            : ({ status: 'failed', error: `${outcome.error} (after ${attempt} attempts)` } as const);
+      await deps.repository.finish(projectId, evaluatorId, traceId, end);
+      return { status: end.status, error: end.status === 'failed' ? end.error : null };
+    }
+  }
+
   return {
     processors: (): JobProcessor[] => [scan, judgeProcessor as JobProcessor],
+    judgeItem,
     async schedule(runner: JobRunner): Promise<void> {
       await runner.every(SCAN_JOB, deps.config.scanIntervalMs, {});
     },

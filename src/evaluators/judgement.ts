@@ -47,12 +47,19 @@ export async function executionItem(deps: Pick<JudgementDeps, 'queries'>, projec
   return execution ? itemOfExecution(execution as never) : undefined;
 }
 
-export async function judge(deps: JudgementDeps, ev: EvaluatorRow, traceId: string, item: JudgedItem | undefined): Promise<Outcome> {
+/** `onCost` learns the judge call's recorded cost (nano-dollars) when one was recorded. */
+export async function judge(
+  deps: JudgementDeps,
+  ev: EvaluatorRow,
+  traceId: string,
+  item: JudgedItem | undefined,
+  onCost: (costNanos: bigint) => void = () => undefined,
+): Promise<Outcome> {
   const projectId = ev.project_id;
   if (!item) return failed(`execution ${traceId} not found`);
   const config = (await deps.scoreConfigs.liveByName(projectId, [ev.score_name])).get(ev.score_name);
   if (!config) return failed(`score config "${ev.score_name}" is not live (archived or deleted): nothing to hold the score to`);
-  if (ev.max_daily_cost_usd === null) return judgeOnce(deps, ev, traceId, item, config);
+  if (ev.max_daily_cost_usd === null) return judgeOnce(deps, ev, traceId, item, config, onCost);
   const slot = await deps.budget.acquire(projectId, ev.evaluator_id, ev.max_daily_cost_usd);
   if (!slot.ok)
     return failed(
@@ -60,7 +67,10 @@ export async function judge(deps: JudgementDeps, ev: EvaluatorRow, traceId: stri
     );
   let cost: bigint | undefined;
   try {
-    return await judgeOnce(deps, ev, traceId, item, config, (c) => (cost = c));
+    return await judgeOnce(deps, ev, traceId, item, config, (c) => {
+      cost = c;
+      onCost(c);
+    });
   } finally {
     slot.done(cost);
   }

@@ -52,7 +52,7 @@ export interface ExecutionContent extends TemplateUsageColumns {
 }
 
 /** What made an execution: a record sent to the API, OTLP spans, or the service's playground. */
-export type ExecutionSource = 'api' | 'otlp' | 'playground';
+export type ExecutionSource = 'api' | 'otlp' | 'playground' | 'experiment';
 
 export interface ExecutionRow extends ExecutionContent {
   /** Corrections of an assembled execution: a cancel row (sign −1, same version) and the new one (version + 1). */

@@ -14,6 +14,7 @@ export function createBullmqRunner(
   const queues = new Map<string, Queue>();
   const workers: Worker[] = [];
   const byName = new Map(processors.map((p) => [p.name, p]));
+  const stopping = new AbortController();
 
   const queueFor = (name: string): Queue => {
     const p = byName.get(name);
@@ -39,7 +40,11 @@ export function createBullmqRunner(
     const worker = new Worker(
       p.name,
       async (job) => {
-        await p.process(job.data, { logger: logger.child({ job: p.name, job_id: job.id }), attempt: job.attemptsMade + 1 });
+        await p.process(job.data, {
+          logger: logger.child({ job: p.name, job_id: job.id }),
+          attempt: job.attemptsMade + 1,
+          signal: stopping.signal,
+        });
       },
       // Blocking connections must not time out their commands (BullMQ requires maxRetriesPerRequest null).
       { connection: redis.connect({ maxRetriesPerRequest: null }), prefix: redis.prefix, concurrency: p.concurrency ?? 1 },
@@ -73,6 +78,7 @@ export function createBullmqRunner(
       await queueFor(name).upsertJobScheduler(`${name}:every`, { every: intervalMs }, { name, data });
     },
     async close(): Promise<void> {
+      stopping.abort();
       await Promise.allSettled(workers.map((w) => w.close()));
       await Promise.allSettled([...queues.values()].map((q) => q.close()));
     },

@@ -25,6 +25,7 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
   const running = new Set<Promise<void>>();
   const timers = new Set<NodeJS.Timeout>();
   let closing = false;
+  const stopping = new AbortController();
 
   const processorFor = (name: string): JobProcessor => {
     const p = byName.get(name);
@@ -55,7 +56,7 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
   async function attempt(name: string, p: JobProcessor, job: Pending): Promise<void> {
     const attempts = p.attempts ?? 3;
     try {
-      await p.process(job.data, { logger: logger.child({ job: p.name }), attempt: job.attempt });
+      await p.process(job.data, { logger: logger.child({ job: p.name }), attempt: job.attempt, signal: stopping.signal });
     } catch (err) {
       const last = job.attempt >= attempts || closing;
       logger[last ? 'error' : 'warn'](
@@ -139,6 +140,7 @@ export function createInProcessRunner(processors: readonly JobProcessor[], logge
     },
     async close(): Promise<void> {
       closing = true;
+      stopping.abort();
       for (const t of timers) clearTimeout(t);
       timers.clear();
       followUps.clear();

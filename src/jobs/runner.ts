@@ -5,6 +5,8 @@ import type { Logger } from '../logger.ts';
 export interface JobContext {
   readonly logger: Logger;
   readonly attempt: number;
+  /** Aborted when the runner closes: a long job (an experiment) stops taking new work and returns. */
+  readonly signal: AbortSignal;
 }
 
 export interface JobProcessor<T = unknown> {

@@ -13,6 +13,7 @@ import { parseVersionRef, renderWhole, type PromptService } from '../prompts/ser
 import { placeholderProblem, type ChatMessage, type PlaceholderFill, type Template } from '../prompts/template.ts';
 import type { Connections, OpenConnection } from '../evaluators/connection-repository.ts';
 import { callJudge } from '../evaluators/judge-client.ts';
+import { recordModelCall } from '../evaluators/model-call.ts';
 import type { Logger } from '../logger.ts';
 
 export const MAX_CONNECTIONS = 3;
@@ -129,33 +130,20 @@ export function createPlayground(deps: PlaygroundDeps) {
           ...(onEvent ? { onDelta: (content: string) => onEvent({ event: 'delta', data: { connection_id: conn.id, content } }) } : {}),
         });
         const traceId = `playground-${runId}-${i}`;
-        const latency = answer.ok ? answer.latencyMs : Date.now() - started.getTime();
         // Recorded whatever it answered: a call that failed is a failed execution (no tokens, no cost).
-        const { execution } = await deps.recorder.record(
-          projectId,
-          {
-            trace_id: traceId,
-            agent_id: input.agent_id ?? 'playground',
-            provider: conn.provider,
-            model: answer.ok ? answer.model : conn.model,
-            tokens_in: answer.ok ? answer.usage.tokensIn : 0,
-            tokens_out: answer.ok ? answer.usage.tokensOut : 0,
-            tokens_cached_in: answer.ok ? answer.usage.cachedIn : 0,
-            tokens_reasoning: answer.ok ? answer.usage.reasoning : 0,
-            latency_ms: latency,
-            started_at: started.toISOString(),
-            status: answer.ok ? 'ok' : 'error',
-            ...(answer.ok ? {} : { error_message: answer.error }),
-            tags: ['playground'],
-            metadata: { playground_run_id: runId, connection_id: conn.id },
-            conversation_history: [...messages, ...(answer.ok ? [{ role: 'assistant', content: answer.content }] : [])],
-            ...(version
-              ? { template_usages: [{ prompt_id: version.prompt_id, version: version.version, inputs: input.variables ?? {} }] }
-              : {}),
-          },
+        const { execution } = await recordModelCall(deps.recorder, projectId, {
+          traceId,
+          agentId: input.agent_id ?? 'playground',
+          connection: conn,
+          answer,
+          started,
+          messages,
+          tags: ['playground'],
+          metadata: { playground_run_id: runId, connection_id: conn.id },
+          ...(version ? { version: { ...version, inputs: input.variables ?? {} } } : {}),
           apiKeyId,
-          'playground',
-        );
+          source: 'playground',
+        });
         const result: PlaygroundResult = {
           connection_id: conn.id,
           connection_name: conn.name,

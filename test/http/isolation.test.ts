@@ -29,6 +29,8 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   DatasetRunItemLinkRequest: { item_id: '00000000-0000-4000-8000-000000000000', trace_id: 'canary-trace' },
   ModelConnectionCreate: { name: 'matrix', base_url: 'https://judge.example.com/v1', model: 'm', api_key: 'sk-matrix-key' },
   EvaluatorBackfill: { start: '2026-01-01T00:00:00Z', end: '2026-01-02T00:00:00Z' },
+  ExperimentCreate: { name: 'matrix', prompt: { prompt_id: 'matrix-prompt' }, connection_id: '00000000-0000-4000-8000-000000000000' },
+  ExperimentResume: {},
 };
 
 /** Other path parameters name one of tenant B's objects: the worst case. */

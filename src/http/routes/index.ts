@@ -20,6 +20,7 @@ import type { Config } from '../../config.ts';
 import { modelPriceRoutes } from './model-prices.ts';
 import { modelConnectionRoutes } from './model-connections.ts';
 import { playgroundRoutes } from './playground.ts';
+import { experimentRoutes } from './experiments.ts';
 import { evaluatorRoutes } from './evaluators.ts';
 import type { Domain } from '../../compose/domain.ts';
 import { healthRoutes } from './health.ts';
@@ -63,6 +64,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...modelConnectionRoutes(deps.domain.evaluators.connections),
     ...evaluatorRoutes(deps.domain.evaluators.service),
     ...playgroundRoutes(deps.domain.playground),
+    ...experimentRoutes(deps.domain.experiments),
     ...metricsRoutes(deps.config, deps.domain.metrics),
   ];
 }
