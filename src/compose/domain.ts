@@ -63,10 +63,13 @@ import { createRuns, type Runs } from '../datasets/runs.ts';
 import { createRunComparison, type RunComparison } from '../datasets/run-compare.ts';
 import { createEvaluators, type Evaluators } from './evaluators.ts';
 import { createPlayground, type Playground } from '../playground/playground.ts';
+import { createLabelGates, type LabelGates } from '../release-gates/label-gates.ts';
 
 export interface Domain {
   metrics: Metrics;
   prompts: PromptService;
+  /** Release gates on prompt labels, their approvals and label events (src/release-gates, docs/prompts.md). */
+  labelGates: LabelGates;
   executions: {
     /** The listing (filters, pages, export, sessions and users). */
     listing: ExecutionListing;
@@ -262,6 +265,13 @@ export function createDomain(
       reads: { ...runReads, versionsOf: (projectId, pairs) => datasetRepository.versionsOf(projectId, pairs) },
     }),
   };
+  const labelGates = createLabelGates({
+    db: stores.postgres,
+    prompts,
+    dataset: (projectId, datasetId) => datasetRepository.getDataset(projectId, datasetId),
+    runs: runRepository,
+    measure: datasets.comparison.measure,
+  });
   const evaluators = createEvaluators(config, stores.postgres, logger, jobs, {
     queries: { get: detail.get, export: listing.export, arrivedSince: listing.arrivedSince },
     listing,
@@ -387,6 +397,7 @@ export function createDomain(
   return {
     metrics,
     prompts,
+    labelGates,
     scores: { ...scores, loader: scoreLoader },
     datasets,
     executions: { listing, detail, recorder, writer, views, parquet, scheduledExport },
