@@ -69,7 +69,7 @@ async function run(env: Record<string, string>): Promise<Row[]> {
         labels: ['production'],
         config: { temperature: 0.2 },
       },
-      'bench',
+      { userId: 'bench', apiKeyId: null },
     );
     const production = parseVersionRef('production');
     const latest = parseVersionRef('latest');
@@ -93,7 +93,12 @@ async function run(env: Record<string, string>): Promise<Row[]> {
     const url = `${svc.url}/api/projects/${P}/prompts/agent-system/versions/production`;
     rows.push(stats('HTTP GET version by label (cached)', (await timeEach(2_000, () => fetch(url).then((r) => r.text()))).samples));
     const w = await timeEach(500, (i) =>
-      prompts.addVersion(P, 'agent-system', { template: [{ role: 'system', content: `v${i} {{persona}}` }] }, 'bench'),
+      prompts.addVersion(
+        P,
+        'agent-system',
+        { template: [{ role: 'system', content: `v${i} {{persona}}` }] },
+        { userId: 'bench', apiKeyId: null },
+      ),
     );
     rows.push(stats('new version (transaction, sequential)', w.samples, w.wallMs));
     const start = performance.now();
@@ -101,7 +106,12 @@ async function run(env: Record<string, string>): Promise<Row[]> {
       Array.from({ length: 8 }, (_, c) =>
         (async () => {
           for (let i = 0; i < 50; i++)
-            await prompts.addVersion(P, 'agent-system', { template: [{ role: 'system', content: `c${c} ${i}` }] }, 'bench');
+            await prompts.addVersion(
+              P,
+              'agent-system',
+              { template: [{ role: 'system', content: `c${c} ${i}` }] },
+              { userId: 'bench', apiKeyId: null },
+            );
         })(),
       ),
     );

@@ -66,10 +66,13 @@ import { createPlayground, type Playground } from '../playground/playground.ts';
 import { createExperimentRepository } from '../datasets/experiment-repository.ts';
 import { createExperimentDriver } from '../datasets/experiment-driver.ts';
 import { createExperiments, type Experiments } from '../datasets/experiments.ts';
+import { createLabelGates, type LabelGates } from '../release-gates/label-gates.ts';
 
 export interface Domain {
   metrics: Metrics;
   prompts: PromptService;
+  /** Release gates on prompt labels, their approvals and label events (src/release-gates, docs/prompts.md). */
+  labelGates: LabelGates;
   executions: {
     /** The listing (filters, pages, export, sessions and users). */
     listing: ExecutionListing;
@@ -267,6 +270,13 @@ export function createDomain(
       reads: { ...runReads, versionsOf: (projectId, pairs) => datasetRepository.versionsOf(projectId, pairs) },
     }),
   };
+  const labelGates = createLabelGates({
+    db: stores.postgres,
+    prompts,
+    dataset: (projectId, datasetId) => datasetRepository.getDataset(projectId, datasetId),
+    runs: runRepository,
+    measure: datasets.comparison.measure,
+  });
   const evaluators = createEvaluators(config, stores.postgres, logger, jobs, {
     queries: { get: detail.get, export: listing.export, arrivedSince: listing.arrivedSince },
     listing,
@@ -418,6 +428,7 @@ export function createDomain(
   return {
     metrics,
     prompts,
+    labelGates,
     scores: { ...scores, loader: scoreLoader },
     datasets,
     executions: { listing, detail, recorder, writer, views, parquet, scheduledExport },

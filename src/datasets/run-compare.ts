@@ -23,9 +23,9 @@ import { joinLinks, presentRunItems, runTotals, scoresByItem, type Joined, type 
 import type { RunRepository, StoredRunLink } from './run-repository.ts';
 import { presentRun } from './runs.ts';
 
-type Result = WelchResult | TwoProportionResult | PairedResult | McNemarResult;
+export type Result = WelchResult | TwoProportionResult | PairedResult | McNemarResult;
 
-interface Side {
+export interface Side {
   name: string;
   links: StoredRunLink[];
   joined: Joined;
@@ -68,6 +68,30 @@ function booleans(a: Map<string, boolean>, b: Map<string, boolean>): McNemarResu
   return twoProportionZTest({ successes: trues(a), n: a.size }, { successes: trues(b), n: b.size });
 }
 
+/** A score's test between two runs: b against a, over the items scored in both when there are any. */
+export interface ScoreTest {
+  data_type: 'NUMERIC' | 'BOOLEAN';
+  result: Result;
+  /** how many items of each run have a value of the score, and its mean over them (a rate for booleans; null for none) */
+  n_a: number;
+  n_b: number;
+  mean_a: number | null;
+  mean_b: number | null;
+}
+
+/** The aggregate statistics of run b against run a (what the comparison answers and release gates judge). */
+export interface RunMeasures {
+  A: Side;
+  B: Side;
+  /** items with an assembled execution in both runs */
+  paired: number;
+  /** each run's mean cost per item (over its items with an execution), and the test of their difference */
+  cost: { a: number; b: number; n_a: number; n_b: number; test: Result };
+  latency: Result;
+  /** per score name (categorical scores left out: label counts have no single difference to test) */
+  scores: Map<string, ScoreTest>;
+}
+
 export function createRunComparison(deps: { runs: RunRepository; reads: RunReadDeps }) {
   async function side(projectId: string, runId: string, name: string): Promise<Side> {
     const links = await deps.runs.links(projectId, runId);
@@ -80,7 +104,52 @@ export function createRunComparison(deps: { runs: RunRepository; reads: RunReadD
     return { name, links, joined, measures };
   }
 
+  /** The statistics of run b against run a, both runs of the project (found by the caller). */
+  async function measure(
+    projectId: string,
+    a: { run_id: string; name: string },
+    b: { run_id: string; name: string },
+  ): Promise<RunMeasures> {
+    const [A, B] = await Promise.all([side(projectId, a.run_id, a.name), side(projectId, b.run_id, b.name)]);
+    const pick = (s: Side, f: 'cost' | 'latency') => new Map([...s.measures].map(([k, m]) => [k, m[f]]));
+    const costA = pick(A, 'cost');
+    const costB = pick(B, 'cost');
+    const meanOf = (m: Map<string, number>) => (m.size ? [...m.values()].reduce((x, y) => x + y, 0) / m.size : 0);
+    const scores = new Map<string, ScoreTest>();
+    const sa = scoresByItem(A.links, A.joined);
+    const sb = scoresByItem(B.links, B.joined);
+    for (const name of [...new Set([...sa.keys(), ...sb.keys()])].sort()) {
+      const type = (sa.get(name) ?? sb.get(name))!.data_type;
+      if (type === 'CATEGORICAL') continue; // label counts: no single difference to test
+      const values = <T>(m: typeof sa, f: (v: number) => T) =>
+        new Map([...(m.get(name)?.data_type === type ? m.get(name)!.byItem : new Map())].map(([k, s]) => [k, f(s.value)]));
+      const result =
+        type === 'BOOLEAN'
+          ? booleans(
+              values(sa, (v) => v === 1),
+              values(sb, (v) => v === 1),
+            )
+          : numeric(
+              values(sa, (v) => v),
+              values(sb, (v) => v),
+            );
+      const [na, nb] = [values(sa, (v) => v), values(sb, (v) => v)];
+      const avg = (m: Map<string, number>) => (m.size ? meanOf(m) : null);
+      scores.set(name, { data_type: type, result, n_a: na.size, n_b: nb.size, mean_a: avg(na), mean_b: avg(nb) });
+    }
+    return {
+      A,
+      B,
+      paired: [...A.measures.keys()].filter((k) => B.measures.has(k)).length,
+      cost: { a: meanOf(costA), b: meanOf(costB), n_a: costA.size, n_b: costB.size, test: numeric(costA, costB) },
+      latency: numeric(pick(A, 'latency'), pick(B, 'latency')),
+      scores,
+    };
+  }
+
   return {
+    measure,
+
     async compare(projectId: string, datasetId: string, q: { runs: string[]; limit: number; cursor?: string }) {
       const ids = q.runs
         .flatMap((r) => r.split(','))
@@ -90,36 +159,14 @@ export function createRunComparison(deps: { runs: RunRepository; reads: RunReadD
       if (ids.length !== 2) throw badRequest(`runs: give exactly two run ids separated by a comma (runs=a,b), got ${ids.length}`);
       if (ids[0] === ids[1]) throw badRequest('runs: give two different runs');
       const runs = await Promise.all(ids.map((id) => deps.runs.get(projectId, id, datasetId)));
-      const [a, b] = await Promise.all(runs.map((r) => side(projectId, r.run_id, r.name)));
-      const A = a!;
-      const B = b!;
-      const pick = (s: Side, f: 'cost' | 'latency') => new Map([...s.measures].map(([k, m]) => [k, m[f]]));
-      const costA = pick(A, 'cost');
-      const costB = pick(B, 'cost');
-      const meanOf = (m: Map<string, number>) => (m.size ? [...m.values()].reduce((x, y) => x + y, 0) / m.size : 0);
-      const costTest = numeric(costA, costB);
-      const costOf = { a: meanOf(costA), b: meanOf(costB), test: costTest };
-      const scoreTests: Record<string, unknown> = {};
-      const sa = scoresByItem(A.links, A.joined);
-      const sb = scoresByItem(B.links, B.joined);
-      for (const name of [...new Set([...sa.keys(), ...sb.keys()])].sort()) {
-        const type = (sa.get(name) ?? sb.get(name))!.data_type;
-        if (type === 'CATEGORICAL') continue; // label counts: no single difference to test
-        const values = <T>(m: typeof sa, f: (v: number) => T) =>
-          new Map([...(m.get(name)?.data_type === type ? m.get(name)!.byItem : new Map())].map(([k, s]) => [k, f(s.value)]));
-        const result =
-          type === 'BOOLEAN'
-            ? booleans(
-                values(sa, (v) => v === 1),
-                values(sb, (v) => v === 1),
-              )
-            : numeric(
-                values(sa, (v) => v),
-                values(sb, (v) => v),
-              );
-        scoreTests[name] = shaped(result, A.name, B.name, 'score', 6, costOf);
-      }
-      const paired = [...A.measures.keys()].filter((k) => B.measures.has(k)).length;
+      const m = await measure(projectId, runs[0]!, runs[1]!);
+      const { A, B } = m;
+      const scoreTests = Object.fromEntries(
+        [...m.scores].map(([name, s]) => [
+          name,
+          shaped(s.result, A.name, B.name, 'score', 6, { a: m.cost.a, b: m.cost.b, test: m.cost.test }),
+        ]),
+      );
 
       // Item by item: the union of both runs' items in dataset order, a page at a time.
       const bySeq = new Map<string, { seq: bigint; a?: StoredRunLink; b?: StoredRunLink }>();
@@ -156,9 +203,9 @@ export function createRunComparison(deps: { runs: RunRepository; reads: RunReadD
           { ...presentRun(runs[1]!), totals: runTotals(B.links, B.joined) },
         ],
         comparison: {
-          paired_items: paired,
-          cost_per_item: shaped(costTest, A.name, B.name, 'cost_usd', 9),
-          latency_ms: shaped(numeric(pick(A, 'latency'), pick(B, 'latency')), A.name, B.name, 'latency_ms', 3),
+          paired_items: m.paired,
+          cost_per_item: shaped(m.cost.test, A.name, B.name, 'cost_usd', 9),
+          latency_ms: shaped(m.latency, A.name, B.name, 'latency_ms', 3),
           scores: scoreTests,
         },
         items: page.map((r) => {

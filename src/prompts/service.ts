@@ -4,6 +4,7 @@ import { conflict, notFound, unprocessable, badRequest } from '../errors.ts';
 import type { PostgresStore, Queryable } from '../stores/postgres.ts';
 import type { PromptCache } from './cache.ts';
 import { diffLines, unified, type DiffLine } from './diff.ts';
+import * as gateRepo from './label-gate-repository.ts';
 import * as repo from './prompt-repository.ts';
 import {
   canonicalJson,
@@ -38,6 +39,32 @@ export interface NewVersionInput {
   labels?: string[];
   commit_message?: string;
 }
+
+/** Who changes something, as the label events record it. */
+export interface Actor {
+  /** the principal id: JWT `sub`, `api_key:<key_id>`, `dev` or `operator` */
+  userId: string;
+  /** the API key the caller authenticated with; null for JWT, dev and operator callers */
+  apiKeyId: string | null;
+}
+
+/**
+ * A release gate's answer for one move of a protected label (release-gates/label-gates.ts),
+ * evaluated before the move's transaction: the move happens only if, under the prompt's lock, the
+ * label still holds `fromVersion` and the gate is still the one evaluated (`gateUpdatedAt`).
+ */
+export interface GateDecision {
+  gateUpdatedAt: Date;
+  fromVersion: number | null;
+  passed: boolean;
+  /** set when an admin moves the label past a failing gate */
+  override?: { reason: string };
+  /** what the event records: the conditions and their figures */
+  details: unknown;
+}
+
+export const protectedDetail = (label: string) =>
+  `Label ${label} is protected by a release gate: it moves only with PUT …/labels/${label} once the gate passes (or an admin's override)`;
 
 /** A version reference: an integer, `latest`, or a label name. */
 export type VersionRef = { kind: 'number'; version: number } | { kind: 'latest' } | { kind: 'label'; label: string };
@@ -75,6 +102,12 @@ function checkLabels(labels: readonly string[] | undefined): string[] {
     if (/^\d+$/.test(l)) throw badRequest(`labels: "${l}" would be read as a version number`);
   }
   return out;
+}
+
+/** 400 unless the name can be a label. */
+export function checkLabelName(label: string): void {
+  checkLabels([label]);
+  if (!LABEL.test(label)) throw badRequest(`label: "${label}" must match ${LABEL.source}`);
 }
 
 export function presentPrompt(p: repo.PromptRow) {
@@ -150,9 +183,12 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
     projectId: string,
     p: repo.PromptRow,
     content: { template: Template; config: Record<string, unknown> },
-    meta: { commitMessage: string | null; rolledBackFrom: number | null; labels: string[]; userId: string },
+    meta: { commitMessage: string | null; rolledBackFrom: number | null; labels: string[]; actor: Actor },
   ): Promise<{ created: boolean; version: number }> {
     checkTemplate(p.type, content.template);
+    // A version just written has no evidence of its own: a protected label never comes with it.
+    const gated = await gateRepo.protectedLabels(tx, projectId, p.prompt_id, meta.labels);
+    if (gated.length > 0) throw conflict(`labels: ${gated.map(protectedDetail).join('; ')}`);
     const hash = contentHash(content.template, content.config);
     let version = p.latest_version;
     let created = false;
@@ -168,11 +204,36 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
         contentHash: hash,
         commitMessage: meta.commitMessage,
         rolledBackFrom: meta.rolledBackFrom,
-        createdBy: meta.userId,
+        createdBy: meta.actor.userId,
       });
     }
-    for (const label of meta.labels) await repo.upsertLabel(tx, projectId, p.prompt_id, label, version);
+    for (const label of meta.labels)
+      await moveLabel(tx, projectId, p.prompt_id, label, version, { actor: meta.actor, reason: meta.commitMessage, action: 'moved' });
     return { created, version };
+  }
+
+  /** Points a label at a version and records the move (none when it is there already). */
+  async function moveLabel(
+    tx: Queryable,
+    projectId: string,
+    promptId: string,
+    label: string,
+    version: number,
+    how: { actor: Actor; reason: string | null; action: 'moved' | 'overridden'; details?: unknown },
+  ): Promise<void> {
+    const from = await repo.findLabel(tx, projectId, promptId, label);
+    if (from === version) return;
+    await repo.upsertLabel(tx, projectId, promptId, label, version);
+    await gateRepo.insertEvent(tx, projectId, promptId, {
+      label,
+      action: how.action,
+      fromVersion: from ?? null,
+      toVersion: version,
+      actor: how.actor.userId,
+      apiKeyId: how.actor.apiKeyId,
+      reason: how.reason,
+      details: how.details ?? null,
+    });
   }
 
   async function readVersion(projectId: string, promptId: string, ref: VersionRef): Promise<repo.VersionRow> {
@@ -191,7 +252,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
   }
 
   return {
-    async create(projectId: string, input: CreatePromptInput, userId: string) {
+    async create(projectId: string, input: CreatePromptInput, actor: Actor) {
       const labels = checkLabels(input.labels);
       checkTemplate(input.type, input.template);
       checkConfig(input.config);
@@ -201,7 +262,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
           promptId: input.prompt_id,
           type: input.type,
           description: input.description ?? null,
-          createdBy: userId,
+          createdBy: actor.userId,
         });
         if (!inserted) throw conflict(`Prompt ${input.prompt_id} already exists (an archived prompt keeps its id)`);
         const p = (await repo.findPrompt(tx, projectId, input.prompt_id, true))!;
@@ -210,7 +271,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
           projectId,
           p,
           { template: input.template, config: input.config ?? {} },
-          { commitMessage: input.commit_message ?? null, rolledBackFrom: null, labels, userId },
+          { commitMessage: input.commit_message ?? null, rolledBackFrom: null, labels, actor },
         );
       });
       await cache.invalidate(projectId, input.prompt_id);
@@ -234,7 +295,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
       return { items: items.map(presentPrompt), total, limit: q.limit, offset: q.offset };
     },
 
-    async addVersion(projectId: string, promptId: string, input: NewVersionInput, userId: string) {
+    async addVersion(projectId: string, promptId: string, input: NewVersionInput, actor: Actor) {
       const labels = checkLabels(input.labels);
       checkConfig(input.config);
       const result = await db.transaction(async (tx) => {
@@ -246,7 +307,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
           projectId,
           p,
           { template: input.template, config },
-          { commitMessage: input.commit_message ?? null, rolledBackFrom: null, labels, userId },
+          { commitMessage: input.commit_message ?? null, rolledBackFrom: null, labels, actor },
         );
       });
       await cache.invalidate(projectId, promptId);
@@ -275,7 +336,14 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
       return presentVersion(await readVersion(projectId, promptId, ref));
     },
 
-    async rollback(projectId: string, promptId: string, ref: VersionRef, commitMessage: string | undefined, userId: string) {
+    async rollback(
+      projectId: string,
+      promptId: string,
+      ref: VersionRef,
+      opts: { commitMessage?: string; labels?: string[] },
+      actor: Actor,
+    ) {
+      const labels = checkLabels(opts.labels);
       const version = await db.transaction(async (tx) => {
         const p = await lockPrompt(tx, projectId, promptId, true);
         const target = await resolve(tx, projectId, promptId, ref, p.latest_version);
@@ -290,7 +358,7 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
           projectId,
           p,
           { template: row.template, config: row.config },
-          { commitMessage: commitMessage ?? `Rollback to version ${target}`, rolledBackFrom: target, labels: [], userId },
+          { commitMessage: opts.commitMessage ?? `Rollback to version ${target}`, rolledBackFrom: target, labels, actor },
         );
         return r.version;
       });
@@ -298,24 +366,71 @@ export function createPromptService(db: PostgresStore, cache: PromptCache, guard
       return presentVersion(await readVersion(projectId, promptId, { kind: 'number', version }));
     },
 
-    async setLabel(projectId: string, promptId: string, label: string, version: number) {
-      checkLabels([label]);
-      if (!LABEL.test(label)) throw badRequest(`label: "${label}" must match ${LABEL.source}`);
+    /** 400 for a label name that cannot be one, 404 for no prompt, 422 for no such version. */
+    async checkLabelTarget(projectId: string, promptId: string, label: string, version: number, tx: Queryable = db) {
+      checkLabelName(label);
+      if (!(await repo.findVersion(tx, projectId, promptId, version))) {
+        if (!(await repo.findPrompt(tx, projectId, promptId))) throw notFound('Prompt');
+        throw unprocessable(`version: ${version} does not exist for prompt ${promptId}`);
+      }
+    },
+
+    /**
+     * Points a label at a version. A protected label moves only with its gate's decision, and
+     * only if nothing changed since the gate was evaluated; every move is recorded.
+     */
+    async setLabel(
+      projectId: string,
+      promptId: string,
+      label: string,
+      version: number,
+      move: { actor: Actor; reason?: string; decision?: GateDecision },
+    ) {
+      checkLabelName(label);
       await db.transaction(async (tx) => {
         await lockPrompt(tx, projectId, promptId, true);
-        if (!(await repo.findVersion(tx, projectId, promptId, version)))
-          throw unprocessable(`version: ${version} does not exist for prompt ${promptId}`);
-        await repo.upsertLabel(tx, projectId, promptId, label, version);
+        await this.checkLabelTarget(projectId, promptId, label, version, tx);
+        const gate = await gateRepo.findGate(tx, projectId, promptId, label);
+        const d = move.decision;
+        if (gate) {
+          if (!d) throw conflict(protectedDetail(label));
+          const from = (await repo.findLabel(tx, projectId, promptId, label)) ?? null;
+          if (d.gateUpdatedAt.getTime() !== gate.updated_at.getTime() || d.fromVersion !== from)
+            throw conflict(`Label ${label} or its gate changed while the gate was evaluated: try again`);
+          if (!d.passed && !d.override) throw conflict(protectedDetail(label));
+        } else if (d) throw conflict(`Label ${label} lost its gate while it was evaluated: try again`);
+        await moveLabel(tx, projectId, promptId, label, version, {
+          actor: move.actor,
+          reason: d?.override?.reason ?? move.reason ?? null,
+          action: d?.override && !d.passed ? 'overridden' : 'moved',
+          details: d?.details,
+        });
       });
       await cache.invalidate(projectId, promptId);
       return { prompt_id: promptId, label, version };
     },
 
-    async deleteLabel(projectId: string, promptId: string, label: string) {
+    async deleteLabel(projectId: string, promptId: string, label: string, actor: Actor) {
       if (label === 'latest') throw badRequest('label: "latest" is reserved and cannot be removed');
       const removed = await db.transaction(async (tx) => {
         await lockPrompt(tx, projectId, promptId, false);
-        return repo.deleteLabel(tx, projectId, promptId, label);
+        // Removing it would let the next move skip the comparison with the version it held.
+        if (await gateRepo.findGate(tx, projectId, promptId, label))
+          throw conflict(`Label ${label} is protected by a release gate: an admin removes the gate first (DELETE …/labels/${label}/gate)`);
+        const from = await repo.findLabel(tx, projectId, promptId, label);
+        if (from === undefined) return false;
+        await repo.deleteLabel(tx, projectId, promptId, label);
+        await gateRepo.insertEvent(tx, projectId, promptId, {
+          label,
+          action: 'removed',
+          fromVersion: from,
+          toVersion: null,
+          actor: actor.userId,
+          apiKeyId: actor.apiKeyId,
+          reason: null,
+          details: null,
+        });
+        return true;
       });
       if (!removed) throw notFound(`Label ${label}`, 'label');
       await cache.invalidate(projectId, promptId);

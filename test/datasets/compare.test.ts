@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
 import { until } from '../helpers/wait.ts';
+import { binomial, twoSidedP } from '../helpers/independent-statistics.ts';
 
 let svc: TestService;
 beforeAll(async () => {
@@ -26,29 +27,6 @@ const call = (method: string, path: string, body?: unknown) =>
 
 // ---- Independent statistics -------------------------------------------------------------------
 
-/** Γ(x) for x a positive multiple of ½ (exact products). */
-function gammaHalf(x: number): number {
-  if (Number.isInteger(x)) {
-    let g = 1;
-    for (let k = 2; k < x; k++) g *= k;
-    return g;
-  }
-  let g = Math.sqrt(Math.PI); // Γ(½)
-  for (let k = 0.5; k < x; k++) g *= k;
-  return g;
-}
-
-/** P(|T| > |t|) for Student's t with integer df, by Simpson's rule over the density on [0, |t|]. */
-function twoSidedP(t: number, df: number): number {
-  const c = gammaHalf((df + 1) / 2) / (Math.sqrt(df * Math.PI) * gammaHalf(df / 2));
-  const density = (x: number) => c * (1 + (x * x) / df) ** (-(df + 1) / 2);
-  const steps = 20_000;
-  const h = Math.abs(t) / steps;
-  let s = density(0) + density(Math.abs(t));
-  for (let i = 1; i < steps; i++) s += density(i * h) * (i % 2 ? 4 : 2);
-  return 1 - 2 * ((s * h) / 3);
-}
-
 /** The t with P(|T| > t) = p, by bisection on twoSidedP. */
 function tCritical(p: number, df: number): number {
   let lo = 0;
@@ -63,12 +41,6 @@ function tCritical(p: number, df: number): number {
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const sampleVar = (xs: number[]) => xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1);
-
-function binomial(n: number, k: number): bigint {
-  let r = 1n;
-  for (let i = 1; i <= k; i++) r = (r * BigInt(n - k + i)) / BigInt(i);
-  return r;
-}
 
 function percentile7(values: number[], p: number): number {
   const s = [...values].sort((a, b) => a - b);

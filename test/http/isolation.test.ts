@@ -16,6 +16,8 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   PromptVersionCreate: { template: 'y' },
   PromptRollback: { version: 1 },
   PromptLabelSet: { version: 1 },
+  PromptLabelGateSet: { dataset_id: '00000000-0000-4000-8000-000000000000', scores: ['quality'] },
+  PromptLabelApprovalCreate: { version: 1 },
   PromptRender: { inputs: {} },
   ExecutionCreate: { trace_id: 'matrix-exec' },
   ScoreCreateRequest: { trace_id: 'matrix-exec', name: 'matrix', value: 1 },

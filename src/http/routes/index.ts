@@ -6,6 +6,7 @@ import { apiKeyRoutes } from './api-keys.ts';
 import { contextRoutes } from './context.ts';
 import { projectRoutes } from './projects.ts';
 import { promptRoutes } from './prompts.ts';
+import { labelGateRoutes } from './label-gates.ts';
 import { executionRoutes } from './executions.ts';
 import { spendRoutes } from './spend.ts';
 import { scopedBudgetRoutes } from './scoped-budgets.ts';
@@ -43,7 +44,8 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...contextRoutes(deps.stores),
     ...projectRoutes(deps.stores),
     ...apiKeyRoutes(deps.identity.apiKeys),
-    ...promptRoutes(deps.domain.prompts),
+    ...promptRoutes(deps.domain.prompts, deps.domain.labelGates),
+    ...labelGateRoutes(deps.domain.labelGates),
     ...executionRoutes(deps.domain),
     ...spendRoutes(deps.domain),
     ...scopedBudgetRoutes(deps.domain),

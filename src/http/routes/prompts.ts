@@ -1,7 +1,9 @@
 // Prompt routes: thin. Parse (the route table validates body and query), call the prompt
 // service with plain arguments, shape the response.
-import type { CreatePromptInput, NewVersionInput, PromptService } from '../../prompts/service.ts';
+import { apiKeyIdOf, roleIn, type Principal } from '../../auth/principal.ts';
+import type { Actor, CreatePromptInput, NewVersionInput, PromptService } from '../../prompts/service.ts';
 import { parseVersionRef } from '../../prompts/service.ts';
+import type { LabelGates, LabelMoveInput } from '../../release-gates/label-gates.ts';
 import type { RouteDef } from './types.ts';
 
 const BASE = '/api/projects/:project_id/prompts';
@@ -9,7 +11,15 @@ const ONE = `${BASE}/:prompt_id`;
 const tag = 'prompts';
 const notFound = { description: 'No such prompt, version or label', schema: 'Error' };
 
-export function promptRoutes(prompts: PromptService): RouteDef[] {
+/** Who calls, as label events record it. */
+export const actorOf = (p: Principal): Actor => ({ userId: p.userId, apiKeyId: apiKeyIdOf(p) || null });
+
+const gated = {
+  description: 'A protected label would move without its release gate passing (the detail names each failed condition)',
+  schema: 'Error',
+};
+
+export function promptRoutes(prompts: PromptService, gates: LabelGates): RouteDef[] {
   return [
     {
       method: 'POST',
@@ -26,7 +36,7 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
       },
       async handler(ctx) {
         ctx.status = 201;
-        ctx.body = await prompts.create(ctx.state.projectId!, ctx.state.body as CreatePromptInput, ctx.state.principal!.userId);
+        ctx.body = await prompts.create(ctx.state.projectId!, ctx.state.body as CreatePromptInput, actorOf(ctx.state.principal!));
       },
     },
     {
@@ -83,7 +93,7 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
         201: { description: 'New version', schema: 'PromptVersion' },
         200: { description: 'Same content as the latest: no new version', schema: 'PromptVersion' },
         404: notFound,
-        409: { description: 'The prompt is archived', schema: 'Error' },
+        409: { description: 'The prompt is archived, or `labels` names a protected label', schema: 'Error' },
         422: { description: 'Template does not fit the prompt type', schema: 'Error' },
       },
       async handler(ctx) {
@@ -91,7 +101,7 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
           ctx.state.projectId!,
           ctx.params.prompt_id!,
           ctx.state.body as NewVersionInput,
-          ctx.state.principal!.userId,
+          actorOf(ctx.state.principal!),
         );
         ctx.status = r.created ? 201 : 200;
         ctx.body = r.version;
@@ -135,17 +145,17 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
       responses: {
         201: { description: 'The new version', schema: 'PromptVersion' },
         404: notFound,
-        409: { description: 'Already the latest content', schema: 'Error' },
+        409: { description: 'Already the latest content, or `labels` names a protected label', schema: 'Error' },
       },
       async handler(ctx) {
-        const body = ctx.state.body as { version: string | number; commit_message?: string };
+        const body = ctx.state.body as { version: string | number; commit_message?: string; labels?: string[] };
         ctx.status = 201;
         ctx.body = await prompts.rollback(
           ctx.state.projectId!,
           ctx.params.prompt_id!,
           parseVersionRef(body.version),
-          body.commit_message,
-          ctx.state.principal!.userId,
+          { commitMessage: body.commit_message, labels: body.labels },
+          actorOf(ctx.state.principal!),
         );
       },
     },
@@ -157,18 +167,25 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
       access: 'authenticated',
       need: 'write',
       body: 'PromptLabelSet',
-      summary: 'Point a label at a version (labels are unique per prompt; `latest` is reserved)',
+      summary:
+        'Point a label at a version (labels are unique per prompt; `latest` is reserved); a protected label only through its release gate',
       responses: {
         200: { description: 'The label', schema: 'PromptLabel' },
+        400: { description: 'An override without a reason', schema: 'Error' },
+        403: { description: 'An override by a caller who is not an admin', schema: 'Error' },
         404: notFound,
-        422: { description: 'No such version', schema: 'Error' },
+        409: gated,
+        422: { description: 'No such version; override or gate_run_id on a label without a gate', schema: 'Error' },
       },
       async handler(ctx) {
-        ctx.body = await prompts.setLabel(
+        const p = ctx.state.principal!;
+        ctx.body = await gates.move(
           ctx.state.projectId!,
           ctx.params.prompt_id!,
           ctx.params.label!,
-          (ctx.state.body as { version: number }).version,
+          ctx.state.body as LabelMoveInput,
+          actorOf(p),
+          roleIn(p, ctx.state.projectId!) ?? 'viewer',
         );
       },
     },
@@ -179,10 +196,14 @@ export function promptRoutes(prompts: PromptService): RouteDef[] {
       tag,
       access: 'authenticated',
       need: 'write',
-      summary: 'Remove a label',
-      responses: { 204: { description: 'Removed' }, 404: notFound },
+      summary: 'Remove a label (not a protected one: its gate goes first)',
+      responses: {
+        204: { description: 'Removed' },
+        404: notFound,
+        409: { description: 'The label is protected by a release gate', schema: 'Error' },
+      },
       async handler(ctx) {
-        await prompts.deleteLabel(ctx.state.projectId!, ctx.params.prompt_id!, ctx.params.label!);
+        await prompts.deleteLabel(ctx.state.projectId!, ctx.params.prompt_id!, ctx.params.label!, actorOf(ctx.state.principal!));
         ctx.status = 204;
       },
     },
