@@ -132,6 +132,13 @@ const benches: Record<string, () => Promise<unknown>> = {
     const n = Number(process.env.BENCH_JUDGEMENTS ?? 2_000);
     for (const f of await benchEvaluators(n, Number(process.env.BENCH_JUDGE_LATENCY_MS ?? 0))) console.log(`| ${f.what} | ${f.value} |`);
   },
+  experiments: async () => {
+    const { benchExperiments } = await import('./experiments.ts');
+    console.log('\n## experiments run by the service (embedded stores, loopback model)');
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchExperiments(Number(process.env.BENCH_EXPERIMENT_ITEMS ?? 1_000))) console.log(`| ${f.what} | ${f.value} |`);
+  },
   poison: async () => {
     const { benchPoison } = await import('./poison.ts');
     console.log('\n## ingest resuming after a poison record (embedded stores)');
