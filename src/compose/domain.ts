@@ -63,6 +63,8 @@ import { createRuns, type Runs } from '../datasets/runs.ts';
 import { createRunComparison, type RunComparison } from '../datasets/run-compare.ts';
 import { createEvaluators, type Evaluators } from './evaluators.ts';
 import { createPlayground, type Playground } from '../playground/playground.ts';
+import type { Monitors } from '../monitors/monitors.ts';
+import { createMonitorArea } from './monitors.ts';
 
 export interface Domain {
   metrics: Metrics;
@@ -104,6 +106,8 @@ export interface Domain {
   evaluators: Evaluators;
   /** Versions tried on model connections before they ship (src/playground, docs/playground.md). */
   playground: Playground;
+  /** Metrics over windows of executions, with conditions and alerts (src/monitors, docs/monitors.md). */
+  monitors: Monitors;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
@@ -289,6 +293,8 @@ export function createDomain(
     allowPrivate: config.evaluators.allowPrivate,
     logger: logger.child({ area: 'playground' }),
   });
+  // The window ends at the spend clock's now (tests move it).
+  const monitors = createMonitorArea(config, stores, logger, { jobs, metrics, prompts, now: () => spend.clock.now() });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
     {
@@ -397,6 +403,7 @@ export function createDomain(
     reprice,
     evaluators,
     playground,
+    monitors,
     processors: () => [
       assembler.processor,
       ...spend.processors(),
@@ -404,6 +411,7 @@ export function createDomain(
       scheduledExport.processor,
       stampSweep as JobProcessor,
       ...evaluators.jobs.processors(),
+      ...monitors.processors(),
     ],
     async startIngest() {
       // Before this node ingests: executions stored before the spend rollups existed are copied in once.
@@ -460,6 +468,7 @@ export function createDomain(
       await reprice.resume(runner);
       await scheduledExport.schedule(runner);
       await evaluators.jobs.schedule(runner);
+      await monitors.schedule(runner);
     },
     // Spans first: their assembly writes executions.
     flush: async () => {

@@ -21,6 +21,7 @@ import { modelPriceRoutes } from './model-prices.ts';
 import { modelConnectionRoutes } from './model-connections.ts';
 import { playgroundRoutes } from './playground.ts';
 import { evaluatorRoutes } from './evaluators.ts';
+import { monitorRoutes } from './monitors.ts';
 import type { Domain } from '../../compose/domain.ts';
 import { healthRoutes } from './health.ts';
 import { metricsRoutes } from './metrics.ts';
@@ -62,6 +63,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...modelPriceRoutes(deps.domain.prices.models),
     ...modelConnectionRoutes(deps.domain.evaluators.connections),
     ...evaluatorRoutes(deps.domain.evaluators.service),
+    ...monitorRoutes(deps.domain.monitors),
     ...playgroundRoutes(deps.domain.playground),
     ...metricsRoutes(deps.config, deps.domain.metrics),
   ];
