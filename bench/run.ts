@@ -139,6 +139,14 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('|---|---|');
     for (const f of await benchExperiments(Number(process.env.BENCH_EXPERIMENT_ITEMS ?? 1_000))) console.log(`| ${f.what} | ${f.value} |`);
   },
+  monitors: async () => {
+    const { benchMonitors } = await import('./monitors.ts');
+    const rows = Number(process.env.BENCH_MONITOR_EXECUTIONS ?? 10_000_000);
+    console.log(`\n## monitor evaluation (${rows.toLocaleString('en-US')} executions in one project over 30 days, embedded chDB)`);
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchMonitors(rows, Number(process.env.BENCH_MONITOR_SAMPLES ?? 5))) console.log(`| ${f.what} | ${f.value} |`);
+  },
   poison: async () => {
     const { benchPoison } = await import('./poison.ts');
     console.log('\n## ingest resuming after a poison record (embedded stores)');

@@ -155,6 +155,15 @@ export interface Config {
     /** days missed (the service was down) are exported for this many days back */
     readonly catchUpDays: number;
   };
+  /** Monitors (docs/monitors.md) */
+  readonly monitors: {
+    /** how often the due monitors are evaluated (a job scheduler; each monitor's own interval_minutes says when it is due) */
+    readonly intervalMs: number;
+    /** monitors claimed at once by one worker (they are skipped, not waited for, by the others) */
+    readonly claimBatch: number;
+    /** batches one tick evaluates at most (the rest wait for the next tick) */
+    readonly maxRounds: number;
+  };
   /** LLM-as-judge evaluators (docs/evaluators.md) */
   readonly evaluators: {
     /**
@@ -441,6 +450,11 @@ export function loadConfig(env: Env = process.env): Config {
       intervalMs: int(env, 'EXPORT_INTERVAL_MS', 3_600_000, 1_000, 86_400_000),
       delayMs: int(env, 'EXPORT_DELAY_MS', 3_600_000, 0, 86_400_000),
       catchUpDays: int(env, 'EXPORT_CATCH_UP_DAYS', 7, 1, 366),
+    },
+    monitors: {
+      intervalMs: int(env, 'MONITOR_INTERVAL_MS', 60_000, 100, 3_600_000),
+      claimBatch: int(env, 'MONITOR_CLAIM_BATCH', 50, 1, 1_000),
+      maxRounds: int(env, 'MONITOR_MAX_ROUNDS', 20, 1, 1_000),
     },
     evaluators: {
       secretsKey: secretsKey(env),

@@ -67,6 +67,8 @@ import { createExperimentRepository } from '../datasets/experiment-repository.ts
 import { createExperimentDriver } from '../datasets/experiment-driver.ts';
 import { createExperiments, type Experiments } from '../datasets/experiments.ts';
 import { createLabelGates, type LabelGates } from '../release-gates/label-gates.ts';
+import type { Monitors } from '../monitors/monitors.ts';
+import { createMonitorArea } from './monitors.ts';
 
 export interface Domain {
   metrics: Metrics;
@@ -112,6 +114,8 @@ export interface Domain {
   playground: Playground;
   /** Experiments run by the service over datasets (src/datasets/experiments.ts, docs/datasets.md). */
   experiments: Experiments;
+  /** Metrics over windows of executions, with conditions and alerts (src/monitors, docs/monitors.md). */
+  monitors: Monitors;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
@@ -330,6 +334,8 @@ export function createDomain(
     runs: datasets.runs,
     enforceBudget: (projectId) => spend.budgets.enforce(projectId),
   });
+  // The window ends at the spend clock's now (tests move it).
+  const monitors = createMonitorArea(config, stores, logger, { jobs, metrics, prompts, now: () => spend.clock.now() });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
     {
@@ -440,6 +446,7 @@ export function createDomain(
     evaluators,
     playground,
     experiments,
+    monitors,
     processors: () => [
       assembler.processor,
       ...spend.processors(),
@@ -448,6 +455,7 @@ export function createDomain(
       stampSweep as JobProcessor,
       ...evaluators.jobs.processors(),
       ...experimentDriver.processors(),
+      ...monitors.processors(),
     ],
     async startIngest() {
       // Before this node ingests: executions stored before the spend rollups existed are copied in once.
@@ -505,6 +513,7 @@ export function createDomain(
       await scheduledExport.schedule(runner);
       await evaluators.jobs.schedule(runner);
       await experimentDriver.schedule(runner);
+      await monitors.schedule(runner);
     },
     // Spans first: their assembly writes executions.
     flush: async () => {

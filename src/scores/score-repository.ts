@@ -479,3 +479,34 @@ export async function scoresByGroup(
     'spend.breakdown.scores',
   );
 }
+
+export interface WindowScoreFigures {
+  n: number;
+  mean: number | null;
+  variance: number | null;
+  /** the scores whose label is `rateValue` (a BOOLEAN's 'true' / 'false', a CATEGORICAL label) */
+  successes: number;
+}
+
+/**
+ * The live scores named `name` of the executions `traces` selects (a subquery of trace ids binding
+ * `{project_id}`: a monitor's window, executions/execution-window-repository.ts): count, mean,
+ * sample variance, and how many have the label `rateValue`. The scores' key is
+ * (project_id, trace_id): the trace ids select their granules.
+ */
+export async function windowScores(
+  ch: ClickHouseStore,
+  traces: { text: string; params: Record<string, unknown> },
+  name: string,
+  rateValue: string,
+): Promise<WindowScoreFigures> {
+  const [row] = await ch.query<{ n: string; mean: number | null; variance: number | null; successes: string }>(
+    `SELECT toString(count()) AS n, if(count() = 0, NULL, avg(value)) AS mean, if(count() < 2, NULL, varSamp(value)) AS variance,
+       toString(countIf(label = {rate_value:String})) AS successes
+     FROM scores FINAL
+     WHERE project_id = {project_id:String} AND sign = 1 AND name = {score_name:String} AND trace_id IN (${traces.text})`,
+    { ...traces.params, score_name: name, rate_value: rateValue },
+    'monitors.scores',
+  );
+  return { n: Number(row?.n ?? 0), mean: row?.mean ?? null, variance: row?.variance ?? null, successes: Number(row?.successes ?? 0) };
+}

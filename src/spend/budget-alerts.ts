@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import { nanos, usd } from './money.ts';
 import type { AlertRow, BudgetRow, BudgetStore } from './budget-repository.ts';
-import { deliver, signedEvent, slackMessage } from './webhooks.ts';
+import { deliverRecorded, signedEvent, slackMessage } from './webhooks.ts';
 
 type Message = { body: string; headers: Record<string, string> };
 
@@ -73,11 +73,11 @@ export async function deliverBudgetAlert(
   if (!a || a.delivered_at || !a.budget.webhook_url || a.delivery_attempts >= config.webhookAttempts) return;
   const b = a.budget;
   const message = b.surface === 'monthly' ? monthlyEvent(a, b, new Date()) : scopedMessage(a, b, new Date());
-  const r = await deliver(b.webhook_url!, message.body, message.headers, {
-    timeoutMs: config.webhookTimeoutMs,
-    allowPrivate: config.webhookAllowPrivate,
-  });
-  metrics.alertDeliveries.inc({ outcome: r.ok ? 'delivered' : 'failed' });
-  await store.recordAttempt(alertId, b.webhook_url!, r);
-  if (!r.ok) throw new Error(`webhook delivery of budget alert ${alertId} failed: ${r.error}`);
+  await deliverRecorded(
+    b.webhook_url!,
+    message,
+    { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate, what: `budget alert ${alertId}` },
+    (outcome) => metrics.alertDeliveries.inc({ outcome }),
+    (r) => store.recordAttempt(alertId, b.webhook_url!, r),
+  );
 }

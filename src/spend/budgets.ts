@@ -14,7 +14,7 @@ import type { BudgetState, PublishedState } from './budget-state.ts';
 import { statusOf, type BudgetEngine } from './budget-engine.ts';
 import { nanos, percent, usd } from './money.ts';
 import { dayOf, monthBounds, monthOf } from './window.ts';
-import { checkWebhookUrl, newWebhookSecret } from './webhooks.ts';
+import { checkWebhookUrl, newWebhookSecret, presentDelivery } from './webhooks.ts';
 
 export interface BudgetInput {
   budget_monthly_usd: number;
@@ -83,13 +83,7 @@ const presentAlert = (a: AlertRow) => ({
   spent_usd: usd(nanos(a.spent_usd)),
   budget_monthly_usd: usd(nanos(a.amount_usd)),
   at: a.created_at.toISOString(),
-  delivery: {
-    attempts: a.delivery_attempts,
-    last_status: a.last_status,
-    last_error: a.last_error,
-    last_attempt_at: a.last_attempt_at?.toISOString() ?? null,
-    delivered_at: a.delivered_at?.toISOString() ?? null,
-  },
+  delivery: presentDelivery(a),
 });
 
 export function createBudgets(d: Deps) {

@@ -142,6 +142,24 @@ export function isPrivateAddress(ip: string): boolean {
   return (v4 !== undefined && blocked.check(v4, 'ipv4')) || blocked.check(ip.replace(/%.*$/, ''), 'ipv6');
 }
 
+/** An alert's delivery record as stored beside it (budget and monitor alerts alike). */
+export interface DeliveryRecord {
+  delivery_attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  last_attempt_at: Date | null;
+  delivered_at: Date | null;
+}
+
+/** The delivery record as the APIs show it. */
+export const presentDelivery = (a: DeliveryRecord) => ({
+  attempts: a.delivery_attempts,
+  last_status: a.last_status,
+  last_error: a.last_error,
+  last_attempt_at: a.last_attempt_at?.toISOString() ?? null,
+  delivered_at: a.delivered_at?.toISOString() ?? null,
+});
+
 export interface DeliveryResult {
   ok: boolean;
   status: number | null;
@@ -234,4 +252,22 @@ export function deliver(
     req.on('error', (err) => done({ ok: false, status: null, error: err.message.slice(0, 300) }));
     req.end(body);
   });
+}
+
+/**
+ * One delivery attempt of an alert (a budget's, a monitor's) as every alert is sent: POSTed once
+ * through `deliver`, counted, the outcome recorded on the alert by `record`; throws when it
+ * failed, so the job runner retries it with backoff.
+ */
+export async function deliverRecorded(
+  url: string,
+  message: { body: string; headers: Record<string, string> },
+  opts: { timeoutMs: number; allowPrivate: boolean; what: string },
+  countOutcome: (outcome: 'delivered' | 'failed') => void,
+  record: (r: DeliveryResult) => Promise<void>,
+): Promise<void> {
+  const r = await deliver(url, message.body, message.headers, { timeoutMs: opts.timeoutMs, allowPrivate: opts.allowPrivate });
+  countOutcome(r.ok ? 'delivered' : 'failed');
+  await record(r);
+  if (!r.ok) throw new Error(`webhook delivery of ${opts.what} failed: ${r.error}`);
 }

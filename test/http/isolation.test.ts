@@ -33,6 +33,13 @@ const SAMPLE_BODIES: Record<string, unknown> = {
   EvaluatorBackfill: { start: '2026-01-01T00:00:00Z', end: '2026-01-02T00:00:00Z' },
   ExperimentCreate: { name: 'matrix', prompt: { prompt_id: 'matrix-prompt' }, connection_id: '00000000-0000-4000-8000-000000000000' },
   ExperimentResume: {},
+  MonitorCreate: {
+    name: 'matrix',
+    metric: { kind: 'error_rate' },
+    window_minutes: 60,
+    condition: { kind: 'threshold', op: '>', value: 0.5 },
+  },
+  MonitorUpdate: { enabled: false },
 };
 
 /** Other path parameters name one of tenant B's objects: the worst case. */
@@ -52,6 +59,7 @@ const B_PARAMS: Record<string, () => string> = {
   run_id: () => tenants.b.runId,
   connection_id: () => tenants.b.connectionId,
   evaluator_id: () => tenants.b.evaluatorId,
+  monitor_id: () => tenants.b.monitorId,
 };
 
 const idp = new TestIdp();
@@ -68,6 +76,7 @@ interface Tenant {
   runId: string;
   connectionId: string;
   evaluatorId: string;
+  monitorId: string;
 }
 const tenants: Record<'a' | 'b', Tenant> = {} as never;
 
@@ -95,6 +104,7 @@ beforeAll(async () => {
       runId: '',
       connectionId: '',
       evaluatorId: '',
+      monitorId: '',
     };
   }
   const p = await getJson(`${svc.url}/api/projects/tenant-b/prompts`, {
@@ -164,6 +174,18 @@ beforeAll(async () => {
   });
   expect(evaluator.status, JSON.stringify(evaluator.body)).toBe(201);
   tenants.b.evaluatorId = evaluator.body.evaluator_id;
+  // B's monitor: its name and webhook URL are the canary; it has been evaluated, so it has figures.
+  const monitor = await asB('/monitors', {
+    name: canary.b,
+    metric: { kind: 'cost_per_execution' },
+    window_minutes: 60,
+    condition: { kind: 'threshold', op: '>', value: 1000 },
+    interval_minutes: 1440,
+    webhook_url: `https://hooks.example.com/${canary.b}`,
+  });
+  expect(monitor.status, JSON.stringify(monitor.body)).toBe(201);
+  tenants.b.monitorId = monitor.body.monitor_id;
+  expect((await asB(`/monitors/${tenants.b.monitorId}/evaluate`, undefined)).status).toBe(200);
 });
 afterAll(async () => {
   await svc?.close();

@@ -18,6 +18,7 @@ import { SessionDetail, Sessions, Users } from './pages/sessions.tsx';
 import { TraceSearch } from './pages/trace-search.tsx';
 import { DatasetDetail, Datasets } from './pages/datasets.tsx';
 import { Evaluators } from './pages/evaluators.tsx';
+import { Monitors } from './pages/monitors.tsx';
 import { Playground } from './pages/playground.tsx';
 
 type Session = { state: 'loading' } | { state: 'signed-out'; error?: ApiError } | { state: 'signed-in'; me: MeContext };
@@ -114,6 +115,7 @@ export function App() {
       <Datasets projectId={projectId} role={role} />
     );
   else if (section === 'evaluators') page = <Evaluators projectId={projectId} role={role} />;
+  else if (section === 'monitors') page = <Monitors projectId={projectId} role={role} />;
   else if (section === 'playground') page = <Playground projectId={projectId} role={role} />;
   else if (section === 'settings') page = <Settings projectId={projectId} role={role} me={me} />;
   else page = <Empty title="Page not found" />;
@@ -149,6 +151,7 @@ function Shell({
     ['playground', 'Playground'],
     ['datasets', 'Datasets'],
     ['evaluators', 'Evaluators'],
+    ['monitors', 'Monitors'],
     ['sessions', 'Sessions'],
     ['users', 'Users'],
     ['spend', 'Spend'],

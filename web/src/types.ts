@@ -664,3 +664,67 @@ export interface PlaygroundRunResult {
     trace_id: string;
   }>;
 }
+
+// Monitors (docs/monitors.md).
+export interface MonitorEvaluationFigures {
+  evaluated_at: string;
+  metric: string;
+  current: { start: string; end: string; n: number; value: number | null };
+  baseline: { start: string; end: string; n: number; value: number | null; label?: string } | null;
+  test: {
+    name: 'welch_t' | 'two_proportion_z';
+    of: string;
+    statistic: number | null;
+    p_value: number | null;
+    alpha: number;
+    difference: number | null;
+    ci: { low: number; high: number } | null;
+  } | null;
+  breached: boolean | null;
+  reason: string;
+}
+
+export interface Monitor {
+  monitor_id: string;
+  name: string;
+  metric: { kind: string; score_name?: string; value?: string };
+  filter: Record<string, unknown>;
+  window_minutes: number;
+  condition: Record<string, unknown> & { kind: 'threshold' | 'change' };
+  interval_minutes: number;
+  enabled: boolean;
+  webhook_url: string | null;
+  webhook_format: 'signed' | 'slack';
+  state: 'ok' | 'breached';
+  state_since: string;
+  last_evaluated_at: string | null;
+  last_evaluation: MonitorEvaluationFigures | null;
+  next_evaluation_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MonitorList {
+  items: Monitor[];
+}
+
+export interface MonitorAlert {
+  alert_id: string;
+  monitor_id: string;
+  kind: 'triggered' | 'resolved';
+  resolves_alert_id: string | null;
+  evaluation: MonitorEvaluationFigures;
+  created_at: string;
+  delivery: {
+    attempts: number;
+    last_status: number | null;
+    last_error: string | null;
+    last_attempt_at: string | null;
+    delivered_at: string | null;
+  };
+}
+
+export interface MonitorAlertList {
+  items: MonitorAlert[];
+  next_cursor: string | null;
+}

@@ -23,6 +23,7 @@ import { modelConnectionRoutes } from './model-connections.ts';
 import { playgroundRoutes } from './playground.ts';
 import { experimentRoutes } from './experiments.ts';
 import { evaluatorRoutes } from './evaluators.ts';
+import { monitorRoutes } from './monitors.ts';
 import type { Domain } from '../../compose/domain.ts';
 import { healthRoutes } from './health.ts';
 import { metricsRoutes } from './metrics.ts';
@@ -65,6 +66,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...modelPriceRoutes(deps.domain.prices.models),
     ...modelConnectionRoutes(deps.domain.evaluators.connections),
     ...evaluatorRoutes(deps.domain.evaluators.service),
+    ...monitorRoutes(deps.domain.monitors),
     ...playgroundRoutes(deps.domain.playground),
     ...experimentRoutes(deps.domain.experiments),
     ...metricsRoutes(deps.config, deps.domain.metrics),
