@@ -207,6 +207,26 @@ export function createExperimentDriver(deps: DriverDeps) {
     }
   }
 
+  /** The checks of one answer as BOOLEAN scores, each with an id of its own (written again, the same score). */
+  async function writeChecks(e: ExperimentRow, itemId: string, traceId: string, output: string, expected: unknown) {
+    const results = e.checks.flatMap((c) => runCheck(c, output, expected) ?? []);
+    if (results.length === 0) return;
+    await deps.scores.upsert(
+      e.project_id,
+      results.map((r) => ({
+        id: `tl-check-${crypto.createHash('sha256').update(`${e.experiment_id}\u0000${itemId}\u0000${r.name}`).digest('hex').slice(0, 32)}`,
+        trace_id: traceId,
+        name: r.name,
+        value: r.value,
+        data_type: 'BOOLEAN' as const,
+        comment: r.comment,
+        source: 'eval' as const,
+      })),
+      `experiment:${e.experiment_id}`,
+      (i) => `checks[${i}]: `,
+    );
+  }
+
   /**
    * One item: its model call (unless recorded before), its checks, its judges. Returns what it
    * cost and whether a model call was priced in this run (what the cap's estimate learns from).
@@ -242,10 +262,35 @@ export function createExperimentDriver(deps: DriverDeps) {
         ? rendered.messages
         : [{ role: 'user', content: 'text' in rendered ? (rendered.text ?? '') : '' }];
 
+    const judgedItem = (out: string) => ({
+      ...itemOfExecution({ conversation_history: [...messages, { role: 'assistant', content: out }], metadata: {} }),
+      expected_output: textOf(content.expected_output),
+      metadata: Object.fromEntries(Object.entries(content.metadata ?? {}).map(([k, v]) => [k, textOf(v)])),
+    });
+    /** Each evaluator judges the answer once, one after another; `stopped`: the process closes between a judge's attempts. */
+    const judgeAll = async (tid: string, out: string) => {
+      let judgeCost = 0n;
+      const errors: string[] = [];
+      for (const evaluatorId of e.evaluator_ids) {
+        const r = await deps.judgeItem(projectId, evaluatorId, tid, judgedItem(out), {
+          attempts: e.max_attempts,
+          backoffMs: deps.config.backoffMs,
+          signal,
+          onCost: (c) => (judgeCost += c),
+        });
+        if (r.status === 'queued') return { judgeCost, errors, stopped: true };
+        if (r.status === 'failed') errors.push(`evaluator ${evaluatorId}: ${r.error}`);
+      }
+      return { judgeCost, errors, stopped: false };
+    };
+    const checkAndJudge = (tid: string, out: string) =>
+      Promise.all([writeChecks(e, item.item_id, tid, out, content.expected_output), judgeAll(tid, out)]).then(([, j]) => j);
+
     let cost = 0n;
     let priced = false;
     let traceId = item.trace_id;
     let output = item.output;
+    let judging: ReturnType<typeof checkAndJudge> | undefined;
     if (!traceId) {
       const started = new Date();
       const { answer, attempts } = await callModel(e, conn, messages, rendered.config, signal);
@@ -253,10 +298,15 @@ export function createExperimentDriver(deps: DriverDeps) {
         stopWith({ status: 'released' });
         return { cost: 0n, priced: false }; // not recorded: the resumed experiment calls it again
       }
-      traceId = `experiment-${e.experiment_id}-${item.item_seq}`;
+      const tid = `experiment-${e.experiment_id}-${item.item_seq}`;
+      traceId = tid;
+      output = answer.ok ? answer.content : null;
+      // An answer is checked and judged while its call is recorded: each waits for its batch to be stored.
+      judging = answer.ok ? checkAndJudge(tid, answer.content) : undefined;
+      judging?.catch(() => undefined); // awaited below
       try {
         const { execution } = await recordModelCall(deps.recorder, projectId, {
-          traceId,
+          traceId: tid,
           agentId: EXPERIMENT_AGENT,
           connection: conn,
           answer,
@@ -274,17 +324,17 @@ export function createExperimentDriver(deps: DriverDeps) {
         // Recorded by a run of this item that stopped before storing it here: that record stands.
         if (!(err instanceof Conflict)) throw err;
       }
-      output = answer.ok ? answer.content : null;
-      await repo.called(e.experiment_id, item.item_id, { traceId, output, attempts, costUsd: fromScaled(cost, NANOS) });
+      await repo.called(e.experiment_id, item.item_id, { traceId: tid, output, attempts, costUsd: fromScaled(cost, NANOS) });
       const link = answer.ok
-        ? { item_id: item.item_id, item_version: item.item_version, trace_id: traceId, status: 'done' as const }
-        : { item_id: item.item_id, item_version: item.item_version, trace_id: traceId, status: 'failed' as const, error: answer.error };
+        ? { item_id: item.item_id, item_version: item.item_version, trace_id: tid, status: 'done' as const }
+        : { item_id: item.item_id, item_version: item.item_version, trace_id: tid, status: 'failed' as const, error: answer.error };
       try {
         await deps.runs.link(projectId, e.dataset_id, e.run_id, [link], () => '');
       } catch (err) {
         // the item or the run was deleted meanwhile
-        if (err instanceof DomainError) return fail(`run link: ${err.detail}`, cost);
-        throw err;
+        if (!(err instanceof DomainError)) throw err;
+        const j = await judging;
+        return fail(`run link: ${err.detail}`, cost + (j?.judgeCost ?? 0n));
       }
       if (!answer.ok) {
         await repo.ended(e.experiment_id, item.item_id, {
@@ -297,44 +347,12 @@ export function createExperimentDriver(deps: DriverDeps) {
     }
     if (output === null) return fail('model: no answer recorded', cost);
 
-    const errors: string[] = [];
-    const results = e.checks.flatMap((c) => runCheck(c, output, content.expected_output) ?? []);
-    if (results.length)
-      await deps.scores.upsert(
-        projectId,
-        results.map((r) => ({
-          id: `tl-check-${crypto.createHash('sha256').update(`${e.experiment_id}\u0000${item.item_id}\u0000${r.name}`).digest('hex').slice(0, 32)}`,
-          trace_id: traceId,
-          name: r.name,
-          value: r.value,
-          data_type: 'BOOLEAN' as const,
-          comment: r.comment,
-          source: 'eval' as const,
-        })),
-        `experiment:${e.experiment_id}`,
-        (i) => `checks[${i}]: `,
-      );
-
-    const judged = {
-      ...itemOfExecution({ conversation_history: [...messages, { role: 'assistant', content: output }], metadata: {} }),
-      expected_output: textOf(content.expected_output),
-      metadata: Object.fromEntries(Object.entries(content.metadata ?? {}).map(([k, v]) => [k, textOf(v)])),
-    };
-    let judgeCost = 0n;
-    for (const evaluatorId of e.evaluator_ids) {
-      const r = await deps.judgeItem(projectId, evaluatorId, traceId, judged, {
-        attempts: e.max_attempts,
-        backoffMs: deps.config.backoffMs,
-        signal,
-        onCost: (c) => (judgeCost += c),
-      });
-      if (r.status === 'queued') {
-        // Stopped between a judge's attempts: the item stays pending, its judges resume with it.
-        await repo.addCost(e.experiment_id, item.item_id, fromScaled(judgeCost, NANOS));
-        stopWith({ status: 'released' });
-        return { cost: cost + judgeCost, priced };
-      }
-      if (r.status === 'failed') errors.push(`evaluator ${evaluatorId}: ${r.error}`);
+    const { judgeCost, errors, stopped } = await (judging ?? checkAndJudge(traceId, output));
+    if (stopped) {
+      // Stopped between a judge's attempts: the item stays pending, its judges resume with it.
+      await repo.addCost(e.experiment_id, item.item_id, fromScaled(judgeCost, NANOS));
+      stopWith({ status: 'released' });
+      return { cost: cost + judgeCost, priced };
     }
     await repo.ended(e.experiment_id, item.item_id, {
       status: errors.length ? 'failed' : 'done',
