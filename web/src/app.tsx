@@ -19,6 +19,8 @@ import { TraceSearch } from './pages/trace-search.tsx';
 import { DatasetDetail, Datasets } from './pages/datasets.tsx';
 import { Evaluators } from './pages/evaluators.tsx';
 import { Monitors } from './pages/monitors.tsx';
+import { Experiments } from './pages/experiments.tsx';
+import { ExperimentPage } from './pages/experiment.tsx';
 import { Playground } from './pages/playground.tsx';
 
 type Session = { state: 'loading' } | { state: 'signed-out'; error?: ApiError } | { state: 'signed-in'; me: MeContext };
@@ -65,7 +67,8 @@ export function App() {
     );
   }
   const me = session.me;
-  const m = /^\/projects\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?\/?$/.exec(loc.path);
+  // /projects/<p>[/<section>[/<item>[/experiments/<experiment>]]]: an experiment is under its dataset, like the API's path.
+  const m = /^\/projects\/([^/]+)(?:\/([^/]+)(?:\/([^/]+)(?:\/experiments\/([^/]+))?)?)?\/?$/.exec(loc.path);
   const fallbackProject = me.project_id ?? me.projects[0]?.project_id;
   if (!m) {
     if (loc.path === '/' && fallbackProject) return <Redirect to={`/projects/${encodeURIComponent(fallbackProject)}/executions`} />;
@@ -88,6 +91,7 @@ export function App() {
   const projectId = decodeURIComponent(m[1]!);
   const section = m[2] ?? 'executions';
   const item = m[3] ? decodeURIComponent(m[3]) : undefined;
+  const experimentId = m[4] ? decodeURIComponent(m[4]) : undefined;
   const role = me.projects.find((p) => p.project_id === projectId)?.role;
 
   function signOut() {
@@ -101,19 +105,26 @@ export function App() {
   else if (section === 'executions')
     page = item ? <ExecutionDetail key={item} projectId={projectId} traceId={item} role={role} /> : <Executions projectId={projectId} />;
   else if (section === 'prompts')
-    page = item ? <PromptDetail key={item} projectId={projectId} promptId={item} role={role} /> : <Prompts projectId={projectId} />;
+    page = item ? (
+      <PromptDetail key={item} projectId={projectId} promptId={item} role={role} userId={me.user_id} />
+    ) : (
+      <Prompts projectId={projectId} />
+    );
   else if (section === 'spend') page = <Spend projectId={projectId} role={role} />;
   else if (section === 'explorer') page = <Explorer projectId={projectId} />;
   else if (section === 'budgets') page = <Budgets projectId={projectId} role={role} />;
   else if (section === 'sessions')
     page = item ? <SessionDetail key={item} projectId={projectId} sessionId={item} /> : <Sessions projectId={projectId} />;
   else if (section === 'users') page = <Users projectId={projectId} />;
+  else if (section === 'datasets' && item && experimentId)
+    page = <ExperimentPage key={experimentId} projectId={projectId} datasetId={item} experimentId={experimentId} role={role} />;
   else if (section === 'datasets')
     page = item ? (
       <DatasetDetail key={item} projectId={projectId} datasetId={item} role={role} />
     ) : (
       <Datasets projectId={projectId} role={role} />
     );
+  else if (section === 'experiments') page = <Experiments projectId={projectId} role={role} />;
   else if (section === 'evaluators') page = <Evaluators projectId={projectId} role={role} />;
   else if (section === 'monitors') page = <Monitors projectId={projectId} role={role} />;
   else if (section === 'playground') page = <Playground projectId={projectId} role={role} />;
@@ -150,6 +161,7 @@ function Shell({
     ['prompts', 'Prompts'],
     ['playground', 'Playground'],
     ['datasets', 'Datasets'],
+    ['experiments', 'Experiments'],
     ['evaluators', 'Evaluators'],
     ['monitors', 'Monitors'],
     ['sessions', 'Sessions'],

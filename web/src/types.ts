@@ -728,3 +728,118 @@ export interface MonitorAlertList {
   items: MonitorAlert[];
   next_cursor: string | null;
 }
+
+export interface ModelConnection {
+  connection_id: string;
+  name: string;
+  base_url: string;
+  model: string;
+  provider: string;
+  api_key_set: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export type ExperimentStatus = 'queued' | 'running' | 'done' | 'capped' | 'blocked' | 'failed' | 'cancelled';
+
+/** A deterministic check of an experiment's answers (schema ExperimentCheck, one of its kinds). */
+export type ExperimentCheck =
+  | { kind: 'exact_match'; score_name?: string; case_sensitive?: boolean }
+  | { kind: 'contains'; score_name?: string; value?: string; case_sensitive?: boolean }
+  | { kind: 'regex'; score_name?: string; pattern: string; flags?: string }
+  | { kind: 'json_valid'; score_name?: string }
+  | { kind: 'numeric_tolerance'; score_name?: string; tolerance: number; relative?: boolean };
+
+export interface Experiment {
+  experiment_id: string;
+  dataset_id: string;
+  run_id: string;
+  name: string;
+  prompt: { prompt_id: string; version: number };
+  connection_id: string;
+  evaluator_ids?: string[];
+  checks?: ExperimentCheck[];
+  concurrency?: number;
+  max_attempts?: number;
+  timeout_ms?: number;
+  max_cost_usd?: string | null;
+  status: ExperimentStatus;
+  status_detail: string | null;
+  progress: { items: number; pending: number; done: number; failed: number; spent_usd: string };
+  created_by?: string;
+  created_at: string;
+  started_at?: string | null;
+  finished_at?: string | null;
+}
+
+export interface ExperimentList {
+  items: Experiment[];
+  next_cursor: string | null;
+}
+
+export interface ExperimentItemList {
+  items: Array<{
+    item_id: string;
+    item_version: number;
+    status: 'pending' | 'done' | 'failed';
+    trace_id: string | null;
+    output: string | null;
+    cost_usd: string;
+    attempts: number;
+    error: string | null;
+  }>;
+  next_cursor: string | null;
+}
+
+export interface PromptLabelGate {
+  prompt_id: string;
+  label: string;
+  dataset_id: string;
+  scores: string[];
+  lower_is_better: string[];
+  alpha: number;
+  max_cost_increase_pct: number | null;
+  require_approval: boolean;
+  updated_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+interface GateRun {
+  run_id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface PromptLabelGateCheck {
+  prompt_id: string;
+  label: string;
+  version: number;
+  current_version: number | null;
+  passed: boolean;
+  gate: PromptLabelGate;
+  evidence: { candidate_run: GateRun | null; current_run: GateRun | null };
+  conditions: Array<{
+    condition: 'evidence_candidate' | 'evidence_current' | 'score' | 'cost' | 'approval';
+    score?: string;
+    status: 'passed' | 'failed' | 'not_evaluated' | 'not_applicable';
+    detail: string;
+    figures?: Record<string, unknown>;
+  }>;
+}
+
+export interface PromptLabelEventList {
+  items: Array<{
+    event_id: string;
+    label: string;
+    action: 'moved' | 'overridden' | 'removed' | 'approved' | 'gate_set' | 'gate_removed';
+    from_version: number | null;
+    to_version: number | null;
+    actor: string;
+    api_key_id: string | null;
+    reason: string | null;
+    details: unknown;
+    created_at: string;
+  }>;
+  next_cursor: string | null;
+}

@@ -1,8 +1,9 @@
 // Datasets (docs/datasets.md): the project's datasets, and one dataset's page — its items (input,
 // expected output, the execution it was made from), an import of JSON Lines or CSV from a file
 // (rejected lines named with their line numbers), the JSON Lines export, and its experiment runs
-// (dataset-runs.tsx: a run's table, two runs compared). The query string holds the tab, the run
-// shown (run=) and the runs compared (compare=a,b).
+// (dataset-runs.tsx: a run's table, two runs compared) and the experiments the service runs on it
+// (experiments.tsx). The query string holds the tab, the run shown (run=) and the runs compared
+// (compare=a,b).
 import { useState } from 'preact/hooks';
 import { api, download, enc, query, upload } from '../api.ts';
 import { int } from '../format.ts';
@@ -11,6 +12,7 @@ import type { Dataset, DatasetImportResult, DatasetItemList, DatasetList, Role }
 import { Card, Empty, ErrorBox, Form, Load, Tabs, Time, useAction, useApi } from '../ui.tsx';
 import { JsonCell, RunResult, Runs } from './dataset-runs.tsx';
 import { RunCompare } from './run-compare.tsx';
+import { DatasetExperiments } from './experiments.tsx';
 
 const LIMIT = 50;
 
@@ -118,7 +120,7 @@ function NewDataset({ projectId }: { projectId: string }) {
   );
 }
 
-type Tab = 'items' | 'runs';
+type Tab = 'items' | 'runs' | 'experiments';
 
 export function DatasetDetail({ projectId, datasetId, role }: { projectId: string; datasetId: string; role: Role }) {
   const loc = useLocation();
@@ -126,7 +128,12 @@ export function DatasetDetail({ projectId, datasetId, role }: { projectId: strin
   const dataset = useApi<Dataset>(base);
   const run = loc.params.get('run');
   const compare = loc.params.get('compare');
-  const tab: Tab = loc.params.get('tab') === 'runs' || run || compare ? 'runs' : 'items';
+  const tab: Tab =
+    run || compare
+      ? 'runs'
+      : loc.params.get('tab') === 'runs' || loc.params.get('tab') === 'experiments'
+        ? (loc.params.get('tab') as Tab)
+        : 'items';
   return (
     <Load state={dataset} label="Loading the dataset…">
       {(d) => (
@@ -144,6 +151,7 @@ export function DatasetDetail({ projectId, datasetId, role }: { projectId: strin
             tabs={[
               ['items', `Items (${d.items})`],
               ['runs', 'Runs'],
+              ['experiments', 'Experiments'],
             ]}
             active={tab}
             onChange={(t) => navigate(withParams(loc, { tab: t === 'items' ? null : t, run: null, compare: null, cursor: null }))}
@@ -152,6 +160,7 @@ export function DatasetDetail({ projectId, datasetId, role }: { projectId: strin
           {tab === 'runs' && !run && !compare && <Runs projectId={projectId} base={base} />}
           {tab === 'runs' && run && <RunResult projectId={projectId} base={base} runId={run} />}
           {tab === 'runs' && compare && <RunCompare projectId={projectId} base={base} runs={compare} />}
+          {tab === 'experiments' && <DatasetExperiments projectId={projectId} datasetId={datasetId} base={base} role={role} />}
         </>
       )}
     </Load>

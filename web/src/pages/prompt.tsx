@@ -1,18 +1,19 @@
-// One prompt: its versions, the content of one, its labels (move, add, remove), rollback; and the
-// render, diff and analytics tabs (prompt-tools.tsx) and the comparison (prompt-compare.tsx).
-import { useState } from 'preact/hooks';
-import { api, enc } from '../api.ts';
+// One prompt: its versions, the content of one (Run on a dataset: an experiment), its labels and their
+// release gates (prompt-labels.tsx), rollback; and the render, diff and analytics tabs
+// (prompt-tools.tsx) and the comparison (prompt-compare.tsx).
+import { api, enc, query } from '../api.ts';
 import { text } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { PromptVersion, PromptWithLatest, Role, VersionSummary } from '../types.ts';
-import { Badge, Card, ErrorBox, Form, Load, Tabs, Time, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Load, Tabs, Time, useAction, useApi } from '../ui.tsx';
 import { PromptEditor } from './prompt-editor.tsx';
 import { Compare } from './prompt-compare.tsx';
 import { Analytics, Diff, RenderPreview } from './prompt-tools.tsx';
+import { Labels } from './prompt-labels.tsx';
 
 type Tab = 'versions' | 'edit' | 'render' | 'diff' | 'analytics' | 'compare';
 
-export function PromptDetail({ projectId, promptId, role }: { projectId: string; promptId: string; role: Role }) {
+export function PromptDetail({ projectId, promptId, role, userId }: { projectId: string; promptId: string; role: Role; userId: string }) {
   const loc = useLocation();
   const base = `/api/projects/${enc(projectId)}/prompts/${enc(promptId)}`;
   const prompt = useApi<PromptWithLatest>(base);
@@ -55,8 +56,8 @@ export function PromptDetail({ projectId, promptId, role }: { projectId: string;
               <div class="grid versions-layout">
                 <Load state={versions}>{(v) => <VersionList items={v.items} latest={p.latest_version} />}</Load>
                 <div>
-                  <VersionView base={base} p={p} canWrite={role !== 'viewer'} onChanged={reload} />
-                  <Labels base={base} p={p} canWrite={role !== 'viewer'} onChanged={reload} />
+                  <VersionView base={base} projectId={projectId} p={p} canWrite={role !== 'viewer'} onChanged={reload} />
+                  <Labels base={base} projectId={projectId} p={p} role={role} userId={userId} onChanged={reload} />
                 </div>
               </div>
             )}
@@ -129,7 +130,19 @@ function VersionList({ items, latest }: { items: VersionSummary[]; latest: numbe
   );
 }
 
-function VersionView({ base, p, canWrite, onChanged }: { base: string; p: PromptWithLatest; canWrite: boolean; onChanged(): void }) {
+function VersionView({
+  base,
+  projectId,
+  p,
+  canWrite,
+  onChanged,
+}: {
+  base: string;
+  projectId: string;
+  p: PromptWithLatest;
+  canWrite: boolean;
+  onChanged(): void;
+}) {
   const loc = useLocation();
   const v = selectedVersion(loc.params, p.latest_version);
   const version = useApi<PromptVersion>(`${base}/versions/${v}`);
@@ -142,16 +155,25 @@ function VersionView({ base, p, canWrite, onChanged }: { base: string; p: Prompt
     <Card
       title={`Version ${v}${v === p.latest_version ? ' (latest)' : ''}`}
       actions={
-        canWrite &&
-        v !== p.latest_version && (
-          <button
-            type="button"
-            disabled={rollback.busy}
-            onClick={() => rollback.run()}
-            title="Appends a new version with this content; history is never rewritten"
-          >
-            Roll back to v{v}
-          </button>
+        canWrite && (
+          <>
+            <Link
+              href={`/projects/${enc(projectId)}/experiments${query({ new: 1, prompt: p.prompt_id, version: v })}`}
+              class="button run-on-dataset"
+            >
+              Run on a dataset
+            </Link>
+            {v !== p.latest_version && (
+              <button
+                type="button"
+                disabled={rollback.busy}
+                onClick={() => rollback.run()}
+                title="Appends a new version with this content; history is never rewritten"
+              >
+                Roll back to v{v}
+              </button>
+            )}
+          </>
         )
       }
     >
@@ -207,87 +229,5 @@ export function Template({ v }: { v: Pick<PromptVersion, 'template'> }) {
         ),
       )}
     </div>
-  );
-}
-
-function Labels({ base, p, canWrite, onChanged }: { base: string; p: PromptWithLatest; canWrite: boolean; onChanged(): void }) {
-  const versions = Array.from({ length: p.latest_version }, (_, i) => p.latest_version - i);
-  const [targets, setTargets] = useState<Record<string, number>>({});
-  const [newLabel, setNewLabel] = useState('');
-  const [newVersion, setNewVersion] = useState(p.latest_version);
-  const move = useAction(async (label: string, version: number) => {
-    await api(`${base}/labels/${enc(label)}`, { method: 'PUT', body: { version } });
-    onChanged();
-  });
-  const remove = useAction(async (label: string) => {
-    await api(`${base}/labels/${enc(label)}`, { method: 'DELETE' });
-    onChanged();
-  });
-  const labels = Object.entries(p.labels);
-  return (
-    <Card title="Labels" class="labels">
-      <p class="muted small">Agents fetch a prompt by label (e.g. production); moving a label changes what they get, at once.</p>
-      <ErrorBox error={move.error ?? remove.error} title="Label not changed" />
-      {labels.length === 0 && <p class="muted">No label yet.</p>}
-      <table>
-        <tbody>
-          {labels.map(([label, at]) => (
-            <tr data-label={label}>
-              <td>
-                <Badge kind="label">{label}</Badge>
-              </td>
-              <td>→ v{at}</td>
-              {canWrite && (
-                <td class="actions">
-                  <select
-                    name={`label-${label}`}
-                    value={targets[label] ?? at}
-                    onChange={(e) => setTargets({ ...targets, [label]: Number((e.target as HTMLSelectElement).value) })}
-                  >
-                    {versions.map((n) => (
-                      <option value={n}>v{n}</option>
-                    ))}
-                  </select>
-                  <button
-                    type="button"
-                    disabled={move.busy || (targets[label] ?? at) === at}
-                    onClick={() =>
-                      confirm(`Move "${label}" from v${at} to v${targets[label] ?? at}? Agents fetching it get that version at once.`) &&
-                      move.run(label, targets[label] ?? at)
-                    }
-                  >
-                    Move
-                  </button>
-                  <button
-                    type="button"
-                    class="danger"
-                    disabled={remove.busy}
-                    onClick={() => confirm(`Remove the label "${label}"?`) && remove.run(label)}
-                  >
-                    Remove
-                  </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {canWrite && (
-        <Form class="inline" onSubmit={() => newLabel.trim() && move.run(newLabel.trim(), newVersion).then(() => setNewLabel(''))}>
-          <input
-            name="new-label"
-            placeholder="new label, e.g. staging"
-            value={newLabel}
-            onInput={(e) => setNewLabel((e.target as HTMLInputElement).value)}
-          />
-          <select value={newVersion} onChange={(e) => setNewVersion(Number((e.target as HTMLSelectElement).value))}>
-            {versions.map((n) => (
-              <option value={n}>v{n}</option>
-            ))}
-          </select>
-          <button type="submit">Add label</button>
-        </Form>
-      )}
-    </Card>
   );
 }
