@@ -98,13 +98,15 @@ export function createRunRepository(db: PostgresStore) {
 
     /**
      * The newest run of a dataset whose `prompts` name this prompt version (a release gate's
-     * evidence, prompts/label-gates.ts); of the runs with these ids only, when given.
+     * evidence, release-gates/label-gates.ts); of the runs with these ids only, when given. A run
+     * an experiment of the service is still making (queued or running) is no evidence yet.
      */
     async latestWithPrompt(projectId: string, datasetId: string, prompt: RunPrompt, runId?: string): Promise<RunRow | undefined> {
       if (!isUuid(datasetId) || (runId !== undefined && !isUuid(runId))) return undefined;
       const [row] = await db.query<RunRow>(
         `SELECT ${RUN_COLUMNS} FROM dataset_runs
          WHERE project_id = $1 AND dataset_id = $2 AND prompts @> $3::jsonb AND ($4::uuid IS NULL OR run_id = $4)
+           AND NOT EXISTS (SELECT 1 FROM experiments x WHERE x.run_id = dataset_runs.run_id AND x.status IN ('queued', 'running'))
          ORDER BY dataset_runs.seq DESC LIMIT 1`,
         [projectId, datasetId, JSON.stringify([{ prompt_id: prompt.prompt_id, version: prompt.version }]), runId ?? null],
       );

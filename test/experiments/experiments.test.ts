@@ -355,6 +355,26 @@ describe(`experiments run by the service (${mode} mode)`, () => {
   );
 
   it(
+    'a release gate takes an experiment as evidence only once it has ended',
+    async () => {
+      const ds = await dataset('gated', 6);
+      delays.set('gated', 300);
+      const gate = await call('PUT', '/prompts/doubler/labels/canary/gate', { dataset_id: ds, scores: [] });
+      expect(gate.status, JSON.stringify(gate.body)).toBeLessThan(300);
+      const e = await start(ds, { name: 'evidence', prompt: { prompt_id: 'doubler', version: 2 }, concurrency: 1 });
+      const evidence = async () =>
+        (await call('GET', '/prompts/doubler/labels/canary/gate/check?version=2')).body.conditions.find(
+          (c: { condition: string }) => c.condition === 'evidence_candidate',
+        );
+      await until(async () => (await experiment(ds, e.experiment_id)).status === 'running', 'the experiment to run', WAIT_MS);
+      expect(await evidence()).toMatchObject({ status: 'failed' });
+      await ended(ds, e.experiment_id, 'the experiment to end');
+      expect(await evidence()).toMatchObject({ status: 'passed' });
+    },
+    TEST_MS,
+  );
+
+  it(
     'resumes after a restart: every item called and judged exactly once',
     async () => {
       const ds = await dataset('resume', 30);
