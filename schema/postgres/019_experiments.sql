@@ -17,6 +17,7 @@ CREATE TABLE IF NOT EXISTS experiments (
   checks jsonb NOT NULL,
   variables jsonb NOT NULL,
   config jsonb NOT NULL,
+  dataset_as_of timestamptz,
   concurrency integer NOT NULL,
   max_attempts integer NOT NULL,
   timeout_ms integer NOT NULL,

@@ -24,6 +24,8 @@ export type ExperimentRow = {
   checks: Check[];
   variables: Record<string, string>;
   config: Record<string, unknown>;
+  /** The time its items were pinned as of, when it was not its creation */
+  dataset_as_of: Date | null;
   concurrency: number;
   max_attempts: number;
   timeout_ms: number;
@@ -41,7 +43,7 @@ export type ExperimentRow = {
 
 export type NewExperiment = Omit<
   ExperimentRow,
-  'seq' | 'spent_usd' | 'status' | 'status_detail' | 'created_at' | 'started_at' | 'finished_at'
+  'seq' | 'dataset_as_of' | 'spent_usd' | 'status' | 'status_detail' | 'created_at' | 'started_at' | 'finished_at'
 >;
 
 export type ExperimentItemRow = {
@@ -59,7 +61,7 @@ export type ExperimentItemRow = {
 export type ItemCounts = { total: number; pending: number; done: number; failed: number };
 
 const COLUMNS = `experiment_id, project_id, dataset_id, run_id, seq::text AS seq, name, prompt_id, prompt_version, connection_id,
-  evaluator_ids, checks, variables, config, concurrency, max_attempts, timeout_ms, max_cost_usd::text AS max_cost_usd,
+  evaluator_ids, checks, variables, config, dataset_as_of, concurrency, max_attempts, timeout_ms, max_cost_usd::text AS max_cost_usd,
   spent_usd::text AS spent_usd, status, status_detail, created_by, api_key_id, created_at, started_at, finished_at`;
 const ITEM_COLUMNS =
   'item_id, item_version, item_seq::text AS item_seq, status, trace_id, output, cost_usd::text AS cost_usd, attempts, error';
@@ -72,13 +74,17 @@ const addSpent = (tx: Queryable, experimentId: string, costUsd: string) =>
 
 export function createExperimentRepository(db: PostgresStore) {
   return {
-    /** The experiment and its pinned items (the dataset's live items at their current versions), in one transaction. */
-    async create(e: NewExperiment): Promise<{ row: ExperimentRow; items: number }> {
+    /**
+     * The experiment and its pinned items, in one transaction: the dataset's live items at their
+     * current versions, or as they were at `asOf`.
+     */
+    async create(e: NewExperiment, asOf?: Date): Promise<{ row: ExperimentRow; items: number }> {
       return db.transaction(async (tx) => {
         const [row] = await tx.query<ExperimentRow>(
           `INSERT INTO experiments (experiment_id, project_id, dataset_id, run_id, name, prompt_id, prompt_version, connection_id,
-             evaluator_ids, checks, variables, config, concurrency, max_attempts, timeout_ms, max_cost_usd, status, created_by, api_key_id)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 'queued', $17, $18) RETURNING ${COLUMNS}`,
+             evaluator_ids, checks, variables, config, concurrency, max_attempts, timeout_ms, max_cost_usd, status, created_by, api_key_id,
+             dataset_as_of)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 'queued', $17, $18, $19) RETURNING ${COLUMNS}`,
           [
             e.experiment_id,
             e.project_id,
@@ -98,13 +104,21 @@ export function createExperimentRepository(db: PostgresStore) {
             e.max_cost_usd,
             e.created_by,
             e.api_key_id,
+            asOf ?? null,
           ],
         );
+        // As of a time: the items that existed and were not archived then, each at its version then.
         const pinned = await tx.query(
-          `INSERT INTO experiment_items (experiment_id, item_id, project_id, item_version, item_seq, status)
-           SELECT $1, item_id, project_id, version, seq, 'pending' FROM dataset_items
-           WHERE project_id = $2 AND dataset_id = $3 AND archived_at IS NULL RETURNING item_id`,
-          [e.experiment_id, e.project_id, e.dataset_id],
+          asOf === undefined
+            ? `INSERT INTO experiment_items (experiment_id, item_id, project_id, item_version, item_seq, status)
+               SELECT $1, item_id, project_id, version, seq, 'pending' FROM dataset_items
+               WHERE project_id = $2 AND dataset_id = $3 AND archived_at IS NULL RETURNING item_id`
+            : `INSERT INTO experiment_items (experiment_id, item_id, project_id, item_version, item_seq, status)
+               SELECT $1, i.item_id, i.project_id, v.version, i.seq, 'pending' FROM dataset_items i
+               JOIN LATERAL (SELECT max(version) AS version FROM dataset_item_versions
+                             WHERE item_id = i.item_id AND project_id = i.project_id AND created_at <= $4) v ON v.version IS NOT NULL
+               WHERE i.project_id = $2 AND i.dataset_id = $3 AND (i.archived_at IS NULL OR i.archived_at > $4) RETURNING item_id`,
+          [e.experiment_id, e.project_id, e.dataset_id, ...(asOf === undefined ? [] : [asOf])],
         );
         return { row: row!, items: pinned.length };
       });

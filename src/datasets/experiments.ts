@@ -34,6 +34,8 @@ export interface ExperimentInput {
   timeout_ms?: number;
   max_cost_usd?: number;
   metadata?: Record<string, unknown>;
+  /** Pin the items as they were at this time (RFC 3339) instead of now: a rerun on the same data. */
+  dataset_as_of?: string;
 }
 
 export const DEFAULTS = { concurrency: 4, max_attempts: 3, timeout_ms: 60_000 };
@@ -52,6 +54,7 @@ export function presentExperiment(e: ExperimentRow, counts: ItemCounts) {
     checks: e.checks,
     variables: e.variables,
     config: e.config,
+    dataset_as_of: (e.dataset_as_of ?? e.created_at).toISOString(),
     concurrency: e.concurrency,
     max_attempts: e.max_attempts,
     timeout_ms: e.timeout_ms,
@@ -152,6 +155,9 @@ export function createExperiments(deps: ExperimentDeps) {
   return {
     async create(projectId: string, datasetId: string, input: ExperimentInput, who: { createdBy: string; apiKeyId: string }) {
       await deps.datasets.getDataset(projectId, datasetId);
+      const asOf = input.dataset_as_of === undefined ? undefined : new Date(input.dataset_as_of);
+      if (asOf && !(asOf.getTime() <= Date.now()))
+        throw unprocessable(`dataset_as_of: ${input.dataset_as_of} is in the future; pin the items as they are now by leaving it out`);
       const version = await check(projectId, input);
       await deps.enforceBudget(projectId);
       const connection = await deps.connections.get(projectId, input.connection_id);
@@ -165,26 +171,29 @@ export function createExperiments(deps: ExperimentDeps) {
       const experimentId = crypto.randomUUID();
       let created;
       try {
-        created = await repo.create({
-          experiment_id: experimentId,
-          project_id: projectId,
-          dataset_id: datasetId,
-          run_id: run.run_id,
-          name: input.name,
-          prompt_id: input.prompt.prompt_id,
-          prompt_version: version,
-          connection_id: input.connection_id,
-          evaluator_ids: input.evaluator_ids ?? [],
-          checks: input.checks ?? [],
-          variables: input.variables ?? {},
-          config: input.config ?? {},
-          concurrency: input.concurrency ?? DEFAULTS.concurrency,
-          max_attempts: input.max_attempts ?? DEFAULTS.max_attempts,
-          timeout_ms: input.timeout_ms ?? DEFAULTS.timeout_ms,
-          max_cost_usd: input.max_cost_usd === undefined ? null : String(input.max_cost_usd),
-          created_by: who.createdBy,
-          api_key_id: who.apiKeyId,
-        });
+        created = await repo.create(
+          {
+            experiment_id: experimentId,
+            project_id: projectId,
+            dataset_id: datasetId,
+            run_id: run.run_id,
+            name: input.name,
+            prompt_id: input.prompt.prompt_id,
+            prompt_version: version,
+            connection_id: input.connection_id,
+            evaluator_ids: input.evaluator_ids ?? [],
+            checks: input.checks ?? [],
+            variables: input.variables ?? {},
+            config: input.config ?? {},
+            concurrency: input.concurrency ?? DEFAULTS.concurrency,
+            max_attempts: input.max_attempts ?? DEFAULTS.max_attempts,
+            timeout_ms: input.timeout_ms ?? DEFAULTS.timeout_ms,
+            max_cost_usd: input.max_cost_usd === undefined ? null : String(input.max_cost_usd),
+            created_by: who.createdBy,
+            api_key_id: who.apiKeyId,
+          },
+          asOf,
+        );
       } catch (err) {
         await deps.runs.remove(projectId, datasetId, run.run_id).catch(() => undefined);
         throw err;

@@ -355,6 +355,55 @@ describe(`experiments run by the service (${mode} mode)`, () => {
   );
 
   it(
+    'pins the items as they were at dataset_as_of: a rerun on the same data',
+    async () => {
+      const ds = await dataset('asof', 3);
+      const items = (await call('GET', `/datasets/${ds}/items`)).body.items as Array<{ item_id: string; input: { n: number } }>;
+      const [one, two] = [items.find((i) => i.input.n === 1)!, items.find((i) => i.input.n === 2)!];
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const first = await start(ds, { name: 'before the edits' });
+      const firstDone = await ended(ds, first.experiment_id, 'the first experiment to end');
+      // after it: item 1 edited, item 2 archived, an item added
+      expect((await call('PATCH', `/datasets/${ds}/items/${one.item_id}`, { input: { n: 100, tag: 'asof', note: '' } })).status).toBe(200);
+      expect((await call('PATCH', `/datasets/${ds}/items/${two.item_id}`, { archived: true })).status).toBe(200);
+      expect((await call('POST', `/datasets/${ds}/items`, { input: { n: 4, tag: 'asof', note: '' } })).status).toBe(201);
+      let r = await call('POST', `/datasets/${ds}/experiments`, {
+        name: 'future',
+        prompt: { prompt_id: 'doubler' },
+        connection_id: ids.model,
+        dataset_as_of: new Date(Date.now() + 3_600_000).toISOString(),
+      });
+      expect(r.status).toBe(422);
+      expect(r.body.detail).toMatch(/^dataset_as_of: .* is in the future/);
+      const now = await start(ds, { name: 'now' });
+      const rerun = await start(ds, { name: 'rerun', dataset_as_of: firstDone.created_at });
+      const [nowDone, rerunDone] = [await ended(ds, now.experiment_id, 'now'), await ended(ds, rerun.experiment_id, 'rerun')];
+      expect(rerunDone.dataset_as_of).toBe(firstDone.created_at);
+      expect(nowDone.dataset_as_of).toBe(nowDone.created_at);
+      const pinned = async (id: string) =>
+        (await call('GET', `/datasets/${ds}/experiments/${id}/items`)).body.items.map((i: { item_version: number; output: string }) => [
+          i.item_version,
+          i.output,
+        ]);
+      // the rerun: items 1-3 at version 1, as the first saw them; now: item 1 at version 2, item 3, item 4
+      expect(await pinned(rerun.experiment_id)).toEqual(await pinned(first.experiment_id));
+      expect(await pinned(rerun.experiment_id)).toEqual([
+        [1, '2'],
+        [1, '4'],
+        [1, '6'],
+      ]);
+      expect(await pinned(now.experiment_id)).toEqual([
+        [2, '200'],
+        [1, '6'],
+        [1, '8'],
+      ]);
+      r = await call('GET', `/datasets/${ds}/runs/compare?runs=${first.run_id},${rerun.run_id}`);
+      expect(r.body.comparison.paired_items).toBe(3);
+    },
+    TEST_MS,
+  );
+
+  it(
     'a release gate takes an experiment as evidence only once it has ended',
     async () => {
       const ds = await dataset('gated', 6);
