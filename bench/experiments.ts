@@ -55,7 +55,12 @@ export async function benchExperiments(items: number): Promise<Figure[]> {
       labels: ['production'],
     });
     await call('POST', '/score-configs', { name: 'correct', data_type: 'NUMERIC', min_value: 0, max_value: 1 });
-    const conn = await call('POST', '/model-connections', { name: 'model', base_url: model.baseURL, model: 'bench-model', api_key: 'sk-bench' });
+    const conn = await call('POST', '/model-connections', {
+      name: 'model',
+      base_url: model.baseURL,
+      model: 'bench-model',
+      api_key: 'sk-bench',
+    });
     const judgeConn = await call('POST', '/model-connections', {
       name: 'judge',
       base_url: judge.baseURL,
