@@ -6,6 +6,7 @@
 import { generateExecutions, GENERATED, startEmbeddedService, type Figure } from './executions.ts';
 import { formatCount, quantile, timeEach } from './timing.ts';
 import { removeDataDir } from './data-dir.ts';
+import type { Service } from '../src/service.ts';
 
 const END = new Date('2026-11-01T00:00:00.000Z');
 const STARTED_AT = "toDateTime64('2026-11-01 00:00:00', 3, 'UTC') - toIntervalMillisecond((number * 7919) % (30 * 86400000))";
@@ -47,7 +48,7 @@ export async function benchMonitors(rows: number, samples: number): Promise<Figu
   const figures: Figure[] = [];
   try {
     const ch = svc.stores.clickhouse;
-    let t = performance.now();
+    const t = performance.now();
     await generateExecutions(ch, rows, { project: 'default', startedAt: STARTED_AT });
     await ch.command(
       `INSERT INTO scores (project_id, trace_id, id, version, sign, span_id, session_id, name, data_type, value, label, comment, source, author,
@@ -60,39 +61,50 @@ export async function benchMonitors(rows: number, samples: number): Promise<Figu
       what: `generated ${formatCount(rows)} executions (30 days, one project) and ${formatCount(rows / 10)} scores`,
       value: `${((performance.now() - t) / 1000).toFixed(1)} s`,
     });
-    svc.domain.spend.clock.now = () => END;
-    const base = `${svc.url}/api/projects/default`;
-    for (const [i, m] of MONITORS.entries()) {
-      const res = await fetch(`${base}/monitors`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ name: `bench-${i}`, enabled: false, ...m.body }),
-      });
-      const created = (await res.json()) as { monitor_id: string; detail?: string };
-      if (res.status !== 201) throw new Error(`monitor ${m.what}: ${res.status} ${created.detail}`);
-      let last: { evaluation: { current: { n: number }; reason: string } } | undefined;
-      t = performance.now();
-      const { samples: times } = await timeEach(samples, async () => {
-        const r = await fetch(`${base}/monitors/${created.monitor_id}/evaluate`, { method: 'POST' });
-        last = (await r.json()) as typeof last;
-      });
-      // The rows a window's primary-key range holds (every execution of the project in it, before the filter).
-      const [inWindow] = await ch.query<{ n: string }>(
-        `SELECT toString(count()) AS n FROM executions WHERE project_id = 'default'
-           AND started_at >= toDateTime64({s:String}, 3, 'UTC') AND started_at < toDateTime64({e:String}, 3, 'UTC')`,
-        {
-          s: new Date(END.getTime() - m.windows * m.body.window_minutes * 60_000).toISOString().replace('T', ' ').replace('Z', ''),
-          e: END.toISOString().replace('T', ' ').replace('Z', ''),
-        },
-      );
-      figures.push({
-        what: `${m.what}: p50 / p95 of ${samples} (rows in its key range; n of the current window)`,
-        value: `${quantile(times, 0.5).toFixed(1)} / ${quantile(times, 0.95).toFixed(1)} ms (${formatCount(Number(inWindow?.n ?? 0))} rows; n=${formatCount(last?.evaluation.current.n ?? 0)})`,
-      });
-    }
+    figures.push(...(await timeMonitors(svc, END, samples)));
   } finally {
     await svc.close();
     removeDataDir(dir);
+  }
+  return figures;
+}
+
+/**
+ * Each kind of monitor created (disabled) and evaluated over HTTP with its windows ending at `end`
+ * (the spend clock is set there): p50 / p95 of `samples`, beside the rows its windows' key range
+ * holds. Shared with the tenant bench (bench/tenant.ts), which evaluates them at each step.
+ */
+export async function timeMonitors(svc: Service, end: Date, samples: number, prefix = 'bench'): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const ch = svc.stores.clickhouse;
+  svc.domain.spend.clock.now = () => end;
+  const base = `${svc.url}/api/projects/default`;
+  for (const [i, m] of MONITORS.entries()) {
+    const res = await fetch(`${base}/monitors`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: `${prefix}-${i}`, enabled: false, ...m.body }),
+    });
+    const created = (await res.json()) as { monitor_id: string; detail?: string };
+    if (res.status !== 201) throw new Error(`monitor ${m.what}: ${res.status} ${created.detail}`);
+    let last: { evaluation: { current: { n: number }; reason: string } } | undefined;
+    const { samples: times } = await timeEach(samples, async () => {
+      const r = await fetch(`${base}/monitors/${created.monitor_id}/evaluate`, { method: 'POST' });
+      last = (await r.json()) as typeof last;
+    });
+    // The rows a window's primary-key range holds (every execution of the project in it, before the filter).
+    const [inWindow] = await ch.query<{ n: string }>(
+      `SELECT toString(count()) AS n FROM executions WHERE project_id = 'default'
+         AND started_at >= toDateTime64({s:String}, 3, 'UTC') AND started_at < toDateTime64({e:String}, 3, 'UTC')`,
+      {
+        s: new Date(end.getTime() - m.windows * m.body.window_minutes * 60_000).toISOString().replace('T', ' ').replace('Z', ''),
+        e: end.toISOString().replace('T', ' ').replace('Z', ''),
+      },
+    );
+    figures.push({
+      what: `monitor ${m.what}: p50 / p95 of ${samples} (rows in its key range; n of the current window)`,
+      value: `${quantile(times, 0.5).toFixed(1)} / ${quantile(times, 0.95).toFixed(1)} ms (${formatCount(Number(inWindow?.n ?? 0))} rows; n=${formatCount(last?.evaluation.current.n ?? 0)})`,
+    });
   }
   return figures;
 }

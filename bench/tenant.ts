@@ -13,6 +13,7 @@ import { breakdownSql } from '../src/reads/breakdown-sql.ts';
 import { GENERATED, generateExecutions, startEmbeddedService } from './executions.ts';
 import { formatCount, quantile, timeEach, waitUntil } from './timing.ts';
 import { removeDataDir } from './data-dir.ts';
+import { timeMonitors } from './monitors.ts';
 
 const WINDOW_90 = 'start=2026-08-03T00:00:00Z&end=2026-11-01T00:00:00Z';
 const WINDOW_30 = 'start=2026-10-01T00:00:00Z&end=2026-10-31T00:00:00Z';
@@ -235,6 +236,8 @@ export async function benchTenant(): Promise<void> {
         }
         put(n, a.what, value);
       }
+      // Monitors (issue 42): each kind evaluated with its windows ending where the data ends.
+      for (const f of await timeMonitors(svc, new Date('2026-11-01T00:00:00Z'), samples, `tenant-${n}-${Date.now()}`)) put(n, f.what, f.value);
       const parts = await ch.query<{ table: string; bytes: string; rows: string; parts: string }>(
         `SELECT table, toString(sum(bytes_on_disk)) AS bytes, toString(sum(rows)) AS rows, toString(count()) AS parts
          FROM system.parts WHERE active AND database = currentDatabase() GROUP BY table ORDER BY sum(bytes_on_disk) DESC`,
