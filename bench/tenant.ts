@@ -237,7 +237,8 @@ export async function benchTenant(): Promise<void> {
         put(n, a.what, value);
       }
       // Monitors (issue 42): each kind evaluated with its windows ending where the data ends.
-      for (const f of await timeMonitors(svc, new Date('2026-11-01T00:00:00Z'), samples, `tenant-${n}-${Date.now()}`)) put(n, f.what, f.value);
+      for (const f of await timeMonitors(svc, new Date('2026-11-01T00:00:00Z'), samples, `tenant-${n}-${Date.now()}`))
+        put(n, f.what, f.value);
       const parts = await ch.query<{ table: string; bytes: string; rows: string; parts: string }>(
         `SELECT table, toString(sum(bytes_on_disk)) AS bytes, toString(sum(rows)) AS rows, toString(count()) AS parts
          FROM system.parts WHERE active AND database = currentDatabase() GROUP BY table ORDER BY sum(bytes_on_disk) DESC`,
