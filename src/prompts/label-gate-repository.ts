@@ -57,6 +57,14 @@ export async function findGate(db: Queryable, projectId: string, promptId: strin
   return row;
 }
 
+/** Every gate of a prompt's labels, by label. */
+export async function gatesOf(db: Queryable, projectId: string, promptId: string): Promise<GateRow[]> {
+  return db.query<GateRow & Record<string, unknown>>(
+    `SELECT ${GATE_COLUMNS} FROM prompt_label_gates WHERE project_id = $1 AND prompt_id = $2 ORDER BY label`,
+    [projectId, promptId],
+  );
+}
+
 /** Of these labels, those protected by a gate. */
 export async function protectedLabels(db: Queryable, projectId: string, promptId: string, labels: readonly string[]): Promise<string[]> {
   if (labels.length === 0) return [];

@@ -182,6 +182,12 @@ export function createLabelGates(deps: LabelGateDeps) {
   }
 
   return {
+    /** The gates of every protected label of a prompt (none: an empty list; 404 for a prompt not the project's). */
+    async list(projectId: string, promptId: string) {
+      if (!(await promptRepo.findPrompt(db, projectId, promptId))) throw notFound('Prompt');
+      return { items: (await gateRepo.gatesOf(db, projectId, promptId)).map((g) => presentGate(promptId, g)) };
+    },
+
     async get(projectId: string, promptId: string, label: string) {
       return presentGate(promptId, await gateOf(projectId, promptId, label));
     },

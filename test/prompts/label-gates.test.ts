@@ -146,10 +146,13 @@ describe(`release gates on prompt labels (${mode} mode)`, () => {
       body: { detail: 'dataset_id: no dataset 00000000-0000-4000-8000-000000000000 in this project' },
     });
     expect((await alice('GET', '/prompts/support/labels/production/gate')).status).toBe(404);
+    expect((await alice('GET', '/prompts/support/gates')).body).toEqual({ items: [] });
+    expect((await alice('GET', '/prompts/no-such-prompt/gates')).status).toBe(404);
     const set = await alice('PUT', '/prompts/support/labels/production/gate', body);
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     expect(set.body).toMatchObject({ ...body, label: 'production', alpha: 0.05, lower_is_better: [], updated_by: 'alice' });
     expect((await as('member')('GET', '/prompts/support/labels/production/gate')).body).toEqual(set.body);
+    expect((await as('member')('GET', '/prompts/support/gates')).body).toEqual({ items: [set.body] });
   });
 
   it('the check of version 2 fails on both scores and the cost, with figures equal to values computed here', async () => {

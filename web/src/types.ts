@@ -805,6 +805,10 @@ export interface PromptLabelGate {
   updated_at: string;
 }
 
+export interface PromptLabelGateList {
+  items: PromptLabelGate[];
+}
+
 interface GateRun {
   run_id: string;
   name: string;

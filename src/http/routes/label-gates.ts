@@ -14,6 +14,22 @@ export function labelGateRoutes(gates: LabelGates): RouteDef[] {
   return [
     {
       method: 'GET',
+      path: `${ONE}/gates`,
+      operationId: 'listPromptLabelGates',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      summary: "The release gates of the prompt's protected labels (a label not listed is not protected)",
+      responses: {
+        200: { description: 'The gates', schema: 'PromptLabelGateList' },
+        404: { description: 'No such prompt', schema: 'Error' },
+      },
+      async handler(ctx) {
+        ctx.body = await gates.list(ctx.state.projectId!, ctx.params.prompt_id!);
+      },
+    },
+    {
+      method: 'GET',
       path: GATE,
       operationId: 'getPromptLabelGate',
       tag,

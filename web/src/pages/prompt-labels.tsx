@@ -4,7 +4,7 @@
 // (GET …/label-events: moves, overrides, removals, approvals and gate changes, newest first).
 import { useState } from 'preact/hooks';
 import { api, enc, query } from '../api.ts';
-import type { PromptLabelEventList, PromptLabelGate, PromptWithLatest, Role } from '../types.ts';
+import type { PromptLabelEventList, PromptLabelGate, PromptLabelGateList, PromptWithLatest, Role } from '../types.ts';
 import { Badge, Card, ErrorBox, Form, Load, Time, useAction, useApi } from '../ui.tsx';
 import { GateForm, GateMove, GateSummary } from './label-gate.tsx';
 
@@ -24,9 +24,12 @@ export function Labels({ p, ...props }: Props & { p: PromptWithLatest }) {
   const [newVersion, setNewVersion] = useState(p.latest_version);
   const [cursor, setCursor] = useState<string | undefined>();
   const events = useApi<PromptLabelEventList>(`${base}/label-events${query({ limit: 50, cursor })}`);
+  // The gates of the protected labels, in one read: a label not listed is not protected.
+  const gates = useApi<PromptLabelGateList>(`${base}/gates`);
   const changed = () => {
     props.onChanged();
     events.reload();
+    gates.reload();
   };
   const add = useAction(async () => {
     await api(`${base}/labels/${enc(newLabel.trim())}`, { method: 'PUT', body: { version: newVersion } });
@@ -42,10 +45,19 @@ export function Labels({ p, ...props }: Props & { p: PromptWithLatest }) {
           through its release gate.
         </p>
         {labels.length === 0 && <p class="muted">No label yet.</p>}
+        <ErrorBox error={gates.error} title="The release gates could not be read" />
         <table>
           <tbody>
             {labels.map(([label, at]) => (
-              <LabelRow key={label} {...props} onChanged={changed} label={label} at={at} versions={versions} />
+              <LabelRow
+                key={label}
+                {...props}
+                onChanged={changed}
+                label={label}
+                at={at}
+                versions={versions}
+                gate={gates.data?.items.find((g) => g.label === label)}
+              />
             ))}
           </tbody>
         </table>
@@ -127,17 +139,14 @@ function LabelRow({
   label,
   at,
   versions,
-}: Props & { label: string; at: number; versions: number[] }) {
+  gate,
+}: Props & { label: string; at: number; versions: number[]; gate: PromptLabelGate | undefined }) {
   const path = `${base}/labels/${enc(label)}`;
-  const gateState = useApi<PromptLabelGate>(`${path}/gate`);
-  // 404: no gate, the label is not protected.
-  const gate = gateState.data;
   const [target, setTarget] = useState(at);
   const [panel, setPanel] = useState<Panel>('none');
   const canWrite = role !== 'viewer';
   const done = () => {
     setPanel('none');
-    gateState.reload();
     onChanged();
   };
   const move = useAction(async () => {
@@ -165,7 +174,6 @@ function LabelRow({
         <td>
           → v{at}
           {gate && <GateSummary projectId={projectId} gate={gate} />}
-          {gateState.error && gateState.error.status !== 404 && <ErrorBox error={gateState.error} />}
           <ErrorBox error={move.error ?? remove.error ?? removeGate.error} title="Label not changed" />
         </td>
         {canWrite && (
