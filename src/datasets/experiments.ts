@@ -6,7 +6,7 @@
 // Progress, cancel and resume are here. No Koa here.
 import crypto from 'node:crypto';
 import { conflict, NotFound, notFound, unprocessable } from '../errors.ts';
-import { fromScaled, NANOS, toScaled } from '../decimal.ts';
+import { fromScaled, NANOS, numberToDecimal, toScaled } from '../decimal.ts';
 import { parseVersionRef, type PromptService } from '../prompts/service.ts';
 import type { ScoreConfigs } from '../scores/score-config-repository.ts';
 import type { Connections } from '../evaluators/connection-repository.ts';
@@ -188,7 +188,7 @@ export function createExperiments(deps: ExperimentDeps) {
             concurrency: input.concurrency ?? DEFAULTS.concurrency,
             max_attempts: input.max_attempts ?? DEFAULTS.max_attempts,
             timeout_ms: input.timeout_ms ?? DEFAULTS.timeout_ms,
-            max_cost_usd: input.max_cost_usd === undefined ? null : String(input.max_cost_usd),
+            max_cost_usd: input.max_cost_usd === undefined ? null : numberToDecimal(input.max_cost_usd),
             created_by: who.createdBy,
             api_key_id: who.apiKeyId,
           },
@@ -240,11 +240,11 @@ export function createExperiments(deps: ExperimentDeps) {
       if (
         input.max_cost_usd !== undefined &&
         input.max_cost_usd !== null &&
-        toScaled(String(input.max_cost_usd), NANOS) <= toScaled(e.spent_usd, NANOS)
+        toScaled(input.max_cost_usd, NANOS) <= toScaled(e.spent_usd, NANOS)
       )
         throw unprocessable(`max_cost_usd: ${input.max_cost_usd} is not above what the experiment spent ($${usd(e.spent_usd)})`);
       await deps.enforceBudget(projectId);
-      const cap = input.max_cost_usd === undefined ? undefined : input.max_cost_usd === null ? null : String(input.max_cost_usd);
+      const cap = input.max_cost_usd === undefined ? undefined : input.max_cost_usd === null ? null : numberToDecimal(input.max_cost_usd);
       if (!(await repo.resume(projectId, experimentId, cap))) throw conflict(`experiment: it is running again already`);
       await deps.driver.enqueue(projectId, experimentId);
       return present(await repo.get(projectId, experimentId));

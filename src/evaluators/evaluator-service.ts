@@ -3,6 +3,7 @@
 // evaluations listed. An evaluator is checked whole when written: its judge prompt and label
 // exist and every variable of the template has a value, its connection and its score config exist,
 // its target's fields fit its kind (a dataset run target's run is a run of its dataset).
+import { numberToDecimal } from '../decimal.ts';
 import crypto from 'node:crypto';
 import { badRequest, conflict, notFound, NotFound, unprocessable } from '../errors.ts';
 import { extractVariables } from '../prompts/template.ts';
@@ -57,7 +58,7 @@ function targetOf(t: EvaluatorTarget): EvaluatorTarget {
 }
 
 /** The daily judge budget as stored (exact numeric text), null for none. */
-const dailyCost = (usd: number | null | undefined) => (usd === undefined || usd === null ? null : String(usd));
+const dailyCost = (usd: number | null | undefined) => (usd === undefined || usd === null ? null : numberToDecimal(usd));
 
 export function createEvaluatorService(deps: EvaluatorServiceDeps) {
   async function row(projectId: string, evaluatorId: string): Promise<EvaluatorRow> {

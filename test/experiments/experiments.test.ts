@@ -186,6 +186,10 @@ describe(`experiments run by the service (${mode} mode)`, () => {
     expect(r.status).toBe(400);
     r = await post({ max_cost_usd: -1 });
     expect(r.status).toBe(400);
+    // below a nano-dollar, the precision of costs
+    r = await post({ max_cost_usd: 6e-323 });
+    expect(r.status).toBe(400);
+    expect(r.body.detail).toMatch(/max_cost_usd/);
     r = await call('POST', `/datasets/${crypto.randomUUID()}/experiments`, {
       name: 'x',
       prompt: { prompt_id: 'doubler' },

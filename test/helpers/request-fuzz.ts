@@ -317,6 +317,19 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
     });
     evaluatorIds.push(evaluator.evaluator_id);
   }
+  // An experiment (its items fail at once: the prompt's variable is not in them, so nothing is called) and a monitor.
+  const experiment = await admin(`/datasets/${dataset.dataset_id}/experiments`, {
+    name: 'fz-experiment',
+    prompt: { prompt_id: 'fz-prompt' },
+    connection_id: connection.connection_id,
+    max_attempts: 1,
+  });
+  const monitor = await admin('/monitors', {
+    name: 'fz-monitor',
+    metric: { kind: 'error_rate' },
+    window_minutes: 60,
+    condition: { kind: 'threshold', op: '>', value: 0.5 },
+  });
   const known: Record<string, readonly string[]> = {
     prompt_id: ['fz-prompt'],
     version: ['1', '2', 'latest', 'prod'],
@@ -335,6 +348,8 @@ export async function startFuzzTarget(overrides: Record<string, string> = {}): P
     score_id: scoreIds,
     config_id: [config.config_id],
     key_id: keyIds,
+    experiment_id: [experiment.experiment_id],
+    monitor_id: [monitor.monitor_id],
   };
   return {
     svc,
