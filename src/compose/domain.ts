@@ -63,9 +63,8 @@ import { createRuns, type Runs } from '../datasets/runs.ts';
 import { createRunComparison, type RunComparison } from '../datasets/run-compare.ts';
 import { createEvaluators, type Evaluators } from './evaluators.ts';
 import { createPlayground, type Playground } from '../playground/playground.ts';
-import { createExperimentRepository } from '../datasets/experiment-repository.ts';
-import { createExperimentDriver } from '../datasets/experiment-driver.ts';
-import { createExperiments, type Experiments } from '../datasets/experiments.ts';
+import type { Experiments } from '../datasets/experiments.ts';
+import { createExperimentArea } from './experiments.ts';
 import { createLabelGates, type LabelGates } from '../release-gates/label-gates.ts';
 import type { Monitors } from '../monitors/monitors.ts';
 import { createMonitorArea } from './monitors.ts';
@@ -308,30 +307,15 @@ export function createDomain(
     allowPrivate: config.evaluators.allowPrivate,
     logger: logger.child({ area: 'playground' }),
   });
-  const experimentRepository = createExperimentRepository(stores.postgres);
-  const experimentDriver = createExperimentDriver({
-    repository: experimentRepository,
-    prompts,
-    connections: evaluators.connections,
-    recorder,
-    runs: datasets.runs,
-    items: datasetRepository,
-    scores: scores.service,
-    judgeItem: evaluators.jobs.judgeItem,
-    allowPrivate: config.evaluators.allowPrivate,
+  const experimentArea = createExperimentArea(config, stores.postgres, logger, {
     jobs,
-    logger: logger.child({ area: 'experiments' }),
-    config: config.experiments,
-  });
-  const experiments = createExperiments({
-    repository: experimentRepository,
-    driver: experimentDriver,
     prompts,
-    connections: evaluators.connections,
-    evaluators: evaluators.service,
+    recorder,
     scoreConfigs,
+    scores: scores.service,
     datasets: datasetRepository,
     runs: datasets.runs,
+    evaluators,
     enforceBudget: (projectId) => spend.budgets.enforce(projectId),
   });
   // The window ends at the spend clock's now (tests move it).
@@ -445,7 +429,7 @@ export function createDomain(
     reprice,
     evaluators,
     playground,
-    experiments,
+    experiments: experimentArea.experiments,
     monitors,
     processors: () => [
       assembler.processor,
@@ -454,7 +438,7 @@ export function createDomain(
       scheduledExport.processor,
       stampSweep as JobProcessor,
       ...evaluators.jobs.processors(),
-      ...experimentDriver.processors(),
+      ...experimentArea.processors(),
       ...monitors.processors(),
     ],
     async startIngest() {
@@ -512,7 +496,7 @@ export function createDomain(
       await reprice.resume(runner);
       await scheduledExport.schedule(runner);
       await evaluators.jobs.schedule(runner);
-      await experimentDriver.schedule(runner);
+      await experimentArea.schedule(runner);
       await monitors.schedule(runner);
     },
     // Spans first: their assembly writes executions.
