@@ -163,6 +163,8 @@ export interface Config {
     readonly claimBatch: number;
     /** batches one tick evaluates at most (the rest wait for the next tick) */
     readonly maxRounds: number;
+    /** monitors one project may have (a create past it is a 409; the list shows them all) */
+    readonly maxPerProject: number;
   };
   /** LLM-as-judge evaluators (docs/evaluators.md) */
   readonly evaluators: {
@@ -455,6 +457,7 @@ export function loadConfig(env: Env = process.env): Config {
       intervalMs: int(env, 'MONITOR_INTERVAL_MS', 60_000, 100, 3_600_000),
       claimBatch: int(env, 'MONITOR_CLAIM_BATCH', 50, 1, 1_000),
       maxRounds: int(env, 'MONITOR_MAX_ROUNDS', 20, 1, 1_000),
+      maxPerProject: int(env, 'MONITOR_MAX_PER_PROJECT', 1_000, 1, 100_000),
     },
     evaluators: {
       secretsKey: secretsKey(env),

@@ -61,23 +61,27 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 
 
 export function createMonitorRepository(pg: Queryable) {
   return {
-    /** The new monitor, or undefined when the project has a monitor of that name. */
-    async create(projectId: string, w: MonitorWrite): Promise<MonitorRow | undefined> {
+    /**
+     * The new monitor; 'taken' when the project has a monitor of that name, 'full' when it has
+     * `max` monitors already (counted in the insert: concurrent creates may each see room).
+     */
+    async create(projectId: string, w: MonitorWrite, max: number): Promise<MonitorRow | 'taken' | 'full'> {
       try {
         const [row] = await pg.query<MonitorRow>(
           `INSERT INTO monitors (monitor_id, project_id, name, metric, filter, window_minutes, condition, interval_minutes, enabled,
              webhook_url, webhook_format, webhook_secret)
-           VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7::jsonb, $8, $9, $10, $11, $12) RETURNING ${COLUMNS}`,
-          [crypto.randomUUID(), projectId, ...written(w)],
+           SELECT $1, $2, $3, $4::jsonb, $5::jsonb, $6, $7::jsonb, $8, $9, $10, $11, $12
+           WHERE (SELECT count(*) FROM monitors WHERE project_id = $2) < $13 RETURNING ${COLUMNS}`,
+          [crypto.randomUUID(), projectId, ...written(w), max],
         );
-        return row;
+        return row ?? 'full';
       } catch (err) {
-        if (isUniqueViolation(err)) return undefined;
+        if (isUniqueViolation(err)) return 'taken';
         throw err;
       }
     },
-    async list(projectId: string): Promise<MonitorRow[]> {
-      return pg.query<MonitorRow>(`SELECT ${COLUMNS} FROM monitors WHERE project_id = $1 ORDER BY name LIMIT 1000`, [projectId]);
+    async list(projectId: string, max: number): Promise<MonitorRow[]> {
+      return pg.query<MonitorRow>(`SELECT ${COLUMNS} FROM monitors WHERE project_id = $1 ORDER BY name LIMIT $2`, [projectId, max]);
     },
     async get(projectId: string, id: string): Promise<MonitorRow | undefined> {
       if (!isUuid(id)) return undefined;

@@ -166,12 +166,16 @@ export function createMonitors(deps: MonitorDeps) {
       const secret = newWebhookSecret();
       const w = write(projectId, input, secret);
       await checkReferences(projectId, w);
-      const r = await repo.create(projectId, w);
-      if (!r) throw conflict(`name: the project already has a monitor named "${w.name}"`);
+      const r = await repo.create(projectId, w, config.monitors.maxPerProject);
+      if (r === 'taken') throw conflict(`name: the project already has a monitor named "${w.name}"`);
+      if (r === 'full')
+        throw conflict(
+          `the project has ${config.monitors.maxPerProject} monitors, the most it may have (MONITOR_MAX_PER_PROJECT): delete one first`,
+        );
       return { ...presentMonitor(r, true), ...(w.format === 'signed' ? { webhook_secret: secret } : {}) };
     },
     async list(projectId: string, canSeeUrl: boolean) {
-      return { items: (await repo.list(projectId)).map((r) => presentMonitor(r, canSeeUrl)) };
+      return { items: (await repo.list(projectId, config.monitors.maxPerProject)).map((r) => presentMonitor(r, canSeeUrl)) };
     },
     async get(projectId: string, id: string, canSeeUrl: boolean) {
       return presentMonitor(await row(projectId, id), canSeeUrl);

@@ -80,7 +80,13 @@ beforeAll(async () => {
     {},
     {
       env: await testEnv(
-        idp.env({ AUTH_REQUIRED: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_BACKOFF_MS: '50', MONITOR_INTERVAL_MS: '200' }),
+        idp.env({
+          AUTH_REQUIRED: 'true',
+          WEBHOOK_ALLOW_PRIVATE: 'true',
+          WEBHOOK_BACKOFF_MS: '50',
+          MONITOR_INTERVAL_MS: '200',
+          MONITOR_MAX_PER_PROJECT: '8',
+        }),
       ),
     },
   );
@@ -154,6 +160,35 @@ describe(`monitors (${mode} mode)`, () => {
     expect((await call('DELETE', `/monitors/${created.body.monitor_id}`, undefined, jwts.viewer)).status).toBe(403);
     expect((await call('DELETE', `/monitors/${created.body.monitor_id}`)).status).toBe(204);
     expect((await call('DELETE', `/monitors/${created.body.monitor_id}`)).status).toBe(404);
+  });
+
+  it('hold a project to MONITOR_MAX_PER_PROJECT monitors, and list them all', async () => {
+    const jwt = await idp.token({ sub: 'cap-admin', project_id: 'acme-monitors-cap', role: 'admin' });
+    const capped = (method: string, path: string, body?: unknown) =>
+      getJson(`${svc.url}/api/projects/acme-monitors-cap${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${jwt}`, 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const monitor = (i: number) => ({
+      name: `cap-${i}`,
+      metric: { kind: 'error_rate' },
+      window_minutes: 60,
+      condition: { kind: 'threshold', op: '>', value: 0.5 },
+      enabled: false,
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const r = await capped('POST', '/monitors', monitor(i));
+      expect(r.status, JSON.stringify(r.body)).toBe(201);
+      ids.push(r.body.monitor_id);
+    }
+    const over = await capped('POST', '/monitors', monitor(8));
+    expect(over.status).toBe(409);
+    expect(over.body.detail).toMatch(/^the project has 8 monitors, the most it may have \(MONITOR_MAX_PER_PROJECT\)/);
+    expect((await capped('GET', '/monitors')).body.items).toHaveLength(8);
+    expect((await capped('DELETE', `/monitors/${ids[0]}`)).status).toBeLessThan(300);
+    expect((await capped('POST', '/monitors', monitor(8))).status).toBe(201);
   });
 
   it('fire once on an error-rate regression, stay quiet while it lasts, and resolve once', async () => {

@@ -29,7 +29,7 @@ export function monitorRoutes(monitors: Monitors): RouteDef[] {
       summary: 'Add a monitor: a metric over a filter and a window, a threshold or a significant change, alerts to a webhook or Slack',
       responses: {
         201: { description: 'The monitor (a signed-format answer carries the webhook secret, once)', schema: 'Monitor' },
-        409: { description: 'A monitor of that name exists', schema: 'Error' },
+        409: { description: 'A monitor of that name exists, or the project has MONITOR_MAX_PER_PROJECT monitors', schema: 'Error' },
         422: refused,
       },
       async handler(ctx) {
