@@ -5,6 +5,7 @@ import { createExecutionStamps } from '../src/executions/execution-stamp-reposit
 import { GENERATED, generateExecutions, type Figure, startEmbeddedService } from './executions.ts';
 import { formatCount, quantile, timeEach, waitUntil } from './timing.ts';
 import { removeDataDir } from './data-dir.ts';
+import type { ClickHouseStore } from '../src/stores/clickhouse.ts';
 
 const ms = (n: number) => n.toFixed(1);
 
@@ -29,26 +30,8 @@ export async function benchQuality(executions: number): Promise<Figure[]> {
       what: `generated ${formatCount(executions)} executions (50 projects, 90 days)`,
       value: `${((performance.now() - t) / 1000).toFixed(1)} s`,
     });
-    // Two scores per execution: a NUMERIC accuracy and a BOOLEAN resolved, both a little better
-    // with version 7; stamped with their execution's dimensions as a write would stamp them.
     t = performance.now();
-    const chunk = 2_000_000;
-    const g = GENERATED;
-    const uses = g.usesPrompt;
-    for (let offset = 0; offset < executions; offset += chunk) {
-      await ch.command(
-        `INSERT INTO scores (project_id, trace_id, id, version, sign, span_id, session_id, name, data_type, value, label, comment, source, author, config_id, created_at, updated_at,
-           counted, exec_version, exec_hour, exec_provider, exec_model, exec_agent_id, exec_user_id, exec_session_id, exec_prompt_ids, exec_prompt_versions, exec_prompt_refs)
-         SELECT ${g.projectId} AS project_id, ${g.traceId}, concat('s-', toString(number), '-', n.2),
-           1, 1, '', '', n.2, n.1, n.3, if(n.1 = 'BOOLEAN', if(n.3 = 1, 'true', 'false'), ''), '', 'eval', 'bench', '',
-           ${g.startedAt} AS at, at,
-           1, 1, toStartOfHour(at, 'UTC'), ${g.provider}, ${g.model}, ${g.agentId}, '', '',
-           if(${uses}, ['support'], []), if(${uses}, [toUInt32(${g.version([6, 7])})], []), if(${uses}, ['latest'], [])
-         FROM numbers(${offset}, ${Math.min(chunk, executions - offset)})
-         ARRAY JOIN [('NUMERIC', 'accuracy', (number % 100) / 100 + if(intDiv(number, 4) % 2 = 1, 0.02, 0)),
-                     ('BOOLEAN', 'resolved', toFloat64((number % 10) < if(intDiv(number, 4) % 2 = 1, 7, 6)))] AS n`,
-      );
-    }
+    await generateScores(ch, executions);
     figures.push({ what: `generated ${formatCount(executions * 2)} scores`, value: `${((performance.now() - t) / 1000).toFixed(1)} s` });
     // The reads and writes below are timed on a settled engine (as a service finds it after the
     // merges of its inserts), not beside the merges of 30,000,000 rows inserted a moment ago.
@@ -186,4 +169,29 @@ export async function benchQuality(executions: number): Promise<Figure[]> {
     removeDataDir(dir);
   }
   return figures;
+}
+
+/**
+ * Two scores per generated execution (of `generateExecutions` with the same `project` option): a
+ * NUMERIC accuracy and a BOOLEAN resolved, both a little better with version 7, stamped with their
+ * execution's dimensions as a write would stamp them.
+ */
+export async function generateScores(ch: ClickHouseStore, executions: number, opts: { project?: string } = {}): Promise<void> {
+  const chunk = 2_000_000;
+  const g = GENERATED;
+  const uses = g.usesPrompt;
+  for (let offset = 0; offset < executions; offset += chunk) {
+    await ch.command(
+      `INSERT INTO scores (project_id, trace_id, id, version, sign, span_id, session_id, name, data_type, value, label, comment, source, author, config_id, created_at, updated_at,
+         counted, exec_version, exec_hour, exec_provider, exec_model, exec_agent_id, exec_user_id, exec_session_id, exec_prompt_ids, exec_prompt_versions, exec_prompt_refs)
+       SELECT ${opts.project ? `'${opts.project.replace(/[^a-z0-9-]/g, '')}'` : g.projectId} AS project_id, ${g.traceId}, concat('s-', toString(number), '-', n.2),
+         1, 1, '', '', n.2, n.1, n.3, if(n.1 = 'BOOLEAN', if(n.3 = 1, 'true', 'false'), ''), '', 'eval', 'bench', '',
+         ${g.startedAt} AS at, at,
+         1, 1, toStartOfHour(at, 'UTC'), ${g.provider}, ${g.model}, ${g.agentId}, '', '',
+         if(${uses}, ['support'], []), if(${uses}, [toUInt32(${g.version([6, 7])})], []), if(${uses}, ['latest'], [])
+       FROM numbers(${offset}, ${Math.min(chunk, executions - offset)})
+       ARRAY JOIN [('NUMERIC', 'accuracy', (number % 100) / 100 + if(intDiv(number, 4) % 2 = 1, 0.02, 0)),
+                   ('BOOLEAN', 'resolved', toFloat64((number % 10) < if(intDiv(number, 4) % 2 = 1, 7, 6)))] AS n`,
+    );
+  }
 }

@@ -75,6 +75,17 @@ const benches: Record<string, () => Promise<unknown>> = {
     for (const f of await benchConsole({ reloads: Number(process.env.BENCH_CONSOLE_RELOADS ?? 10), explorerExecutions }))
       console.log(`| ${f.what} | ${f.value} |`);
   },
+  'console-pages': async () => {
+    const { benchConsolePages } = await import('./console-pages.ts');
+    const executions = Number(process.env.BENCH_EXECUTIONS ?? 100_000);
+    console.log(
+      `\n## console pages, first render (${executions.toLocaleString('en-US')} executions in one project, headless Chromium, embedded stores)`,
+    );
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchConsolePages(executions, Number(process.env.BENCH_CONSOLE_RELOADS ?? 5)))
+      console.log(`| ${f.what} | ${f.value} |`);
+  },
   'spend-views': async () => {
     const { benchSpendViews } = await import('./spend-views.ts');
     console.log('\n## the rollups by grain at insert time (embedded chDB)');
