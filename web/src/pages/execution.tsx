@@ -80,7 +80,10 @@ function Glance({ e }: { e: Execution }) {
       </div>
       {e.status !== 'ok' && (
         <p class="error-reason" role="note" data-error-reason>
-          {e.error_message ?? 'Failed; no span said why (no status message, exception event or error.type).'}
+          {e.error_message ??
+            (e.source === 'otlp'
+              ? 'Failed; no span said why (no status message, exception event or error.type).'
+              : 'Failed; the record came without an error_message.')}
         </p>
       )}
     </div>
