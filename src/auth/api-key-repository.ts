@@ -141,3 +141,18 @@ export function presentKey(row: ApiKeyRow) {
     status: keyStatus(row),
   };
 }
+
+/**
+ * The names of these keys of the project (key_id → name), revoked and expired keys included: an
+ * execution names the key that sent it whatever became of the key since. Ids that are not UUIDs
+ * or not of this project are simply absent.
+ */
+export async function apiKeyNames(db: Queryable, projectId: string, keyIds: readonly string[]): Promise<Map<string, string>> {
+  const ids = [...new Set(keyIds.filter((id) => UUID.test(id)))];
+  if (ids.length === 0) return new Map();
+  const rows = await db.query<{ key_id: string; name: string }>(
+    'SELECT key_id, name FROM api_keys WHERE project_id = $1 AND key_id = ANY($2::uuid[])',
+    [projectId, ids],
+  );
+  return new Map(rows.map((r) => [r.key_id, r.name]));
+}

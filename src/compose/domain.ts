@@ -43,6 +43,8 @@ import { createEncodePool, type EncodePool } from '../ingest/encode-pool.ts';
 import { createLogIngest, type LogIngest } from '../ingest/logs.ts';
 import { createSpanRepository, type SpanRepository } from '../executions/span-repository.ts';
 import { createTraceViews, type TraceViews } from '../executions/trace-views.ts';
+import { createExecutionView, type ExecutionView } from '../executions/execution-view.ts';
+import { apiKeyNames } from '../auth/api-key-repository.ts';
 import { spansWithLogMessages } from '../ingest/assembly/log-messages.ts';
 import { createTracePromptReferences } from '../prompts/trace-references.ts';
 import { createSpend, type Spend } from './spend.ts';
@@ -82,6 +84,8 @@ export interface Domain {
     recorder: ExecutionRecorder;
     writer: BatchWriter;
     views: TraceViews;
+    /** One execution as its GET shows it: with why it failed (from its spans) and its API key's name. */
+    view: ExecutionView;
     parquet: ParquetExport;
     scheduledExport: ScheduledExport;
   };
@@ -252,6 +256,11 @@ export function createDomain(
     spansOf: (projectId, traceId) => spansWithLogMessages(spans, projectId, traceId),
     prices: resolver,
   });
+  const view = createExecutionView({
+    detail,
+    failedSpans: (projectId, traceId) => spans.failedOf(projectId, traceId),
+    keyNames: (projectId, keyIds) => apiKeyNames(stores.postgres, projectId, keyIds),
+  });
   const stampSweep = stampSweepProcessor({
     unstampedTraces: (after, limit) => scoreRepository.unstampedTraces(after, limit),
     writtenSince: (sinceMs) => assembly.writtenSince(toClickHouseTime(new Date(sinceMs))),
@@ -421,7 +430,7 @@ export function createDomain(
     labelGates,
     scores: { ...scores, loader: scoreLoader },
     datasets,
-    executions: { listing, detail, recorder, writer, views, parquet, scheduledExport },
+    executions: { listing, detail, recorder, writer, views, view, parquet, scheduledExport },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
     traces: { ingest, assembler, spans, log, loader, pending, deadLetters: createDeadLetterService({ log, deadLetters }) },
     logs: { ingest: logs, writer: logsWriter },

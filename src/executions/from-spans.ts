@@ -15,6 +15,7 @@ import { locateTemplate } from './template-location.ts';
 import { capCost, priceCall } from './pricing.ts';
 import { callsAndTools, countedSpans } from './span-builders.ts';
 import { contentHash, templateUsageColumns, type ExecutionContent } from './row.ts';
+import { errorReason } from './error-reason.ts';
 
 export interface ResolvedUsage {
   prompt_id: string;
@@ -188,7 +189,7 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     }),
   );
 
-  const errorSpan = spans.find((s) => s.status_code === 'ERROR');
+  const failed = spans.some((s) => s.status_code === 'ERROR');
   const attributes = executionAttributes(spans);
   const row: ExecutionContent = {
     project_id: projectId,
@@ -199,8 +200,8 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     agent_id: agentOf(spans, root),
     provider: main?.span.provider ?? '',
     model: main?.span.model ?? '',
-    status: errorSpan ? 'error' : 'ok',
-    error_message: errorSpan ? errorSpan.error_message || errorSpan.status_message : '',
+    status: failed ? 'error' : 'ok',
+    error_message: failed ? errorReason(spans) : '',
     tokens_in: tokensIn,
     tokens_out: tokensOut,
     tokens_cached_in: cachedIn,

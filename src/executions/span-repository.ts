@@ -6,6 +6,7 @@
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import type { AttrValue, DecodedEvent } from './span.ts';
 import type { FullSpan, StoredSpan } from './span-rows.ts';
+import type { FailedSpanFields } from './error-reason.ts';
 
 export type { FullSpan };
 
@@ -61,6 +62,19 @@ export function createSpanRepository(ch: ClickHouseStore) {
          ORDER BY span_id, received_at DESC LIMIT 1 BY span_id`,
         { p: projectId, t: traceId },
         'executions.spans',
+      );
+    },
+
+    /** The failed spans of one trace, with what says why (error-reason.ts). */
+    async failedOf(projectId: string, traceId: string): Promise<FailedSpanFields[]> {
+      return ch.query<FailedSpanFields>(
+        `SELECT span_id, parent_span_id, start_time_ns, status_code, status_message, error_message FROM (
+           SELECT span_id, parent_span_id, start_time_ns, status_code, status_message, error_message
+           FROM spans WHERE project_id = {p:String} AND trace_id = {t:String}
+           ORDER BY span_id, received_at DESC LIMIT 1 BY span_id)
+         WHERE status_code = 'ERROR'`,
+        { p: projectId, t: traceId },
+        'executions.failedSpans',
       );
     },
 

@@ -63,6 +63,9 @@ export interface Execution extends ExecutionListItem {
   price_id?: string | null;
   usage_warnings?: string[];
   metadata?: Record<string, string>;
+  api_key_id?: string | null;
+  api_key_name?: string | null;
+  environment?: string | null;
   template_usages?: TemplateUsageRecord[];
   scores?: Score[];
 }
@@ -88,6 +91,8 @@ export interface HierarchySpan {
   cost_usd?: number | null;
   cost_source?: string | null;
   attributes?: Record<string, unknown>;
+  resource?: Record<string, unknown>;
+  events?: unknown[];
   messages?: Record<string, unknown>;
   orphan?: boolean;
   synthetic?: boolean;

@@ -11,7 +11,7 @@ const BASE = '/api/projects/:project_id/executions';
 const tag = 'executions';
 
 export function executionRoutes(domain: Domain): RouteDef[] {
-  const { recorder, listing, detail, views } = domain.executions;
+  const { recorder, listing, view, views } = domain.executions;
   return [
     {
       method: 'POST',
@@ -98,7 +98,9 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       access: 'authenticated',
       need: 'read',
       query: 'ExecutionDetailQuery',
-      summary: 'One execution with its scores; conversation_history only with include_messages=true',
+      summary:
+        'One execution with its scores and the name of the API key that sent it; error_message: why it failed, from the spans when ' +
+        'the execution was traced; conversation_history only with include_messages=true',
       responses: {
         200: { description: 'The execution', schema: 'Execution' },
         404: { description: 'No such trace in this project', schema: 'Error' },
@@ -106,7 +108,7 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       async handler(ctx) {
         const q = ctx.state.query as { include_messages: boolean };
         const [e, scores] = await Promise.all([
-          detail.get(ctx.state.projectId!, ctx.params.trace_id!, q.include_messages),
+          view.get(ctx.state.projectId!, ctx.params.trace_id!, q.include_messages),
           domain.scores.service.ofTrace(ctx.state.projectId!, ctx.params.trace_id!),
         ]);
         if (!e) throw notFound('Execution');

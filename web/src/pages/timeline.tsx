@@ -1,9 +1,11 @@
-// The chat and tool timeline (GET .../timeline): messages in conversation order; tool calls and
-// their results as separate events, or joined one card per tool with "compact tools".
-import { duration, text, utc } from '../format.ts';
+// The chat and tool timeline (GET .../timeline): messages in conversation order, as text by
+// role; tool calls (name, arguments) and their results as separate events, or joined one card per
+// tool with "compact tools". JSON arguments and results are pretty-printed and fold (rendered.tsx).
+import { duration } from '../format.ts';
 import { navigate, useLocation, withParams } from '../router.tsx';
 import type { TimelineEvent } from '../types.ts';
-import { Badge, Card, Empty, Load, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Load, Time, useApi } from '../ui.tsx';
+import { Value } from './rendered.tsx';
 
 export function Timeline({ path }: { path: string }) {
   const loc = useLocation();
@@ -49,7 +51,11 @@ export function Timeline({ path }: { path: string }) {
 }
 
 function When({ e }: { e: TimelineEvent }) {
-  return e.timestamp ? <time title={e.timestamp}>{utc(e.timestamp).slice(11)}</time> : null;
+  return e.timestamp ? (
+    <span class="when">
+      <Time iso={e.timestamp} />
+    </span>
+  ) : null;
 }
 
 function Event({ e }: { e: TimelineEvent }) {
@@ -59,7 +65,9 @@ function Event({ e }: { e: TimelineEvent }) {
         <div class="meta">
           <Badge kind={`role-${e.role}`}>{e.role}</Badge> <When e={e} />
         </div>
-        <pre class="content">{text(e.content)}</pre>
+        <div class="content">
+          <Value value={e.content} label="content" />
+        </div>
       </li>
     );
   }
@@ -77,13 +85,13 @@ function Event({ e }: { e: TimelineEvent }) {
       {(e.type === 'tool_call' || e.type === 'tool') && (
         <div class="io">
           <span class="muted">arguments</span>
-          <pre>{text(e.arguments)}</pre>
+          <Value value={e.arguments} label="JSON" />
         </div>
       )}
       {(e.type === 'tool_result' || e.type === 'tool') && (
         <div class="io">
           <span class="muted">result</span>
-          <pre>{text(e.type === 'tool' ? e.result : e.content)}</pre>
+          <Value value={e.type === 'tool' ? e.result : e.content} label="JSON" />
         </div>
       )}
     </li>

@@ -1,9 +1,13 @@
 // The span tree (GET .../hierarchy) as a waterfall: one row per span, indented by depth, with a bar
-// placed by its start and duration in the trace (exact nanosecond times). A click shows the span.
+// placed by its start and duration in the trace (exact nanosecond times). A span with children
+// folds; a big tree starts folded below the depth that keeps it short (initiallyCollapsed), so a
+// trace of hundreds of spans opens as a page, not a scroll. A click on a row shows the span under
+// it: its status and reason, its messages rendered, its attributes with JSON folded.
 import { useMemo, useState } from 'preact/hooks';
-import { duration, int, text, usd } from '../format.ts';
+import { duration, int, usd } from '../format.ts';
 import type { HierarchySpan } from '../types.ts';
-import { Badge, Card, Load, useApi } from '../ui.tsx';
+import { Badge, Card, Load, Time, useApi } from '../ui.tsx';
+import { JsonBlock, MessageView, Value, type ChatMessage } from './rendered.tsx';
 
 interface Row {
   span: HierarchySpan;
@@ -18,56 +22,165 @@ export function flatten(spans: HierarchySpan[], depth = 0, out: Row[] = []): Row
   return out;
 }
 
+/** A tree of at most this many spans opens whole; a bigger one opens as deep as stays within it. */
+export const OPEN_SPANS = 40;
+
+/**
+ * The spans folded when the tree opens: none for a small tree; else the roots' children are shown,
+ * then each further level while the rows shown stay within OPEN_SPANS, and the spans of the first
+ * level that would go beyond start folded (with all below them).
+ */
+export function initiallyCollapsed(spans: HierarchySpan[]): Set<string> {
+  const collapsed = new Set<string>();
+  const rows = flatten(spans);
+  if (rows.length <= OPEN_SPANS) return collapsed;
+  let level = spans;
+  let shown = spans.length;
+  for (let depth = 0; level.length > 0; depth++) {
+    const next = level.flatMap((s) => s.children);
+    if (depth > 0 && shown + next.length > OPEN_SPANS) {
+      for (const r of rows) if (r.depth >= depth && r.span.children.length > 0) collapsed.add(r.span.span_id);
+      break;
+    }
+    shown += next.length;
+    level = next;
+  }
+  return collapsed;
+}
+
+function descendants(span: HierarchySpan): number {
+  return span.children.reduce((n, c) => n + 1 + descendants(c), 0);
+}
+
 export function Waterfall({ path }: { path: string }) {
   const tree = useApi<{ trace_id: string; spans: HierarchySpan[] }>(path);
   return (
-    <Card title="Span tree">
-      <Load state={tree} label="Loading the spans…">
-        {(t) => <Rows spans={t.spans} />}
-      </Load>
+    <Load state={tree} label="Loading the spans…">
+      {(t) => <Tree spans={t.spans} />}
+    </Load>
+  );
+}
+
+function Tree({ spans }: { spans: HierarchySpan[] }) {
+  const all = useMemo(() => flatten(spans), [spans]);
+  const [collapsed, setCollapsed] = useState(() => initiallyCollapsed(spans));
+  const [selected, setSelected] = useState<string | undefined>();
+  const parents = all.filter((r) => r.span.children.length > 0);
+  const toggle = (id: string) =>
+    setCollapsed((c) => {
+      const next = new Set(c);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
+  return (
+    <Card
+      title={`Span tree (${all.length})`}
+      class="span-tree"
+      actions={
+        parents.length > 0 && (
+          <>
+            <button type="button" data-action="expand-all" onClick={() => setCollapsed(new Set())} disabled={collapsed.size === 0}>
+              Expand all
+            </button>
+            <button
+              type="button"
+              data-action="collapse-all"
+              onClick={() => setCollapsed(new Set(parents.map((r) => r.span.span_id)))}
+              disabled={collapsed.size === parents.length}
+            >
+              Collapse all
+            </button>
+          </>
+        )
+      }
+    >
+      <Rows all={all} collapsed={collapsed} toggle={toggle} selected={selected} select={setSelected} />
     </Card>
   );
 }
 
-function Rows({ spans }: { spans: HierarchySpan[] }) {
-  const rows = useMemo(() => flatten(spans), [spans]);
-  const [selected, setSelected] = useState<string | undefined>();
-  if (rows.length === 0) return <p class="muted">No spans.</p>;
-  const start = rows.reduce(
+function Rows({
+  all,
+  collapsed,
+  toggle,
+  selected,
+  select,
+}: {
+  all: Row[];
+  collapsed: Set<string>;
+  toggle(id: string): void;
+  selected: string | undefined;
+  select(id: string | undefined): void;
+}) {
+  if (all.length === 0) return <p class="muted">No spans.</p>;
+  const start = all.reduce(
     (m, r) => (BigInt(r.span.start_time_ns) < m ? BigInt(r.span.start_time_ns) : m),
-    BigInt(rows[0]!.span.start_time_ns),
+    BigInt(all[0]!.span.start_time_ns),
   );
-  const end = rows.reduce((m, r) => (BigInt(r.span.end_time_ns) > m ? BigInt(r.span.end_time_ns) : m), 0n);
+  const end = all.reduce((m, r) => (BigInt(r.span.end_time_ns) > m ? BigInt(r.span.end_time_ns) : m), 0n);
   const total = Number(end - start) || 1;
   const at = (ns: string) => (Number(BigInt(ns) - start) / total) * 100;
-  const chosen = rows.find((r) => r.span.span_id === selected)?.span;
+  // The rows shown: every span whose ancestors are all unfolded.
+  const shown: Row[] = [];
+  let hiddenBelow = Infinity;
+  for (const r of all) {
+    if (r.depth > hiddenBelow) continue;
+    hiddenBelow = collapsed.has(r.span.span_id) ? r.depth : Infinity;
+    shown.push(r);
+  }
   return (
-    <>
-      <div class="waterfall" role="table" aria-label="Spans">
-        <div class="wf-row wf-head" role="row">
-          <span role="columnheader">Span</span>
-          <span role="columnheader">0 — {duration(total / 1e6)}</span>
-        </div>
-        {rows.map(({ span, depth }) => {
-          const left = at(span.start_time_ns);
-          const width = Math.max(at(span.end_time_ns) - left, 0.4);
-          // The label goes after the bar, or before it when the bar ends near the right edge, or
-          // inside it when it spans nearly the whole track.
-          const labelAt =
-            left + width < 70
-              ? { inside: false, style: { left: `${left + width}%` } }
-              : left > 30
-                ? { inside: false, style: { right: `${100 - left}%` } }
-                : { inside: true, style: { left: `${left}%` } };
-          return (
+    <div class="waterfall" role="table" aria-label="Spans">
+      <div class="wf-row wf-head" role="row">
+        <span role="columnheader">Span</span>
+        <span role="columnheader">0 — {duration(total / 1e6)}</span>
+      </div>
+      {shown.map(({ span, depth }) => {
+        const left = at(span.start_time_ns);
+        const width = Math.max(at(span.end_time_ns) - left, 0.4);
+        // The label goes after the bar, or before it when the bar ends near the right edge, or
+        // inside it when it spans nearly the whole track.
+        const labelAt =
+          left + width < 70
+            ? { inside: false, style: { left: `${left + width}%` } }
+            : left > 30
+              ? { inside: false, style: { right: `${100 - left}%` } }
+              : { inside: true, style: { left: `${left}%` } };
+        const folded = collapsed.has(span.span_id);
+        const isSelected = selected === span.span_id;
+        return (
+          <>
             <div
               role="row"
-              class={`wf-row ${selected === span.span_id ? 'selected' : ''} ${span.status_code === 'ERROR' ? 'is-error' : ''}`}
+              class={`wf-row ${isSelected ? 'selected' : ''} ${span.status_code === 'ERROR' ? 'is-error' : ''}`}
               data-span-name={span.name}
-              onClick={() => setSelected(selected === span.span_id ? undefined : span.span_id)}
+              data-depth={depth}
+              aria-selected={isSelected}
+              onClick={() => select(isSelected ? undefined : span.span_id)}
             >
               <span class="wf-name" style={{ paddingLeft: `${depth * 16 + 4}px` }} title={span.name}>
+                {span.children.length > 0 ? (
+                  <button
+                    type="button"
+                    class="wf-toggle"
+                    aria-expanded={!folded}
+                    aria-label={`${folded ? 'Expand' : 'Collapse'} ${span.name}`}
+                    onClick={(e) => {
+                      e.stopPropagation();
+                      toggle(span.span_id);
+                    }}
+                  >
+                    {folded ? '▸' : '▾'}
+                  </button>
+                ) : (
+                  <span class="wf-toggle-space" />
+                )}
                 <Badge kind={`class-${span.span_class ?? 'other'}`}>{span.span_class ?? 'span'}</Badge> {span.name}
+                {folded && (
+                  <span class="muted small" data-hidden-spans={descendants(span)}>
+                    {' '}
+                    +{descendants(span)}
+                  </span>
+                )}
                 {span.orphan && <Badge kind="warn">orphan</Badge>}
               </span>
               <span class="wf-track">
@@ -79,47 +192,117 @@ function Rows({ spans }: { spans: HierarchySpan[] }) {
                 </span>
               </span>
             </div>
-          );
-        })}
-      </div>
-      {chosen && <SpanDetail span={chosen} />}
-    </>
+            {isSelected && <SpanDetail span={span} />}
+          </>
+        );
+      })}
+    </div>
   );
 }
 
+/** The `messages` of a span as ingest normalised them (inference and tool spans). */
+interface SpanMessages {
+  input?: ChatMessage[];
+  output?: ChatMessage[];
+  tool_arguments?: unknown;
+  tool_result?: unknown;
+}
+
 function SpanDetail({ span }: { span: HierarchySpan }) {
+  const messages = (span.messages ?? {}) as SpanMessages;
+  const attributes = Object.entries(span.attributes ?? {}).sort(([a], [b]) => a.localeCompare(b));
   return (
-    <div class="span-detail">
+    <div class="span-detail" role="row" data-span-id={span.span_id}>
       <h3>{span.name}</h3>
       <dl class="facts">
+        <dt>Status</dt>
+        <dd>
+          <Badge kind={span.status_code === 'ERROR' ? 'bad' : span.status_code === 'OK' ? 'ok' : ''}>{span.status_code ?? '—'}</Badge>{' '}
+          {span.status_message && <span class={span.status_code === 'ERROR' ? 'error-text' : ''}>{span.status_message}</span>}
+        </dd>
+        <dt>Started</dt>
+        <dd>
+          <Time iso={span.start_time} /> · {duration(span.duration_ms)}
+        </dd>
         <dt>Span id</dt>
         <dd class="mono">{span.span_id}</dd>
-        <dt>Kind / status</dt>
-        <dd>
-          {span.kind ?? '—'} / {span.status_code ?? '—'} {span.status_message}
-        </dd>
-        <dt>Model</dt>
-        <dd>
-          {span.provider ?? '—'} / {span.model ?? '—'}
-        </dd>
-        <dt>Usage</dt>
-        <dd>
-          {span.tokens_in ?? '—'} in, {span.tokens_out ?? '—'} out;{' '}
-          {span.usage_counted ? 'counted in the execution' : 'not counted (a descendant carries it, or not an inference span)'}
-        </dd>
-        <dt>Cost</dt>
-        <dd>
-          {usd(span.cost_usd)} {span.cost_source ?? ''}
-        </dd>
+        <dt>Kind</dt>
+        <dd>{span.kind ?? '—'}</dd>
+        {(span.model || span.provider) && (
+          <>
+            <dt>Model</dt>
+            <dd>
+              {span.provider ?? '—'} / {span.model ?? '—'}
+            </dd>
+          </>
+        )}
+        {span.tokens_in !== null && span.tokens_in !== undefined && (
+          <>
+            <dt>Usage</dt>
+            <dd>
+              {int(span.tokens_in)} in, {int(span.tokens_out)} out;{' '}
+              {span.usage_counted ? 'counted in the execution' : 'not counted (a descendant carries it, or not an inference span)'}
+            </dd>
+          </>
+        )}
+        {span.cost_usd !== null && span.cost_usd !== undefined && (
+          <>
+            <dt>Cost</dt>
+            <dd>
+              {usd(span.cost_usd)} {span.cost_source ?? ''}
+            </dd>
+          </>
+        )}
       </dl>
-      {span.messages && Object.keys(span.messages).length > 0 && (
+      {(messages.input?.length ?? 0) > 0 && (
         <>
-          <h4>Messages</h4>
-          <pre>{text(span.messages)}</pre>
+          <h4>Input messages</h4>
+          <div class="span-messages">
+            {messages.input!.map((m) => (
+              <MessageView m={m} />
+            ))}
+          </div>
         </>
       )}
-      <h4>Attributes</h4>
-      <pre>{text(span.attributes ?? {})}</pre>
+      {(messages.output?.length ?? 0) > 0 && (
+        <>
+          <h4>Output messages</h4>
+          <div class="span-messages">
+            {messages.output!.map((m) => (
+              <MessageView m={m} />
+            ))}
+          </div>
+        </>
+      )}
+      {messages.tool_arguments !== undefined && (
+        <>
+          <h4>Tool arguments</h4>
+          <Value value={messages.tool_arguments} label="arguments" />
+        </>
+      )}
+      {messages.tool_result !== undefined && (
+        <>
+          <h4>Tool result</h4>
+          <Value value={messages.tool_result} label="result" />
+        </>
+      )}
+      <h4>Attributes ({attributes.length})</h4>
+      {attributes.length === 0 ? (
+        <p class="muted">None.</p>
+      ) : (
+        <dl class="facts attributes">
+          {attributes.map(([k, v]) => (
+            <>
+              <dt class="mono">{k}</dt>
+              <dd data-attribute={k}>
+                <Value value={v} label={k} />
+              </dd>
+            </>
+          ))}
+        </dl>
+      )}
+      {span.resource && Object.keys(span.resource).length > 0 && <JsonBlock value={span.resource} label="Resource" open={false} />}
+      {span.events && span.events.length > 0 && <JsonBlock value={span.events} label={`Events (${span.events.length})`} open={false} />}
     </div>
   );
 }

@@ -1,0 +1,38 @@
+// One execution as GET …/executions/{trace_id} shows it: the stored detail, with why it failed
+// and the name of the API key that sent it. A traced execution assembled before its failed spans
+// named a reason (or by an older rule that took the first failed span read) gets the reason from
+// its spans here (error-reason.ts), so the page never shows "error" without one the spans carry.
+import type { ExecutionDetail } from './execution-detail-repository.ts';
+import { errorReason, type FailedSpanFields } from './error-reason.ts';
+
+export interface ExecutionViewDeps {
+  detail: Pick<ExecutionDetail, 'get'>;
+  /** The failed spans of a trace (span-repository.ts). */
+  failedSpans(projectId: string, traceId: string): Promise<FailedSpanFields[]>;
+  /** key_id → name of the project's keys (auth/api-key-repository.ts, PostgreSQL). */
+  keyNames(projectId: string, keyIds: readonly string[]): Promise<Map<string, string>>;
+}
+
+export function createExecutionView(deps: ExecutionViewDeps) {
+  return {
+    async get(projectId: string, traceId: string, includeMessages: boolean) {
+      const e = await deps.detail.get(projectId, traceId, includeMessages);
+      if (!e) return undefined;
+      const keyId = e.api_key_id?.toLowerCase() ?? null;
+      const [reason, names] = await Promise.all([
+        e.status === 'error' && !e.error_message && e.source === 'otlp'
+          ? deps.failedSpans(projectId, traceId).then(errorReason)
+          : Promise.resolve(''),
+        keyId ? deps.keyNames(projectId, [keyId]) : Promise.resolve(new Map<string, string>()),
+      ]);
+      return {
+        ...e,
+        error_message: e.error_message ?? (reason || null),
+        // null: no key sent it, or the key was deleted since (a revoked key keeps its name).
+        api_key_name: keyId ? (names.get(keyId) ?? null) : null,
+      };
+    },
+  };
+}
+
+export type ExecutionView = ReturnType<typeof createExecutionView>;
