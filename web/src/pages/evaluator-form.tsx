@@ -76,10 +76,8 @@ export function EvaluatorForm({
       f.variables
         .split(/\s+/)
         .filter(Boolean)
-        .map((pair) => [
-          pair.slice(0, Math.max(pair.indexOf('='), 0)) || pair,
-          pair.includes('=') ? pair.slice(pair.indexOf('=') + 1) : '',
-        ]),
+        // `name=source`; a bare name is its own source (output=output); the API checks both.
+        .map((pair) => (pair.indexOf('=') > 0 ? [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)] : [pair, pair])),
     );
     const body = {
       name: f.name.trim(),
