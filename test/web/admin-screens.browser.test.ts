@@ -29,7 +29,7 @@ const ok = async (method: string, path: string, body?: unknown) => {
 };
 
 /**
- * No horizontal scrollbar on the page at 1440 and 390 px (wide tables scroll in their own
+ * Every select labelled, and no horizontal scrollbar on the page at 1440 and 390 px (wide tables scroll in their own
  * overflow-x box). The navigation sidebar is the shell's, not these pages' (the global responsive
  * layout is its own change), so it is measured without it: what is left is the page.
  */
@@ -50,6 +50,13 @@ async function noOverflow(path: string, ready: string) {
       return sizes;
     });
     expect(scroll, `${path} at ${width} px`).toBeLessThanOrEqual(client);
+    // Every select of the page says what it picks (a <label> or an aria-label).
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll<HTMLSelectElement>('main select')]
+        .filter((s) => s.labels.length === 0 && !s.getAttribute('aria-label'))
+        .map((s) => s.name || s.outerHTML.slice(0, 80)),
+    );
+    expect(unlabelled, `${path}: selects without a label`).toEqual([]);
   }
   await page.setViewportSize({ width: 1360, height: 900 });
 }

@@ -173,7 +173,12 @@ function CompareWith({ dsBase, dsPath, e }: { dsBase: string; dsPath: string; e:
         <p class="muted">No other run of this dataset yet: run another experiment to compare with this one.</p>
       ) : (
         <div class="inline">
-          <select name="compare_with" value={picked} onChange={(ev) => setOther((ev.target as HTMLSelectElement).value)}>
+          <select
+            name="compare_with"
+            aria-label="Run to compare with"
+            value={picked}
+            onChange={(ev) => setOther((ev.target as HTMLSelectElement).value)}
+          >
             {others.map((r) => (
               <option value={r.run_id}>
                 {r.name}

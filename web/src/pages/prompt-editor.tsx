@@ -109,6 +109,7 @@ export function PromptEditor({
                 <li>
                   <select
                     name={`role-${i}`}
+                    aria-label={`Role of message ${i + 1}`}
                     value={m.role}
                     onChange={(e) => setMessageAt(i, { role: (e.target as HTMLSelectElement).value })}
                   >
@@ -118,6 +119,7 @@ export function PromptEditor({
                   </select>
                   <textarea
                     name={`content-${i}`}
+                    aria-label={`Content of message ${i + 1}`}
                     rows={3}
                     value={m.content}
                     onInput={(e) => setMessageAt(i, { content: (e.target as HTMLTextAreaElement).value })}

@@ -67,11 +67,17 @@ export function Labels({ p, ...props }: Props & { p: PromptWithLatest }) {
           <Form class="inline" onSubmit={() => newLabel.trim() && add.run()}>
             <input
               name="new-label"
+              aria-label="New label"
               placeholder="new label, e.g. staging"
               value={newLabel}
               onInput={(e) => setNewLabel((e.target as HTMLInputElement).value)}
             />
-            <select value={newVersion} onChange={(e) => setNewVersion(Number((e.target as HTMLSelectElement).value))}>
+            <select
+              name="new-label-version"
+              aria-label="Version the new label points to"
+              value={newVersion}
+              onChange={(e) => setNewVersion(Number((e.target as HTMLSelectElement).value))}
+            >
               {versions.map((n) => (
                 <option value={n}>v{n}</option>
               ))}
@@ -182,7 +188,12 @@ function LabelRow({
         </td>
         {canWrite && (
           <td class="actions">
-            <select name={`label-${label}`} value={target} onChange={(e) => setTarget(Number((e.target as HTMLSelectElement).value))}>
+            <select
+              name={`label-${label}`}
+              aria-label={`Version to move "${label}" to`}
+              value={target}
+              onChange={(e) => setTarget(Number((e.target as HTMLSelectElement).value))}
+            >
               {versions.map((n) => (
                 <option value={n}>v{n}</option>
               ))}
