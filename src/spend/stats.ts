@@ -24,7 +24,7 @@ export function createStats(spend: DailySpendRepository, countPrompts: (projectI
         countPrompts(projectId),
       ]);
       const byDay = new Map<string, { cost: bigint; n: bigint }>();
-      const byModel = new Map<string, { provider: string; model: string; cost: bigint; n: bigint }>();
+      const byModel = new Map<string, { provider: string; model: string; cost: bigint; n: bigint; unpriced: bigint }>();
       let total = 0n;
       let executions = 0n;
       let unpriced = 0n;
@@ -41,8 +41,8 @@ export function createStats(spend: DailySpendRepository, countPrompts: (projectI
         const d = byDay.get(c.date_t) ?? { cost: 0n, n: 0n };
         byDay.set(c.date_t, { cost: d.cost + cost, n: d.n + n });
         const key = `${c.provider}\u0000${c.model}`;
-        const m = byModel.get(key) ?? { provider: c.provider, model: c.model, cost: 0n, n: 0n };
-        byModel.set(key, { ...m, cost: m.cost + cost, n: m.n + n });
+        const m = byModel.get(key) ?? { provider: c.provider, model: c.model, cost: 0n, n: 0n, unpriced: 0n };
+        byModel.set(key, { ...m, cost: m.cost + cost, n: m.n + n, unpriced: m.unpriced + BigInt(c.unpriced_t) });
       }
       const daily = w.days.map((date) => {
         const d = byDay.get(date);
@@ -78,7 +78,13 @@ export function createStats(spend: DailySpendRepository, countPrompts: (projectI
           execution_count: Number(r.executions_t),
           avg_cost: usd(average(nanos(r.cost_t), BigInt(r.executions_t))),
         })),
-        by_model: models.map((m) => ({ provider: m.provider, model: m.model, cost: usd(m.cost), execution_count: Number(m.n) })),
+        by_model: models.map((m) => ({
+          provider: m.provider,
+          model: m.model,
+          cost: usd(m.cost),
+          execution_count: Number(m.n),
+          unpriced_executions: Number(m.unpriced),
+        })),
       };
     },
   };

@@ -147,11 +147,12 @@ describe(`project stats (${mode} mode)`, () => {
         { prompt_id: 'billing', cost: 1.234567891, execution_count: 2, avg_cost: 0.617283946 },
       ],
       by_model: [
-        { provider: 'anthropic', model: 'claude-y', cost: 1.234567891, execution_count: 1 },
-        { provider: 'openai', model: 'gpt-x', cost: 0.600123, execution_count: 3 },
-        { provider: 'google', model: 'gem', cost: 0.25, execution_count: 1 },
-        { provider: '', model: '', cost: 0.00123, execution_count: 10 },
-        { provider: 'acme', model: 'unknown-model-zz', cost: 0, execution_count: 1 },
+        { provider: 'anthropic', model: 'claude-y', cost: 1.234567891, execution_count: 1, unpriced_executions: 0 },
+        { provider: 'openai', model: 'gpt-x', cost: 0.600123, execution_count: 3, unpriced_executions: 0 },
+        { provider: 'google', model: 'gem', cost: 0.25, execution_count: 1, unpriced_executions: 0 },
+        { provider: '', model: '', cost: 0.00123, execution_count: 10, unpriced_executions: 0 },
+        // Its cost is unknown, not $0: the console shows it as unpriced (docs/spend.md).
+        { provider: 'acme', model: 'unknown-model-zz', cost: 0, execution_count: 1, unpriced_executions: 1 },
       ],
     });
   });

@@ -291,8 +291,11 @@ describe('web console: scores beside cost', () => {
     await page.click('form.add-score button[type=submit]');
     const row = page.locator('tr[data-score-name=helpfulness]');
     await row.waitFor();
+    // The author is the signed-in key, shown by its name (the recorded api_key:<id> in the title).
+    await row.locator(`[data-author]:text-is('API key "console-test"')`).waitFor();
+    await expect(row.locator('[data-author]').getAttribute('title')).resolves.toMatch(/^api_key:/);
     const cells = await row.locator('td').allTextContents();
-    expect(cells.slice(1, 6)).toEqual(['0.8', 'execution', 'annotation', expect.stringMatching(/^api_key:/), 'clear and correct']);
+    expect(cells.slice(1, 6)).toEqual(['0.8', 'execution', 'annotation', 'API key "console-test"', 'clear and correct']);
     await expect(page.locator('form.add-score .error').count()).resolves.toBe(0);
     const stored = (await scoresOf(traceId)).find((s: { name: string }) => s.name === 'helpfulness');
     expect(stored).toMatchObject({ value: 0.8, source: 'annotation', comment: 'clear and correct', data_type: 'NUMERIC' });

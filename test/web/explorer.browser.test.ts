@@ -61,7 +61,12 @@ describe(`spend explorer (${mode} mode)`, () => {
     expect(await cells('tr[data-other]')).toEqual([`other (${expected.other.groups} groups)`, ...figures(expected.other)]);
     expect(await cells('tr[data-total]')).toEqual(['total (each execution once)', ...figures(expected.total)]);
     await t.browser.page.locator('.chart.stacked canvas').first().waitFor();
-    expect(Number(await t.browser.page.locator('.chart.stacked').getAttribute('data-series'))).toBe(4); // the top 3 and other
+    // The chart stacks the first dimension (2 models), or on request every combination: the top 8 of
+    // the chart's own answer (here all 8, so no "other"), whatever the table's limit.
+    expect(Number(await t.browser.page.locator('.chart.stacked').getAttribute('data-series'))).toBe(2);
+    await t.browser.page.selectOption('select[name=chart_by]', '*');
+    await t.browser.page.locator('.chart.stacked[data-series="8"]').waitFor();
+    await expect(t.browser.page.locator('.chart.stacked').getAttribute('data-granularity')).resolves.toBe('hour');
     await t.browser.screenshot('explorer');
   });
 

@@ -101,8 +101,37 @@ export interface StackedSeries {
   values: number[];
 }
 
-/** Cost per time bucket, one stacked bar segment per group (top groups, then the rest). */
-export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: number[]; series: StackedSeries[]; height?: number }) {
+export type Granularity = 'hour' | 'day' | 'week' | 'month';
+
+/** A bucket's start as its axis label, in UTC like the API's buckets: the label follows the bucket. */
+export function bucketLabel(granularity: Granularity, seconds: number): string {
+  const iso = new Date(seconds * 1000).toISOString();
+  if (granularity === 'hour') return `${iso.slice(5, 10)} ${iso.slice(11, 13)}:00`;
+  if (granularity === 'month') return iso.slice(0, 7);
+  return iso.slice(5, 10);
+}
+
+const NOMINAL_STEP_S: Record<Granularity, number> = { hour: 3600, day: 86_400, week: 604_800, month: 2_678_400 };
+/** Room for one axis label, in CSS pixels. */
+const LABEL_PX: Record<Granularity, number> = { hour: 92, day: 56, week: 56, month: 64 };
+
+/**
+ * Cost per time bucket, one stacked bar segment per group (top groups, then the rest). The x axis
+ * ticks are the buckets themselves (every k-th when they would overlap), labelled by the bucket's
+ * granularity — a day bucket reads 11-27, never an hour — and the scale reaches half a bucket past
+ * the first and the last, so no bar is cut.
+ */
+export function StackedTimeChart({
+  buckets,
+  series,
+  granularity,
+  height = 260,
+}: {
+  buckets: number[];
+  series: StackedSeries[];
+  granularity: Granularity;
+  height?: number;
+}) {
   const el = useRef<HTMLDivElement>(null);
   const dark = useDark();
   useEffect(() => {
@@ -116,15 +145,41 @@ export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: n
     }
     const muted = cssVar('--muted', '#5b6475');
     const stackedBars = uPlot.paths.bars!({ size: [0.8, 48], align: 0 });
+    const gaps = buckets.slice(1).map((b, i) => b - buckets[i]!);
+    const step = gaps.length ? Math.min(...gaps) : NOMINAL_STEP_S[granularity];
+    const ticks = (width: number) => {
+      const fit = Math.max(1, Math.floor(width / LABEL_PX[granularity]));
+      const stride = Math.max(1, Math.ceil(buckets.length / fit));
+      return buckets.filter((_, i) => i % stride === 0);
+    };
     const plot = new uPlot(
       {
         width: Math.max(root.clientWidth, 300),
         height,
         cursor: { drag: { x: false, y: false }, points: { show: false } },
         legend: { show: true, live: true },
-        scales: { usd: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
+        scales: {
+          x: {
+            time: true,
+            range: () => {
+              const range: [number, number] = [buckets[0]! - step / 2, buckets[buckets.length - 1]! + step / 2];
+              root.dataset.range = range.join(',');
+              return range;
+            },
+          },
+          usd: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] },
+        },
         axes: [
-          { stroke: muted, grid: { show: false } },
+          {
+            stroke: muted,
+            grid: { show: false },
+            splits: (u) => ticks(u.bbox.width / devicePixelRatio),
+            values: (_u, splits) => {
+              const labels = splits.map((t) => bucketLabel(granularity, t));
+              root.dataset.ticks = labels.join(',');
+              return labels;
+            },
+          },
           {
             scale: 'usd',
             stroke: muted,
@@ -135,7 +190,10 @@ export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: n
         ],
         // Drawn top-down so each area covers the ones below it.
         series: [
-          { label: 'Time' },
+          {
+            label: granularity[0]!.toUpperCase() + granularity.slice(1),
+            value: (_u, v) => (v === null ? '—' : bucketLabel(granularity, v)),
+          },
           ...[...series.keys()].reverse().map((i) => ({
             label: series[i]!.label,
             scale: 'usd',
@@ -157,8 +215,8 @@ export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: n
       resize.disconnect();
       plot.destroy();
     };
-  }, [buckets, series, height, dark]);
-  return <div class="chart stacked" ref={el} data-series={series.length} data-buckets={buckets.length} />;
+  }, [buckets, series, granularity, height, dark]);
+  return <div class="chart stacked" ref={el} data-series={series.length} data-buckets={buckets.length} data-granularity={granularity} />;
 }
 
 /**

@@ -212,7 +212,7 @@ export interface ProjectStats {
   total_tokens_out: number;
   daily_costs: DailyCost[];
   top_prompts: Array<{ prompt_id: string; cost: number; execution_count: number; avg_cost: number }>;
-  by_model: Array<{ provider: string; model: string; cost: number; execution_count: number }>;
+  by_model: Array<{ provider: string; model: string; cost: number; execution_count: number; unpriced_executions: number }>;
 }
 
 export interface BudgetAlert {

@@ -4,19 +4,26 @@
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
 import { BudgetGauge } from '../charts.tsx';
+import { Link } from '../router.tsx';
 import { pct, usd } from '../format.ts';
-import type { BudgetScopeKind, Role, ScopedBudget, ScopedBudgetList } from '../types.ts';
+import type { Budget, BudgetScopeKind, Role, ScopedBudget, ScopedBudgetList } from '../types.ts';
 import { Badge, Card, Empty, ErrorBox, Form, Load, SecretOnce, Time, useAction, useApi } from '../ui.tsx';
+import { BudgetView } from './spend.tsx';
 
 const KINDS: BudgetScopeKind[] = ['project', 'user', 'agent', 'tag', 'api_key'];
 
 const scopeText = (b: ScopedBudget) => (b.scope.kind === 'project' ? 'the project' : `${b.scope.kind} "${b.scope.value}"`);
 const PERIOD = { day: 'Daily', week: 'Weekly', month: 'Monthly' } as const;
+/** The signing secret to show once: only a signed webhook that has a URL signs anything. */
+const secretOf = (b: ScopedBudget) => (b.webhook_url && b.webhook_format === 'signed' ? b.webhook_secret : undefined);
 const statusKind = (s: string) => (s === 'ok' ? 'ok' : s === 'alert' ? 'warn' : 'bad');
 
 export function Budgets({ projectId, role }: { projectId: string; role: Role }) {
   const base = `/api/projects/${enc(projectId)}/budgets`;
   const list = useApi<ScopedBudgetList>(base);
+  // The project's monthly budget (GET …/budget, set in Settings) is a budget of the same engine that
+  // `…/budgets` does not list: shown first, so this page has every budget of the project.
+  const monthly = useApi<Budget>(`/api/projects/${enc(projectId)}/budget`);
   const [secret, setSecret] = useState<string | undefined>();
   const admin = role === 'admin';
   return (
@@ -25,11 +32,21 @@ export function Budgets({ projectId, role }: { projectId: string; role: Role }) 
         <h1>Budgets</h1>
       </header>
       {secret && <SecretOnce label="Webhook signing secret" value={secret} />}
+      <Card title="Monthly budget of the project" class="budget-card project-budget">
+        <Load state={monthly} label="Loading the project's budget…">
+          {(b) => <BudgetView b={b} projectId={projectId} role={role} />}
+        </Load>
+        {admin && (
+          <p class="muted small">
+            Set or change it in <Link href={`/projects/${enc(projectId)}/settings`}>Settings</Link>; scoped budgets below.
+          </p>
+        )}
+      </Card>
       {admin && (
         <BudgetForm
           base={base}
           onCreated={(b) => {
-            setSecret(b.webhook_secret);
+            setSecret(secretOf(b));
             list.reload();
           }}
         />
@@ -142,7 +159,7 @@ function BudgetCard({
           budget={b}
           onCreated={(updated) => {
             setEditing(false);
-            onSecret(updated.webhook_secret);
+            onSecret(secretOf(updated));
             onChanged();
           }}
         />
@@ -217,10 +234,13 @@ function BudgetForm({ base, budget, onCreated }: { base: string; budget?: Scoped
       webhook_url: f.url.trim() || null,
       webhook_format: f.format,
     };
+    // A signed webhook added where there was none gets a fresh secret, shown once: the one made
+    // with the budget was never shown (there was nothing to sign for).
+    const rotate = f.rotate || (f.format === 'signed' && !!f.url.trim() && !budget?.webhook_url);
     const saved = budget
       ? await api<ScopedBudget>(`${base}/${enc(budget.id)}`, {
           method: 'PUT',
-          body: { ...common, ...(f.rotate ? { rotate_webhook_secret: true } : {}) },
+          body: { ...common, ...(rotate ? { rotate_webhook_secret: true } : {}) },
         })
       : await api<ScopedBudget>(base, {
           method: 'POST',

@@ -130,7 +130,9 @@ export function ExperimentForm({
           <label>
             Model connection
             <select name="connection" value={connectionId} onChange={(e) => set({ connectionId: value(e) })}>
-              {connections.data?.items.length === 0 && <option value="">no connection: add one (docs/playground.md)</option>}
+              {connections.data?.items.length === 0 && (
+                <option value="">no connection: an admin adds one in Settings → Model connections</option>
+              )}
               {connections.data?.items.map((c) => (
                 <option value={c.connection_id}>
                   {c.name} · {c.model}

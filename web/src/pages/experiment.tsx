@@ -9,6 +9,7 @@ import { Link, navigate } from '../router.tsx';
 import type { Dataset, DatasetRunList, Experiment, ExperimentItemList, Role } from '../types.ts';
 import { Badge, Card, ErrorBox, Form, Load, Time, useAction, useApi } from '../ui.tsx';
 import { JsonCell } from './dataset-runs.tsx';
+import { Author, useKeyNames } from '../authors.tsx';
 import { datasetPath } from './datasets.tsx';
 import { isActive, Progress, StatusBadge } from './experiment-table.tsx';
 
@@ -29,6 +30,7 @@ export function ExperimentPage({
   const dsBase = `/api/projects/${enc(projectId)}/datasets/${enc(datasetId)}`;
   const base = `${dsBase}/experiments/${enc(experimentId)}`;
   const exp = useApi<Experiment>(base);
+  const names = useKeyNames(projectId);
   const items = useApi<ExperimentItemList>(`${base}/items${query({ limit: LIMIT })}`);
   const dataset = useApi<Dataset>(dsBase);
   const status = exp.data?.status;
@@ -71,7 +73,12 @@ export function ExperimentPage({
                   {e.prompt.prompt_id} v{e.prompt.version}
                 </Link>{' '}
                 · connection {e.connection_id} · concurrency {e.concurrency ?? '—'} · created <Time iso={e.created_at} />
-                {e.created_by && ` by ${e.created_by}`}
+                {e.created_by && (
+                  <>
+                    {' by '}
+                    <Author id={e.created_by} names={names} />
+                  </>
+                )}
               </p>
             </div>
             <Link href={`${dsPath}?run=${enc(e.run_id)}`} class="button run-link">
@@ -166,7 +173,12 @@ function CompareWith({ dsBase, dsPath, e }: { dsBase: string; dsPath: string; e:
         <p class="muted">No other run of this dataset yet: run another experiment to compare with this one.</p>
       ) : (
         <div class="inline">
-          <select name="compare_with" value={picked} onChange={(ev) => setOther((ev.target as HTMLSelectElement).value)}>
+          <select
+            name="compare_with"
+            aria-label="Run to compare with"
+            value={picked}
+            onChange={(ev) => setOther((ev.target as HTMLSelectElement).value)}
+          >
             {others.map((r) => (
               <option value={r.run_id}>
                 {r.name}

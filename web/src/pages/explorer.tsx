@@ -1,13 +1,15 @@
 // The spend explorer: GET .../spend with any group_by dimensions, a time bucket, a filter for every
 // dimension and a window. The page's query string IS the API's query (shareable; the table is the
-// API's answer for it), the chart is the same query grouped by time too, and the CSV is the table.
+// API's answer for it), the chart is the same query grouped by time and one dimension (or all of
+// them combined), and the CSV is the table.
 import { useLayoutEffect, useMemo, useState } from 'preact/hooks';
 import { enc, saveBlob } from '../api.ts';
-import { StackedTimeChart, type StackedSeries } from '../charts.tsx';
+import { StackedTimeChart, type Granularity, type StackedSeries } from '../charts.tsx';
 import { csvField, fromLocalInput, int, toLocalInput, usdText } from '../format.ts';
 import { navigate, useLocation } from '../router.tsx';
 import type { SpendBreakdown, SpendMeasures, SpendRow } from '../types.ts';
 import { Badge, Card, Empty, Form, Load, Time, useApi } from '../ui.tsx';
+import { Unpriced } from '../unpriced.tsx';
 
 /** group_by name → its filter parameter (docs/spend.md, "Breakdowns"). */
 export const DIMENSIONS: Array<[string, string, string]> = [
@@ -24,6 +26,8 @@ const TIME = new Set(['time', 'hour', 'day', 'week', 'month']);
 const BUCKETS = ['hour', 'day', 'week', 'month'];
 const WINDOWS = ['24h', '7d', '30d', '90d'];
 const TOP = 8;
+/** The chart_by choice that stacks every group_by dimension combined. */
+const COMBINED = '*';
 const MEASURES = ['cost_usd', 'executions', 'tokens_in', 'tokens_out', 'unpriced_executions'] as const;
 
 const groupsOf = (q: URLSearchParams) =>
@@ -38,18 +42,25 @@ export function Explorer({ projectId }: { projectId: string }) {
   const loc = useLocation();
   const q = loc.params;
   const dims = groupsOf(q);
-  const bucket = q.get('granularity') ?? 'day';
+  const bucket = (BUCKETS.includes(q.get('granularity') ?? '') ? q.get('granularity') : 'day') as Granularity;
   const base = `/api/projects/${enc(projectId)}/spend`;
   const table = useApi<SpendBreakdown>(`${base}?${q}`);
+  const groups = dims.filter((d) => !TIME.has(d));
+  // What the chart stacks: one dimension (default the first), or every dimension combined. With
+  // several dimensions (model × user) the combinations are many and the top 8 of them would leave
+  // most of the spend in "other": one dimension ranks its own values instead. Console state only:
+  // the URL stays the API's query.
+  const [chartPick, setChartPick] = useState<string | undefined>();
+  const chartBy = chartPick !== undefined && (chartPick === COMBINED || groups.includes(chartPick)) ? chartPick : (groups[0] ?? COMBINED);
+  const chartGroups = chartBy === COMBINED ? groups : [chartBy];
   const chartQuery = useMemo(() => {
     const c = new URLSearchParams(q);
-    const groups = dims.filter((d) => !TIME.has(d));
-    if (groups.length > 5) return null;
-    c.set('group_by', ['time', ...groups].join(','));
+    if (chartGroups.length > 5) return null;
+    c.set('group_by', ['time', ...chartGroups].join(','));
     c.set('granularity', bucket);
     c.set('limit', '10000');
     return c;
-  }, [q.toString()]);
+  }, [q.toString(), chartGroups.join(',')]);
   const chart = useApi<SpendBreakdown>(chartQuery ? `${base}?${chartQuery}` : null);
 
   // Marks when the table is in the DOM (`npm run bench console` reads it).
@@ -77,9 +88,24 @@ export function Explorer({ projectId }: { projectId: string }) {
             </Empty>
           ) : (
             <>
-              <Card title={`Cost by ${bucket} — top ${TOP} groups`}>
+              <Card
+                title={`Cost by ${bucket}${chartGroups.length ? ` — top ${TOP} ${chartBy === COMBINED ? 'groups' : `${chartBy} values`}` : ''}`}
+                actions={
+                  groups.length > 1 && (
+                    <label>
+                      Chart by{' '}
+                      <select name="chart_by" value={chartBy} onChange={(e) => setChartPick((e.target as HTMLSelectElement).value)}>
+                        {groups.map((g) => (
+                          <option value={g}>{g}</option>
+                        ))}
+                        <option value={COMBINED}>{groups.join(' × ')} (combined)</option>
+                      </select>
+                    </label>
+                  )
+                }
+              >
                 {chart.data ? (
-                  <StackedTimeChart {...seriesOf(chart.data, data)} />
+                  <StackedTimeChart {...seriesOf(chart.data)} granularity={bucket} />
                 ) : chart.error ? (
                   <p class="muted">{chart.error.detail}</p>
                 ) : (
@@ -93,7 +119,7 @@ export function Explorer({ projectId }: { projectId: string }) {
                     <Time iso={data.end} /> · read from {data.source}
                   </span>
                 </div>
-                <BreakdownTable data={data} />
+                <BreakdownTable data={data} projectId={projectId} />
               </Card>
             </>
           )
@@ -106,10 +132,16 @@ export function Explorer({ projectId }: { projectId: string }) {
 /** The dimension columns of a breakdown (the API's group_by names, as in each row). */
 const columnsOf = (data: SpendBreakdown) => data.group_by;
 
-function BreakdownTable({ data }: { data: SpendBreakdown }) {
+function BreakdownTable({ data, projectId }: { data: SpendBreakdown; projectId: string }) {
   const cols = columnsOf(data);
   const cells = (m: SpendMeasures) => [
-    <td class="num cost">{usdText(m.cost_usd)}</td>,
+    <td class="num cost">
+      {m.executions > 0 && m.unpriced_executions >= m.executions && Number(m.cost_usd) === 0 ? (
+        <Unpriced projectId={projectId} />
+      ) : (
+        usdText(m.cost_usd)
+      )}
+    </td>,
     <td class="num">{int(m.executions)}</td>,
     <td class="num">{int(m.tokens_in)}</td>,
     <td class="num">{int(m.tokens_out)}</td>,
@@ -171,21 +203,30 @@ function exportCsv(projectId: string, data: SpendBreakdown) {
   saveBlob(`spend-${projectId}.csv`, new Blob([`${lines.join('\r\n')}\r\n`], { type: 'text/csv' }));
 }
 
-/** The chart's series: the table's top groups over time, the rest summed as "other". */
-function seriesOf(chart: SpendBreakdown, table: SpendBreakdown): { buckets: number[]; series: StackedSeries[] } {
+/**
+ * The chart's series: the groups of the chart's own answer (time × the charted dimension) ranked by
+ * their cost over the window, the top 8 drawn, the rest summed as "other (N more groups)". Floats:
+ * drawing only, the table has the exact figures.
+ */
+function seriesOf(chart: SpendBreakdown): { buckets: number[]; series: StackedSeries[] } {
   const groups = chart.group_by.filter((g) => !TIME.has(g));
   const key = (r: SpendRow) => groups.map((g) => label(r[g])).join(' · ') || 'total';
-  const top = table.rows.slice(0, TOP).map(key);
+  const totals = new Map<string, number>();
+  for (const r of chart.rows) totals.set(key(r), (totals.get(key(r)) ?? 0) + Number(r.cost_usd));
+  const ranked = [...totals].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k]) => k);
+  const top = new Set(ranked.slice(0, TOP));
+  const rest = ranked.length - top.size;
+  const other = `other (${rest} more group${rest === 1 ? '' : 's'})`;
   const bucketKeys = [...new Set(chart.rows.map((r) => String(r.time)))].sort();
   const index = new Map(bucketKeys.map((b, i) => [b, i]));
   const byGroup = new Map<string, number[]>();
   for (const r of chart.rows) {
-    const k = top.includes(key(r)) ? key(r) : 'other';
+    const k = top.has(key(r)) ? key(r) : other;
     const values = byGroup.get(k) ?? bucketKeys.map(() => 0);
     values[index.get(String(r.time))!]! += Number(r.cost_usd);
     byGroup.set(k, values);
   }
-  const order = [...top.filter((k) => byGroup.has(k)), ...(byGroup.has('other') ? ['other'] : [])];
+  const order = [...ranked.filter((k) => top.has(k)), ...(rest > 0 ? [other] : [])];
   return {
     buckets: bucketKeys.map((b) => Date.parse(b) / 1000),
     series: order.map((k) => ({ label: k, values: byGroup.get(k)! })),

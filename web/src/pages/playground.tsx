@@ -209,7 +209,10 @@ export function Playground({ projectId, role }: { projectId: string; role: Role 
             {(list) =>
               list.items.length === 0 ? (
                 <Empty title="No model connections">
-                  <p>An admin adds one (an OpenAI-compatible endpoint and its key): see docs/evaluators.md, "Model connections".</p>
+                  <p>
+                    An admin adds one (an OpenAI-compatible endpoint and its key) in{' '}
+                    <Link href={`/projects/${enc(projectId)}/settings#model-connections`}>Settings → Model connections</Link>.
+                  </p>
                 </Empty>
               ) : (
                 <div class="playground-connections">

@@ -1,7 +1,8 @@
 // The prompt editor: a new prompt (POST .../prompts) or a new version (POST .../prompts/{id}/versions).
 // Variables are detected as you type and a render preview is shown before saving, with the API's
 // own template code (src/prompts/template-render.ts, bundled). `text` templates are a string,
-// `chat` templates a list of messages: the type switch picks the editor.
+// `chat` templates a list of messages: the type switch picks the editor. The model parameters (the
+// version's `config`) start from the version edited and are sent with it (model-params.tsx).
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
 import {
@@ -15,6 +16,7 @@ import {
 import { navigate } from '../router.tsx';
 import type { PromptVersion } from '../types.ts';
 import { Card, ErrorBox, Form, useAction } from '../ui.tsx';
+import { configOf, ModelParamsFields, paramsOf } from './model-params.tsx';
 
 type Kind = 'text' | 'chat';
 
@@ -28,7 +30,7 @@ export function PromptEditor({
   /** the prompt a version is added to; none: a new prompt */
   promptId?: string;
   /** the version the editor starts from */
-  from?: Pick<PromptVersion, 'type' | 'template'>;
+  from?: Pick<PromptVersion, 'type' | 'template'> & Partial<Pick<PromptVersion, 'config'>>;
   onSaved(v: PromptVersion): void;
 }) {
   const [id, setId] = useState('');
@@ -38,6 +40,7 @@ export function PromptEditor({
   const [message, setMessage] = useState('');
   const [labels, setLabels] = useState('');
   const [inputs, setInputs] = useState<Record<string, string>>({});
+  const [params, setParams] = useState(() => paramsOf(from?.config));
   const template: Template = kind === 'text' ? text : messages;
   const variables = extractVariables(template);
   const preview = render(template, Object.fromEntries(variables.filter((v) => inputs[v] !== undefined).map((v) => [v, inputs[v]])));
@@ -45,6 +48,7 @@ export function PromptEditor({
   const save = useAction(async () => {
     const common = {
       template,
+      config: configOf(params),
       ...(message.trim() ? { commit_message: message.trim() } : {}),
       ...(labels.trim() ? { labels: labels.split(/[\s,]+/).filter(Boolean) } : {}),
     };
@@ -88,6 +92,7 @@ export function PromptEditor({
             <input name="labels" placeholder="staging" value={labels} onInput={(e) => setLabels((e.target as HTMLInputElement).value)} />
           </label>
         </div>
+        <ModelParamsFields value={params} onChange={setParams} />
         {kind === 'text' ? (
           <textarea name="template" rows={8} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
         ) : (
@@ -104,6 +109,7 @@ export function PromptEditor({
                 <li>
                   <select
                     name={`role-${i}`}
+                    aria-label={`Role of message ${i + 1}`}
                     value={m.role}
                     onChange={(e) => setMessageAt(i, { role: (e.target as HTMLSelectElement).value })}
                   >
@@ -113,6 +119,7 @@ export function PromptEditor({
                   </select>
                   <textarea
                     name={`content-${i}`}
+                    aria-label={`Content of message ${i + 1}`}
                     rows={3}
                     value={m.content}
                     onInput={(e) => setMessageAt(i, { content: (e.target as HTMLTextAreaElement).value })}

@@ -7,6 +7,7 @@ import { api, enc, query } from '../api.ts';
 import type { PromptLabelEventList, PromptLabelGate, PromptLabelGateList, PromptWithLatest, Role } from '../types.ts';
 import { Badge, Card, ErrorBox, Form, Load, Time, useAction, useApi } from '../ui.tsx';
 import { GateForm, GateMove, GateSummary } from './label-gate.tsx';
+import { Author, useKeyNames } from '../authors.tsx';
 
 interface Props {
   base: string;
@@ -23,6 +24,7 @@ export function Labels({ p, ...props }: Props & { p: PromptWithLatest }) {
   const [newLabel, setNewLabel] = useState('');
   const [newVersion, setNewVersion] = useState(p.latest_version);
   const [cursor, setCursor] = useState<string | undefined>();
+  const names = useKeyNames(props.projectId);
   const events = useApi<PromptLabelEventList>(`${base}/label-events${query({ limit: 50, cursor })}`);
   // The gates of the protected labels, in one read: a label not listed is not protected.
   const gates = useApi<PromptLabelGateList>(`${base}/gates`);
@@ -65,11 +67,17 @@ export function Labels({ p, ...props }: Props & { p: PromptWithLatest }) {
           <Form class="inline" onSubmit={() => newLabel.trim() && add.run()}>
             <input
               name="new-label"
+              aria-label="New label"
               placeholder="new label, e.g. staging"
               value={newLabel}
               onInput={(e) => setNewLabel((e.target as HTMLInputElement).value)}
             />
-            <select value={newVersion} onChange={(e) => setNewVersion(Number((e.target as HTMLSelectElement).value))}>
+            <select
+              name="new-label-version"
+              aria-label="Version the new label points to"
+              value={newVersion}
+              onChange={(e) => setNewVersion(Number((e.target as HTMLSelectElement).value))}
+            >
               {versions.map((n) => (
                 <option value={n}>v{n}</option>
               ))}
@@ -102,7 +110,9 @@ export function Labels({ p, ...props }: Props & { p: PromptWithLatest }) {
                       <td>
                         {e.from_version === null ? '—' : `v${e.from_version}`} → {e.to_version === null ? '—' : `v${e.to_version}`}
                       </td>
-                      <td class="small">{e.actor}</td>
+                      <td class="small">
+                        <Author id={e.actor} names={names} />
+                      </td>
                       <td data-field="reason">{e.reason ?? <span class="muted">—</span>}</td>
                     </tr>
                   ))}
@@ -178,7 +188,12 @@ function LabelRow({
         </td>
         {canWrite && (
           <td class="actions">
-            <select name={`label-${label}`} value={target} onChange={(e) => setTarget(Number((e.target as HTMLSelectElement).value))}>
+            <select
+              name={`label-${label}`}
+              aria-label={`Version to move "${label}" to`}
+              value={target}
+              onChange={(e) => setTarget(Number((e.target as HTMLSelectElement).value))}
+            >
               {versions.map((n) => (
                 <option value={n}>v{n}</option>
               ))}

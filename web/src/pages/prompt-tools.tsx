@@ -9,9 +9,20 @@ import type { PromptAnalytics, PromptDiff, PromptVersion, PromptWithLatest } fro
 import { Badge, Card, Empty, ErrorBox, Form, Load, Stat, useAction, useApi } from '../ui.tsx';
 import { selectedVersion } from './prompt.tsx';
 
+const VERSION_LABELS: Record<string, string> = {
+  'render-version': 'Version to render',
+  'diff-a': 'Version to compare from',
+  'diff-b': 'Version to compare to',
+};
+
 function VersionSelect({ name, value, latest, onChange }: { name: string; value: number; latest: number; onChange(v: number): void }) {
   return (
-    <select name={name} value={value} onChange={(e) => onChange(Number((e.target as HTMLSelectElement).value))}>
+    <select
+      name={name}
+      aria-label={VERSION_LABELS[name] ?? 'Version'}
+      value={value}
+      onChange={(e) => onChange(Number((e.target as HTMLSelectElement).value))}
+    >
       {Array.from({ length: latest }, (_, i) => latest - i).map((n) => (
         <option value={n}>v{n}</option>
       ))}

@@ -7,6 +7,7 @@ import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { PromptVersion, PromptWithLatest, Role, VersionSummary } from '../types.ts';
 import { Badge, Card, ErrorBox, Load, Tabs, Time, useAction, useApi } from '../ui.tsx';
 import { PromptEditor } from './prompt-editor.tsx';
+import { Author, useKeyNames } from '../authors.tsx';
 import { Compare } from './prompt-compare.tsx';
 import { Analytics, Diff, RenderPreview } from './prompt-tools.tsx';
 import { Labels } from './prompt-labels.tsx';
@@ -54,7 +55,7 @@ export function PromptDetail({ projectId, promptId, role, userId }: { projectId:
             />
             {tab === 'versions' && (
               <div class="grid versions-layout">
-                <Load state={versions}>{(v) => <VersionList items={v.items} latest={p.latest_version} />}</Load>
+                <Load state={versions}>{(v) => <VersionList items={v.items} latest={p.latest_version} projectId={projectId} />}</Load>
                 <div>
                   <VersionView base={base} projectId={projectId} p={p} canWrite={role !== 'viewer'} onChanged={reload} />
                   <Labels base={base} projectId={projectId} p={p} role={role} userId={userId} onChanged={reload} />
@@ -100,7 +101,8 @@ export function selectedVersion(params: URLSearchParams, latest: number): number
   return Number.isInteger(v) && v >= 1 && v <= latest ? v : latest;
 }
 
-function VersionList({ items, latest }: { items: VersionSummary[]; latest: number }) {
+function VersionList({ items, latest, projectId }: { items: VersionSummary[]; latest: number; projectId: string }) {
+  const names = useKeyNames(projectId);
   const loc = useLocation();
   const current = selectedVersion(loc.params, latest);
   return (
@@ -119,7 +121,13 @@ function VersionList({ items, latest }: { items: VersionSummary[]; latest: numbe
               ))}
             </button>
             <div class="muted small">
-              <Time iso={v.created_at} /> {v.created_by ? `· ${v.created_by}` : ''}
+              <Time iso={v.created_at} />
+              {v.created_by && (
+                <>
+                  {' · '}
+                  <Author id={v.created_by} names={names} />
+                </>
+              )}
             </div>
             {v.commit_message && <div class="small">{v.commit_message}</div>}
             {v.rolled_back_from && <div class="muted small">rollback to v{v.rolled_back_from}</div>}
@@ -146,6 +154,7 @@ function VersionView({
   const loc = useLocation();
   const v = selectedVersion(loc.params, p.latest_version);
   const version = useApi<PromptVersion>(`${base}/versions/${v}`);
+  const names = useKeyNames(projectId);
   const rollback = useAction(async () => {
     await api(`${base}/rollback`, { method: 'POST', body: { version: v, commit_message: `Roll back to v${v}` } });
     navigate(withParams(loc, { version: null }), { replace: true });
@@ -188,7 +197,13 @@ function VersionView({
               <dd>{pv.variables.length ? pv.variables.map((x) => <code class="inline">{`{{${x}}}`}</code>) : '—'}</dd>
               <dt>Created</dt>
               <dd>
-                <Time iso={pv.created_at} /> {pv.created_by && `by ${pv.created_by}`}
+                <Time iso={pv.created_at} />
+                {pv.created_by && (
+                  <>
+                    {' by '}
+                    <Author id={pv.created_by} names={names} />
+                  </>
+                )}
               </dd>
               {pv.commit_message && (
                 <>

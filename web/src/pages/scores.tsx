@@ -7,6 +7,7 @@ import { utc } from '../format.ts';
 import type { HierarchySpan, Role, Score, ScoreConfig } from '../types.ts';
 import { Badge, Card, ErrorBox, Form, useAction, useApi } from '../ui.tsx';
 import { flatten } from './waterfall.tsx';
+import { Author, useKeyNames } from '../authors.tsx';
 
 /** A score's value as it reads: a number, a boolean's true/false, a label. */
 export function scoreValue(s: Pick<Score, 'value'>): string {
@@ -43,6 +44,7 @@ export function ExecutionScores({
   const base = `/api/projects/${enc(projectId)}`;
   const [scores, setScores] = useState(initial);
   const configs = useScoreConfigs(projectId);
+  const names = useKeyNames(projectId);
   // Span scores name their span: the names come from the span tree, fetched only when needed.
   const onSpans = scores.some((s) => s.span_id);
   const tree = useApi<{ spans: HierarchySpan[] }>(onSpans ? `${base}/executions/${enc(traceId)}/hierarchy` : null);
@@ -83,7 +85,9 @@ export function ExecutionScores({
                   <td>
                     <Badge kind={`source-${s.source}`}>{s.source}</Badge>
                   </td>
-                  <td class="small">{s.author}</td>
+                  <td class="small">
+                    <Author id={s.author} names={names} />
+                  </td>
                   <td class="comment">{s.comment ?? <span class="muted">—</span>}</td>
                   <td class="small" title={`created ${utc(s.created_at)}`}>
                     {utc(s.updated_at)}

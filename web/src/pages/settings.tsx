@@ -1,4 +1,5 @@
-// Settings (admins): API keys, project prices, the budget and its webhook, retention.
+// Settings (admins): API keys, score configs, model connections, project prices, the budget and its
+// webhook, retention. Each section has an id (#score-configs, …) other pages link to.
 import { useEffect, useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
 import { usd, utc } from '../format.ts';
@@ -7,26 +8,48 @@ import { Card, Empty, ErrorBox, Form, Load, SecretOnce, useAction, useApi } from
 import { ApiKeys } from './settings-keys.tsx';
 import { Prices } from './settings-prices.tsx';
 import { Reprice } from './reprice.tsx';
+import { ScoreConfigs } from './settings-score-configs.tsx';
+import { ModelConnections } from './settings-connections.tsx';
 
 export function Settings({ projectId, role, me }: { projectId: string; role: Role; me: MeContext }) {
   if (role !== 'admin') {
     return (
       <Empty title="Settings are for the project's admins">
         <p>
-          Your role in {projectId} is {role}. An admin manages keys, prices, the budget and retention.
+          Your role in {projectId} is {role}. An admin manages keys, score configs, model connections, prices, the budget and retention.
         </p>
       </Empty>
     );
   }
   const p = `/api/projects/${enc(projectId)}`;
+  return <AdminSettings p={p} me={me} />;
+}
+
+function AdminSettings({ p, me }: { p: string; me: MeContext }) {
+  // A link to a section (…/settings#model-connections from an empty state) opens at it.
+  useEffect(() => {
+    if (location.hash) document.getElementById(decodeURIComponent(location.hash.slice(1)))?.scrollIntoView();
+  }, []);
   return (
     <>
       <header class="page">
         <h1>Settings</h1>
       </header>
-      <BudgetSettings p={p} />
-      <ApiKeys p={p} me={me} />
-      <Prices p={p} />
+      <div id="budget">
+        <BudgetSettings p={p} />
+      </div>
+      <div id="api-keys">
+        <ApiKeys p={p} me={me} />
+      </div>
+      <div id="score-configs">
+        <ScoreConfigs p={p} />
+      </div>
+      <div id="model-connections">
+        <ModelConnections p={p} />
+      </div>
+      <div id="prices">
+        <Prices p={p} />
+      </div>
       <Reprice p={p} />
       <RetentionSettings p={p} />
     </>
@@ -56,7 +79,9 @@ function BudgetSettings({ p }: { p: string }) {
       alert_threshold_pct: Number(form.threshold),
       enforcement_mode: form.mode,
       webhook_url: form.webhook.trim() || null,
-      ...(form.rotate ? { rotate_webhook_secret: true } : {}),
+      // A webhook added where there was none gets a fresh secret, so it is shown (the one made with
+      // the budget was never shown: there was nothing to sign for).
+      ...(form.rotate || (form.webhook.trim() && !budget.data?.webhook_url) ? { rotate_webhook_secret: true } : {}),
     };
     const b = await api<Budget>(`${p}/budget`, { method: 'PUT', body });
     setSaved(b);
@@ -129,7 +154,7 @@ function BudgetSettings({ p }: { p: string }) {
           Saved: {usd(saved.budget_monthly_usd)} a month, alert at {saved.alert_threshold_pct}%.
         </p>
       )}
-      {saved?.webhook_secret && <SecretOnce label="Webhook signing secret" value={saved.webhook_secret} />}
+      {saved?.webhook_secret && saved.webhook_url && <SecretOnce label="Webhook signing secret" value={saved.webhook_secret} />}
     </Card>
   );
 }

@@ -7,6 +7,7 @@ import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { Budget, ProjectStats, Role } from '../types.ts';
 import { Badge, Card, Empty, Load, Stat, Time, useApi } from '../ui.tsx';
 import { ExportButtons } from './export.tsx';
+import { Unpriced } from '../unpriced.tsx';
 
 const WINDOWS = [7, 30, 90];
 
@@ -83,58 +84,80 @@ export function Spend({ projectId, role }: { projectId: string; role: Role }) {
               {s.by_model.length === 0 ? (
                 <p class="muted">No executions.</p>
               ) : (
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Provider / model</th>
-                      <th class="num">Executions</th>
-                      <th class="num">Cost</th>
-                      <th class="num">Share</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {s.by_model.map((m) => (
+                <div class="scroll">
+                  <table>
+                    <thead>
                       <tr>
-                        <td>
-                          <Link href={`/projects/${enc(projectId)}/executions?model=${enc(m.model)}&start=${start}T00:00:00Z`}>
-                            <span class="muted">{m.provider || '—'}</span> {m.model || '—'}
-                          </Link>
-                        </td>
-                        <td class="num">{int(m.execution_count)}</td>
-                        <td class="num">{usd(m.cost)}</td>
-                        <td class="num">{s.total_cost > 0 ? pct((m.cost / s.total_cost) * 100) : '—'}</td>
+                        <th>Provider / model</th>
+                        <th class="num">Executions</th>
+                        <th class="num">Cost</th>
+                        <th class="num">Share</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {s.by_model.map((m) => (
+                        <tr data-model={m.model}>
+                          <td>
+                            <Link href={`/projects/${enc(projectId)}/executions?model=${enc(m.model)}&start=${start}T00:00:00Z`}>
+                              <span class="muted">{m.provider || '—'}</span> {m.model || '—'}
+                            </Link>
+                          </td>
+                          <td class="num">{int(m.execution_count)}</td>
+                          {m.unpriced_executions >= m.execution_count && m.cost === 0 ? (
+                            <>
+                              <td class="num" data-field="cost">
+                                <Unpriced projectId={projectId} />
+                              </td>
+                              <td class="num">—</td>
+                            </>
+                          ) : (
+                            <>
+                              <td class="num" data-field="cost">
+                                {usd(m.cost)}
+                                {m.unpriced_executions > 0 && (
+                                  <div class="small">
+                                    + <Unpriced projectId={projectId} count={m.unpriced_executions} />
+                                  </div>
+                                )}
+                              </td>
+                              <td class="num">{s.total_cost > 0 ? pct((m.cost / s.total_cost) * 100) : '—'}</td>
+                            </>
+                          )}
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
               )}
             </Card>
             <Card title="Top prompts">
               {s.top_prompts.length === 0 ? (
                 <p class="muted">No execution recorded a prompt template in this window.</p>
               ) : (
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Prompt</th>
-                      <th class="num">Executions</th>
-                      <th class="num">Cost</th>
-                      <th class="num">Avg</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {s.top_prompts.map((t) => (
+                <div class="scroll">
+                  <table>
+                    <thead>
                       <tr>
-                        <td>
-                          <Link href={`/projects/${enc(projectId)}/prompts/${enc(t.prompt_id)}?tab=analytics`}>{t.prompt_id}</Link>
-                        </td>
-                        <td class="num">{int(t.execution_count)}</td>
-                        <td class="num">{usd(t.cost)}</td>
-                        <td class="num">{usd(t.avg_cost)}</td>
+                        <th>Prompt</th>
+                        <th class="num">Executions</th>
+                        <th class="num">Cost</th>
+                        <th class="num">Avg</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {s.top_prompts.map((t) => (
+                        <tr>
+                          <td>
+                            <Link href={`/projects/${enc(projectId)}/prompts/${enc(t.prompt_id)}?tab=analytics`}>{t.prompt_id}</Link>
+                          </td>
+                          <td class="num">{int(t.execution_count)}</td>
+                          <td class="num">{usd(t.cost)}</td>
+                          <td class="num">{usd(t.avg_cost)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
               )}
             </Card>
           </div>
@@ -145,7 +168,7 @@ export function Spend({ projectId, role }: { projectId: string; role: Role }) {
   );
 }
 
-function BudgetView({ b, projectId, role }: { b: Budget; projectId: string; role: Role }) {
+export function BudgetView({ b, projectId, role }: { b: Budget; projectId: string; role: Role }) {
   if (b.budget_monthly_usd === null) {
     return (
       <Empty title="No budget set">
