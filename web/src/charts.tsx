@@ -2,7 +2,8 @@
 // the budget gauge (SVG).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { pct, usd } from './format.ts';
+import { clock, pct, usd, utc, zoneName } from './format.ts';
+import { useClock } from './ui.tsx';
 import type { DailyCost } from './types.ts';
 
 /** A colour of the theme (light or dark, styles.css), for the canvas. */
@@ -101,10 +102,24 @@ export interface StackedSeries {
   values: number[];
 }
 
-/** Cost per time bucket, one stacked bar segment per group (top groups, then the rest). */
-export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: number[]; series: StackedSeries[]; height?: number }) {
+/**
+ * Cost per time bucket, one stacked bar segment per group (top groups, then the rest). Hours are
+ * drawn on the console's clock; `utcBuckets` (days, weeks, months: the API's UTC ones) in UTC.
+ */
+export function StackedTimeChart({
+  buckets,
+  series,
+  height = 260,
+  utcBuckets = false,
+}: {
+  buckets: number[];
+  series: StackedSeries[];
+  height?: number;
+  utcBuckets?: boolean;
+}) {
   const el = useRef<HTMLDivElement>(null);
   const dark = useDark();
+  const zone = useClock();
   useEffect(() => {
     const root = el.current;
     if (!root || buckets.length === 0) return;
@@ -120,6 +135,7 @@ export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: n
       {
         width: Math.max(root.clientWidth, 300),
         height,
+        ...(utcBuckets || zone === 'utc' ? { tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC') } : {}),
         cursor: { drag: { x: false, y: false }, points: { show: false } },
         legend: { show: true, live: true },
         scales: { usd: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
@@ -135,7 +151,12 @@ export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: n
         ],
         // Drawn top-down so each area covers the ones below it.
         series: [
-          { label: 'Time' },
+          utcBuckets
+            ? {
+                label: 'Time (UTC)',
+                value: (_u: uPlot, v: number | null) => (v === null ? '—' : utc(new Date(v * 1000).toISOString()).slice(0, 10)),
+              }
+            : { label: `Time (${zoneName(clock())})` },
           ...[...series.keys()].reverse().map((i) => ({
             label: series[i]!.label,
             scale: 'usd',
@@ -157,7 +178,7 @@ export function StackedTimeChart({ buckets, series, height = 260 }: { buckets: n
       resize.disconnect();
       plot.destroy();
     };
-  }, [buckets, series, height, dark]);
+  }, [buckets, series, height, dark, zone, utcBuckets]);
   return <div class="chart stacked" ref={el} data-series={series.length} data-buckets={buckets.length} />;
 }
 

@@ -4,10 +4,10 @@
 import { useLayoutEffect, useMemo, useState } from 'preact/hooks';
 import { enc, saveBlob } from '../api.ts';
 import { StackedTimeChart, type StackedSeries } from '../charts.tsx';
-import { csvField, fromLocalInput, int, toLocalInput, usdText } from '../format.ts';
+import { csvField, fromLocalInput, int, toLocalInput, usdText, utc } from '../format.ts';
 import { navigate, useLocation } from '../router.tsx';
 import type { SpendBreakdown, SpendMeasures, SpendRow } from '../types.ts';
-import { Badge, Card, Empty, Form, Load, Time, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Form, Load, TableScroll, Time, useApi, Zone } from '../ui.tsx';
 
 /** group_by name → its filter parameter (docs/spend.md, "Breakdowns"). */
 export const DIMENSIONS: Array<[string, string, string]> = [
@@ -79,7 +79,7 @@ export function Explorer({ projectId }: { projectId: string }) {
             <>
               <Card title={`Cost by ${bucket} — top ${TOP} groups`}>
                 {chart.data ? (
-                  <StackedTimeChart {...seriesOf(chart.data, data)} />
+                  <StackedTimeChart {...seriesOf(chart.data, data)} utcBuckets={bucket !== 'hour'} />
                 ) : chart.error ? (
                   <p class="muted">{chart.error.detail}</p>
                 ) : (
@@ -116,12 +116,21 @@ function BreakdownTable({ data }: { data: SpendBreakdown }) {
     <td class="num">{m.unpriced_executions > 0 ? <Badge kind="warn">{int(m.unpriced_executions)}</Badge> : '0'}</td>,
   ];
   return (
-    <div class="scroll">
+    <TableScroll label="Spend breakdown">
       <table class="breakdown">
         <thead>
           <tr>
             {cols.map((c) => (
-              <th>{c}</th>
+              <th>
+                {c}
+                {TIME.has(c) && bucketOf(c, data) === 'hour' && (
+                  <>
+                    {' '}
+                    <Zone />
+                  </>
+                )}
+                {TIME.has(c) && bucketOf(c, data) !== 'hour' && <span class="zone"> (UTC {bucketOf(c, data)})</span>}
+              </th>
             ))}
             <th class="num">Cost</th>
             <th class="num">Executions</th>
@@ -134,7 +143,7 @@ function BreakdownTable({ data }: { data: SpendBreakdown }) {
           {data.rows.map((r) => (
             <tr data-row>
               {cols.map((c) => (
-                <td>{TIME.has(c) ? <Time iso={String(r[c])} /> : label(r[c])}</td>
+                <td>{TIME.has(c) ? <Bucket iso={String(r[c])} granularity={bucketOf(c, data)} /> : label(r[c])}</td>
               ))}
               {cells(r)}
             </tr>
@@ -153,8 +162,17 @@ function BreakdownTable({ data }: { data: SpendBreakdown }) {
           </tr>
         </tfoot>
       </table>
-    </div>
+    </TableScroll>
   );
+}
+
+/** The bucket of a time column: its own name (hour, day, week, month), or the query's granularity for `time`. */
+const bucketOf = (column: string, data: SpendBreakdown) => (column === 'time' ? (data.granularity ?? 'day') : column);
+
+/** A time bucket: an hour on the console's clock; a day, week or month is a UTC one (the API's), shown as its UTC date. */
+function Bucket({ iso, granularity }: { iso: string; granularity: string }) {
+  if (granularity === 'hour') return <Time iso={iso} bare />;
+  return <time dateTime={iso}>{utc(iso).slice(0, granularity === 'month' ? 7 : 10)}</time>;
 }
 
 /** The table as CSV: its rows, `other` and the total, figures as the API sent them. */
@@ -291,7 +309,9 @@ function ExplorerForm({ query, onApply }: { query: URLSearchParams; onApply(q: U
         />
       </label>
       <label>
-        From (UTC)
+        <span>
+          From <Zone />
+        </span>
         <input
           name="start"
           type="datetime-local"
@@ -300,7 +320,9 @@ function ExplorerForm({ query, onApply }: { query: URLSearchParams; onApply(q: U
         />
       </label>
       <label>
-        To (UTC)
+        <span>
+          To <Zone />
+        </span>
         <input
           name="end"
           type="datetime-local"

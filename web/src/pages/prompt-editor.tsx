@@ -89,7 +89,13 @@ export function PromptEditor({
           </label>
         </div>
         {kind === 'text' ? (
-          <textarea name="template" rows={8} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+          <textarea
+            name="template"
+            aria-label="Template"
+            rows={8}
+            value={text}
+            onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+          />
         ) : (
           <ol class="messages-editor">
             {messages.map((m, i) =>
@@ -104,6 +110,7 @@ export function PromptEditor({
                 <li>
                   <select
                     name={`role-${i}`}
+                    aria-label={`Role of message ${i + 1}`}
                     value={m.role}
                     onChange={(e) => setMessageAt(i, { role: (e.target as HTMLSelectElement).value })}
                   >
@@ -113,6 +120,7 @@ export function PromptEditor({
                   </select>
                   <textarea
                     name={`content-${i}`}
+                    aria-label={`Message ${i + 1}`}
                     rows={3}
                     value={m.content}
                     onInput={(e) => setMessageAt(i, { content: (e.target as HTMLTextAreaElement).value })}

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { api, enc, query } from '../api.ts';
 import type { PromptLabelEventList, PromptLabelGate, PromptLabelGateList, PromptWithLatest, Role } from '../types.ts';
-import { Badge, Card, ErrorBox, Form, Load, Time, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Form, Load, TableScroll, Time, useAction, useApi } from '../ui.tsx';
 import { GateForm, GateMove, GateSummary } from './label-gate.tsx';
 
 interface Props {
@@ -65,11 +65,17 @@ export function Labels({ p, ...props }: Props & { p: PromptWithLatest }) {
           <Form class="inline" onSubmit={() => newLabel.trim() && add.run()}>
             <input
               name="new-label"
+              aria-label="New label"
               placeholder="new label, e.g. staging"
               value={newLabel}
               onInput={(e) => setNewLabel((e.target as HTMLInputElement).value)}
             />
-            <select value={newVersion} onChange={(e) => setNewVersion(Number((e.target as HTMLSelectElement).value))}>
+            <select
+              name="new-label-version"
+              aria-label="Version of the new label"
+              value={newVersion}
+              onChange={(e) => setNewVersion(Number((e.target as HTMLSelectElement).value))}
+            >
               {versions.map((n) => (
                 <option value={n}>v{n}</option>
               ))}
@@ -84,30 +90,32 @@ export function Labels({ p, ...props }: Props & { p: PromptWithLatest }) {
           {(page) => (
             <>
               {page.items.length === 0 && <p class="muted">No label change recorded yet.</p>}
-              <table>
-                <tbody>
-                  {page.items.map((e) => (
-                    <tr data-event={e.action} data-event-label={e.label}>
-                      <td>
-                        <Time iso={e.created_at} />
-                      </td>
-                      <td>
-                        <Badge kind="label">{e.label}</Badge>
-                      </td>
-                      <td>
-                        <Badge kind={e.action === 'overridden' ? 'bad' : e.action === 'approved' ? 'ok' : ''}>
-                          {e.action.replace('_', ' ')}
-                        </Badge>
-                      </td>
-                      <td>
-                        {e.from_version === null ? '—' : `v${e.from_version}`} → {e.to_version === null ? '—' : `v${e.to_version}`}
-                      </td>
-                      <td class="small">{e.actor}</td>
-                      <td data-field="reason">{e.reason ?? <span class="muted">—</span>}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <TableScroll label="Label history">
+                <table>
+                  <tbody>
+                    {page.items.map((e) => (
+                      <tr data-event={e.action} data-event-label={e.label}>
+                        <td>
+                          <Time iso={e.created_at} />
+                        </td>
+                        <td>
+                          <Badge kind="label">{e.label}</Badge>
+                        </td>
+                        <td>
+                          <Badge kind={e.action === 'overridden' ? 'bad' : e.action === 'approved' ? 'ok' : ''}>
+                            {e.action.replace('_', ' ')}
+                          </Badge>
+                        </td>
+                        <td>
+                          {e.from_version === null ? '—' : `v${e.from_version}`} → {e.to_version === null ? '—' : `v${e.to_version}`}
+                        </td>
+                        <td class="small">{e.actor}</td>
+                        <td data-field="reason">{e.reason ?? <span class="muted">—</span>}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
               <div class="pager">
                 {cursor && (
                   <button type="button" onClick={() => setCursor(undefined)}>
@@ -178,7 +186,12 @@ function LabelRow({
         </td>
         {canWrite && (
           <td class="actions">
-            <select name={`label-${label}`} value={target} onChange={(e) => setTarget(Number((e.target as HTMLSelectElement).value))}>
+            <select
+              name={`label-${label}`}
+              aria-label={`Version for ${label}`}
+              value={target}
+              onChange={(e) => setTarget(Number((e.target as HTMLSelectElement).value))}
+            >
               {versions.map((n) => (
                 <option value={n}>v{n}</option>
               ))}

@@ -52,7 +52,12 @@ export function ApiKeys({ p, me }: { p: string; me: MeContext }) {
           />{' '}
           days
         </label>
-        <select name="scope" value={scope} onChange={(e) => setScope((e.target as HTMLSelectElement).value as 'full' | 'ingest')}>
+        <select
+          name="scope"
+          aria-label="Scope"
+          value={scope}
+          onChange={(e) => setScope((e.target as HTMLSelectElement).value as 'full' | 'ingest')}
+        >
           <option value="full">full (reads and writes)</option>
           <option value="ingest">ingest only (for agents)</option>
         </select>

@@ -2,10 +2,10 @@
 // executions; the month-to-date budget gauge with its alerts; export of the window's executions.
 import { enc, query } from '../api.ts';
 import { BudgetGauge, DailyCostChart } from '../charts.tsx';
-import { int, pct, usd, utc } from '../format.ts';
+import { int, pct, usd } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { Budget, ProjectStats, Role } from '../types.ts';
-import { Badge, Card, Empty, Load, Stat, Time, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Load, Stat, TableScroll, Time, useApi } from '../ui.tsx';
 import { ExportButtons } from './export.tsx';
 
 const WINDOWS = [7, 30, 90];
@@ -41,7 +41,7 @@ export function Spend({ projectId, role }: { projectId: string; role: Role }) {
             {(b) => <BudgetView b={b} projectId={projectId} role={role} />}
           </Load>
         </Card>
-        <Card title={`Last ${days} days (UTC)`}>
+        <Card title={`Last ${days} days (UTC days)`}>
           <Load state={stats} label="Loading spend…">
             {(s) => (
               <>
@@ -83,58 +83,62 @@ export function Spend({ projectId, role }: { projectId: string; role: Role }) {
               {s.by_model.length === 0 ? (
                 <p class="muted">No executions.</p>
               ) : (
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Provider / model</th>
-                      <th class="num">Executions</th>
-                      <th class="num">Cost</th>
-                      <th class="num">Share</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {s.by_model.map((m) => (
+                <TableScroll>
+                  <table>
+                    <thead>
                       <tr>
-                        <td>
-                          <Link href={`/projects/${enc(projectId)}/executions?model=${enc(m.model)}&start=${start}T00:00:00Z`}>
-                            <span class="muted">{m.provider || '—'}</span> {m.model || '—'}
-                          </Link>
-                        </td>
-                        <td class="num">{int(m.execution_count)}</td>
-                        <td class="num">{usd(m.cost)}</td>
-                        <td class="num">{s.total_cost > 0 ? pct((m.cost / s.total_cost) * 100) : '—'}</td>
+                        <th>Provider / model</th>
+                        <th class="num">Executions</th>
+                        <th class="num">Cost</th>
+                        <th class="num">Share</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {s.by_model.map((m) => (
+                        <tr>
+                          <td>
+                            <Link href={`/projects/${enc(projectId)}/executions?model=${enc(m.model)}&start=${start}T00:00:00Z`}>
+                              <span class="muted">{m.provider || '—'}</span> {m.model || '—'}
+                            </Link>
+                          </td>
+                          <td class="num">{int(m.execution_count)}</td>
+                          <td class="num">{usd(m.cost)}</td>
+                          <td class="num">{s.total_cost > 0 ? pct((m.cost / s.total_cost) * 100) : '—'}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </TableScroll>
               )}
             </Card>
             <Card title="Top prompts">
               {s.top_prompts.length === 0 ? (
                 <p class="muted">No execution recorded a prompt template in this window.</p>
               ) : (
-                <table>
-                  <thead>
-                    <tr>
-                      <th>Prompt</th>
-                      <th class="num">Executions</th>
-                      <th class="num">Cost</th>
-                      <th class="num">Avg</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {s.top_prompts.map((t) => (
+                <TableScroll>
+                  <table>
+                    <thead>
                       <tr>
-                        <td>
-                          <Link href={`/projects/${enc(projectId)}/prompts/${enc(t.prompt_id)}?tab=analytics`}>{t.prompt_id}</Link>
-                        </td>
-                        <td class="num">{int(t.execution_count)}</td>
-                        <td class="num">{usd(t.cost)}</td>
-                        <td class="num">{usd(t.avg_cost)}</td>
+                        <th>Prompt</th>
+                        <th class="num">Executions</th>
+                        <th class="num">Cost</th>
+                        <th class="num">Avg</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {s.top_prompts.map((t) => (
+                        <tr>
+                          <td>
+                            <Link href={`/projects/${enc(projectId)}/prompts/${enc(t.prompt_id)}?tab=analytics`}>{t.prompt_id}</Link>
+                          </td>
+                          <td class="num">{int(t.execution_count)}</td>
+                          <td class="num">{usd(t.cost)}</td>
+                          <td class="num">{usd(t.avg_cost)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </TableScroll>
               )}
             </Card>
           </div>
@@ -202,42 +206,48 @@ function Alerts({ b }: { b: Budget }) {
       {b.alerts.length === 0 ? (
         <p class="muted">No alert yet: one is sent when the month's spend crosses the threshold, and one when it exceeds the budget.</p>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>At</th>
-              <th>Kind</th>
-              <th class="num">Used</th>
-              <th class="num">Spent / budget</th>
-              <th>Webhook delivery</th>
-            </tr>
-          </thead>
-          <tbody>
-            {b.alerts.map((a) => (
+        <TableScroll>
+          <table>
+            <thead>
               <tr>
-                <td>
-                  <Time iso={a.at} />
-                </td>
-                <td>
-                  <Badge kind={a.kind === 'exceeded' ? 'bad' : 'warn'}>{a.kind}</Badge>
-                </td>
-                <td class="num">{pct(a.pct)}</td>
-                <td class="num">
-                  {usd(a.spent_usd)} / {usd(a.budget_monthly_usd)}
-                </td>
-                <td>
-                  {a.delivery.delivered_at
-                    ? `delivered ${utc(a.delivery.delivered_at)}`
-                    : a.delivery.attempts > 0
-                      ? `${a.delivery.attempts} attempt(s), last: ${a.delivery.last_status ?? a.delivery.last_error ?? '—'}`
-                      : b.webhook_url
-                        ? 'pending'
-                        : 'no webhook'}
-                </td>
+                <th>At</th>
+                <th>Kind</th>
+                <th class="num">Used</th>
+                <th class="num">Spent / budget</th>
+                <th>Webhook delivery</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {b.alerts.map((a) => (
+                <tr>
+                  <td>
+                    <Time iso={a.at} />
+                  </td>
+                  <td>
+                    <Badge kind={a.kind === 'exceeded' ? 'bad' : 'warn'}>{a.kind}</Badge>
+                  </td>
+                  <td class="num">{pct(a.pct)}</td>
+                  <td class="num">
+                    {usd(a.spent_usd)} / {usd(a.budget_monthly_usd)}
+                  </td>
+                  <td>
+                    {a.delivery.delivered_at ? (
+                      <>
+                        delivered <Time iso={a.delivery.delivered_at} />
+                      </>
+                    ) : a.delivery.attempts > 0 ? (
+                      `${a.delivery.attempts} attempt(s), last: ${a.delivery.last_status ?? a.delivery.last_error ?? '—'}`
+                    ) : b.webhook_url ? (
+                      'pending'
+                    ) : (
+                      'no webhook'
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
     </Card>
   );

@@ -1,6 +1,6 @@
 // The chat and tool timeline (GET .../timeline): messages in conversation order; tool calls and
 // their results as separate events, or joined one card per tool with "compact tools".
-import { duration, text, utc } from '../format.ts';
+import { clock, duration, instant, localOffset, text, utc } from '../format.ts';
 import { navigate, useLocation, withParams } from '../router.tsx';
 import type { TimelineEvent } from '../types.ts';
 import { Badge, Card, Empty, Load, useApi } from '../ui.tsx';
@@ -49,7 +49,12 @@ export function Timeline({ path }: { path: string }) {
 }
 
 function When({ e }: { e: TimelineEvent }) {
-  return e.timestamp ? <time title={e.timestamp}>{utc(e.timestamp).slice(11)}</time> : null;
+  // The time of day on the console's clock; the date and both zones on hover.
+  return e.timestamp ? (
+    <time
+      title={`${utc(e.timestamp)} UTC`}
+    >{`${instant(e.timestamp).slice(11)} ${clock() === 'utc' ? 'UTC' : localOffset(new Date(e.timestamp))}`}</time>
+  ) : null;
 }
 
 function Event({ e }: { e: TimelineEvent }) {

@@ -66,11 +66,11 @@ function Rows({ spans }: { spans: HierarchySpan[] }) {
               data-span-name={span.name}
               onClick={() => setSelected(selected === span.span_id ? undefined : span.span_id)}
             >
-              <span class="wf-name" style={{ paddingLeft: `${depth * 16 + 4}px` }} title={span.name}>
+              <span role="cell" class="wf-name" style={{ paddingLeft: `${depth * 16 + 4}px` }} title={span.name}>
                 <Badge kind={`class-${span.span_class ?? 'other'}`}>{span.span_class ?? 'span'}</Badge> {span.name}
                 {span.orphan && <Badge kind="warn">orphan</Badge>}
               </span>
-              <span class="wf-track">
+              <span role="cell" class="wf-track">
                 <span class={`wf-bar class-${span.span_class ?? 'other'}`} style={{ left: `${left}%`, width: `${width}%` }} />
                 <span class={`wf-label ${labelAt.inside ? 'inside' : ''}`} style={labelAt.style}>
                   {duration(span.duration_ms)}
