@@ -49,12 +49,14 @@ export function Timeline({ path }: { path: string }) {
 }
 
 function When({ e }: { e: TimelineEvent }) {
-  // The time of day on the console's clock; the date and both zones on hover.
-  return e.timestamp ? (
-    <time
-      title={`${utc(e.timestamp)} UTC`}
-    >{`${instant(e.timestamp).slice(11)} ${clock() === 'utc' ? 'UTC' : localOffset(new Date(e.timestamp))}`}</time>
-  ) : null;
+  if (!e.timestamp) return null;
+  // The time of day on the console's clock, its zone after it; the date in UTC on hover.
+  const zone = clock() === 'utc' ? 'UTC' : localOffset(new Date(e.timestamp));
+  return (
+    <time dateTime={e.timestamp} title={`${utc(e.timestamp)} UTC`}>
+      {instant(e.timestamp).slice(11)} <span class="zone">{zone}</span>
+    </time>
+  );
 }
 
 function Event({ e }: { e: TimelineEvent }) {
