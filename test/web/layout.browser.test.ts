@@ -222,6 +222,8 @@ describe(`console layout and accessibility on every page (${mode} mode)`, () => 
     expect(await menu.getAttribute('aria-expanded')).toBe('false');
     await menu.click();
     expect(await menu.getAttribute('aria-expanded')).toBe('true');
+    expect(await overflow()).toBeNull();
+    await t.browser.screenshot('phone-menu-open');
     await nav.locator('a:has-text("Sessions")').click();
     await page.waitForURL(/\/sessions$/);
     expect(await nav.isVisible()).toBe(false);
