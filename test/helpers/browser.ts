@@ -29,7 +29,8 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(): Promise<TestBrowser> {
+/** `timezoneId`: the viewer's time zone (default UTC), for the console's local clock. */
+export async function launchBrowser(opts: { timezoneId?: string } = {}): Promise<TestBrowser> {
   if (!fs.existsSync(CHROMIUM)) {
     throw new Error(
       `${CHROMIUM} is missing: install Debian's chromium package (apt-get update && apt-get install -y chromium), as npm test's pretest does (bin/ensure-chromium)`,
@@ -42,7 +43,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
     args: ARGS,
     viewport: { width: 1360, height: 900 },
     acceptDownloads: true,
-    timezoneId: 'UTC',
+    timezoneId: opts.timezoneId ?? 'UTC',
     locale: 'en-US',
   });
   const page = context.pages()[0] ?? (await context.newPage());

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, credential, onCredentialRefused, setCredential } from './api.ts';
 import { Link, navigate, useLocation } from './router.tsx';
 import type { MeContext } from './types.ts';
-import { Empty, ErrorBox, Spinner } from './ui.tsx';
+import { ClockToggle, Empty, ErrorBox, Spinner, useClock } from './ui.tsx';
 import { SignIn } from './pages/sign-in.tsx';
 import { Executions } from './pages/executions.tsx';
 import { ExecutionDetail } from './pages/execution.tsx';
@@ -28,6 +28,9 @@ type Session = { state: 'loading' } | { state: 'signed-out'; error?: ApiError } 
 export function App() {
   const loc = useLocation();
   const [session, setSession] = useState<Session>({ state: 'loading' });
+  // The whole console redraws when the clock is switched: every time shown and every datetime
+  // filter's field (format.ts toLocalInput) follows it.
+  useClock();
 
   const loadSession = async () => {
     setSession({ state: 'loading' });
@@ -177,48 +180,85 @@ function Shell({
       : me.auth_method === 'api_key'
         ? `API key ${me.user_id.replace(/^api_key:/, '').slice(0, 8)}…`
         : me.user_id;
+  const loc = useLocation();
+  // Narrow screens: the navigation folds behind a menu button, closed again on each page.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [loc.path]);
   return (
     <div class="shell">
+      {/* The first tab stop: past the navigation, straight to the page. */}
+      <a
+        class="skip-link"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
       <aside>
-        <div class="brand">
-          <span class="logo" aria-hidden="true">
-            ◆
-          </span>{' '}
-          Traceloom
-        </div>
-        <label class="project">
-          <span>Project</span>
-          <select
-            value={projectId}
-            onChange={(e) => navigate(`/projects/${encodeURIComponent((e.target as HTMLSelectElement).value)}/${section || 'executions'}`)}
+        <div class="topbar">
+          <div class="brand">
+            <span class="logo" aria-hidden="true">
+              ◆
+            </span>{' '}
+            Traceloom
+          </div>
+          <ClockToggle />
+          <button
+            type="button"
+            class="menu-button"
+            aria-expanded={menuOpen}
+            aria-controls="shell-menu"
+            onClick={() => setMenuOpen(!menuOpen)}
           >
-            {me.projects.map((p) => (
-              <option value={p.project_id}>{p.name === p.project_id ? p.project_id : `${p.name} (${p.project_id})`}</option>
-            ))}
-          </select>
-        </label>
+            {menuOpen ? 'Close' : 'Menu'}
+          </button>
+        </div>
         {projectId && <TraceSearch projectId={projectId} />}
-        <nav>
-          {projectId &&
-            nav.map(([id, label]) => (
-              <Link href={`/projects/${encodeURIComponent(projectId)}/${id}`} class={section === id ? 'active' : ''}>
-                {label}
-              </Link>
-            ))}
-        </nav>
-        <div class="who">
-          <div title={me.user_id}>{who}</div>
-          {role && <div class="role">role: {role}</div>}
-          {me.auth_method === 'none' ? (
-            <Link href="/sign-in">Sign in with a credential</Link>
-          ) : (
-            <button type="button" class="link" onClick={onSignOut}>
-              Sign out
-            </button>
-          )}
+        <div id="shell-menu" class={`shell-menu ${menuOpen ? 'open' : ''}`}>
+          <label class="project">
+            <span>Project</span>
+            <select
+              value={projectId}
+              onChange={(e) =>
+                navigate(`/projects/${encodeURIComponent((e.target as HTMLSelectElement).value)}/${section || 'executions'}`)
+              }
+            >
+              {me.projects.map((p) => (
+                <option value={p.project_id}>{p.name === p.project_id ? p.project_id : `${p.name} (${p.project_id})`}</option>
+              ))}
+            </select>
+          </label>
+          <nav aria-label="Console">
+            {projectId &&
+              nav.map(([id, label]) => (
+                <Link
+                  href={`/projects/${encodeURIComponent(projectId)}/${id}`}
+                  class={section === id ? 'active' : ''}
+                  current={section === id}
+                >
+                  {label}
+                </Link>
+              ))}
+          </nav>
+          <div class="who">
+            <div title={me.user_id}>{who}</div>
+            {role && <div class="role">role: {role}</div>}
+            {me.auth_method === 'none' ? (
+              <Link href="/sign-in">Sign in with a credential</Link>
+            ) : (
+              <button type="button" class="link" onClick={onSignOut}>
+                Sign out
+              </button>
+            )}
+          </div>
         </div>
       </aside>
-      <main>{children}</main>
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
     </div>
   );
 }

@@ -2,7 +2,8 @@
 // the budget gauge (SVG).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { pct, usd } from './format.ts';
+import { clock, instant, pct, usd, zoneName, type Clock } from './format.ts';
+import { useClock } from './ui.tsx';
 import type { DailyCost } from './types.ts';
 
 /** A colour of the theme (light or dark, styles.css), for the canvas. */
@@ -103,10 +104,16 @@ export interface StackedSeries {
 
 export type Granularity = 'hour' | 'day' | 'week' | 'month';
 
-/** A bucket's start as its axis label, in UTC like the API's buckets: the label follows the bucket. */
-export function bucketLabel(granularity: Granularity, seconds: number): string {
+/**
+ * A bucket's start as its axis label: days, weeks and months are the API's UTC ones; an hour is read
+ * on the console's clock. The label follows the bucket's size.
+ */
+export function bucketLabel(granularity: Granularity, seconds: number, zone: Clock = clock()): string {
+  if (granularity === 'hour') {
+    const at = instant(new Date(seconds * 1000).toISOString(), zone);
+    return `${at.slice(5, 10)} ${at.slice(11, 13)}:00`;
+  }
   const iso = new Date(seconds * 1000).toISOString();
-  if (granularity === 'hour') return `${iso.slice(5, 10)} ${iso.slice(11, 13)}:00`;
   if (granularity === 'month') return iso.slice(0, 7);
   return iso.slice(5, 10);
 }
@@ -119,7 +126,8 @@ const LABEL_PX: Record<Granularity, number> = { hour: 92, day: 56, week: 56, mon
  * Cost per time bucket, one stacked bar segment per group (top groups, then the rest). The x axis
  * ticks are the buckets themselves (every k-th when they would overlap), labelled by the bucket's
  * granularity — a day bucket reads 11-27, never an hour — and the scale reaches half a bucket past
- * the first and the last, so no bar is cut.
+ * the first and the last, so no bar is cut. Hours are drawn on the console's clock; days, weeks and
+ * months (the API's UTC buckets) in UTC.
  */
 export function StackedTimeChart({
   buckets,
@@ -134,6 +142,7 @@ export function StackedTimeChart({
 }) {
   const el = useRef<HTMLDivElement>(null);
   const dark = useDark();
+  const zone = useClock();
   useEffect(() => {
     const root = el.current;
     if (!root || buckets.length === 0) return;
@@ -156,6 +165,7 @@ export function StackedTimeChart({
       {
         width: Math.max(root.clientWidth, 300),
         height,
+        ...(granularity !== 'hour' || zone === 'utc' ? { tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC') } : {}),
         cursor: { drag: { x: false, y: false }, points: { show: false } },
         legend: { show: true, live: true },
         scales: {
@@ -191,8 +201,8 @@ export function StackedTimeChart({
         // Drawn top-down so each area covers the ones below it.
         series: [
           {
-            label: granularity[0]!.toUpperCase() + granularity.slice(1),
-            value: (_u, v) => (v === null ? '—' : bucketLabel(granularity, v)),
+            label: `${granularity[0]!.toUpperCase()}${granularity.slice(1)} (${granularity === 'hour' ? zoneName(zone) : 'UTC'})`,
+            value: (_u, v) => (v === null ? '—' : bucketLabel(granularity, v, zone)),
           },
           ...[...series.keys()].reverse().map((i) => ({
             label: series[i]!.label,
@@ -215,7 +225,7 @@ export function StackedTimeChart({
       resize.disconnect();
       plot.destroy();
     };
-  }, [buckets, series, granularity, height, dark]);
+  }, [buckets, series, granularity, height, dark, zone]);
   return <div class="chart stacked" ref={el} data-series={series.length} data-buckets={buckets.length} data-granularity={granularity} />;
 }
 

@@ -1,6 +1,7 @@
-// Display formats. Instants are shown in the viewer's time zone (UTC on hover, ui.tsx Time); UTC
-// days and months stay UTC, like the API's; money keeps its small digits (a call costs fractions
-// of a cent) and the exact value is in the title.
+// Display formats. Instants are shown on the console's one clock (below: the viewer's time zone
+// by default, or UTC), always with the zone named (ui.tsx Time, Zone); UTC days and months stay
+// UTC, like the API's, and say so; money keeps its small digits (a call costs fractions of a cent)
+// and the exact value is in the title.
 
 export function usd(n: number | null | undefined): string {
   if (n === null || n === undefined) return '—';
@@ -21,7 +22,7 @@ export function duration(ms: number | null | undefined): string {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
-/** 2026-11-22 03:42:01 (UTC). */
+/** 2026-11-22 03:42:01, always in UTC (whatever the clock): for UTC days and hover titles. */
 export function utc(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
@@ -38,21 +39,88 @@ export function text(v: unknown): string {
   return JSON.stringify(v, null, 2);
 }
 
-/** A datetime-local value (read as UTC) to ISO, and back. */
-export const fromLocalInput = (v: string): string => (v ? `${v.length === 16 ? `${v}:00` : v}Z` : '');
-export const toLocalInput = (iso: string | null): string => {
+// The console's clock: every instant is shown, and every datetime filter is read, in one zone:
+// the viewer's own (default) or UTC, switched in the shell and remembered in localStorage. URLs
+// and API calls keep ISO instants in UTC, so a link means the same instant in any zone.
+export type Clock = 'local' | 'utc';
+const CLOCK_KEY = 'traceloom.clock';
+const clockListeners = new Set<() => void>();
+let current: Clock = (() => {
+  try {
+    return localStorage.getItem(CLOCK_KEY) === 'utc' ? 'utc' : 'local';
+  } catch {
+    return 'local';
+  }
+})();
+
+/** The zone the console shows instants in now. */
+export const clock = (): Clock => current;
+
+/** Switches the console's clock (remembered for this browser); subscribers redraw. */
+export function setClock(next: Clock): void {
+  if (next === current) return;
+  current = next;
+  try {
+    if (next === 'utc') localStorage.setItem(CLOCK_KEY, 'utc');
+    else localStorage.removeItem(CLOCK_KEY);
+  } catch {
+    // storage refused (private mode): the choice lasts until the page is reloaded
+  }
+  for (const l of clockListeners) l();
+}
+
+/** Calls `fn` when the clock changes; returns the unsubscribe. */
+export function onClockChange(fn: () => void): () => void {
+  clockListeners.add(fn);
+  return () => void clockListeners.delete(fn);
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** UTC+01:00, UTC-03:30, UTC+00:00: the viewer's offset at `at`. */
+export function localOffset(at: Date = new Date()): string {
+  const minutes = -at.getTimezoneOffset();
+  const abs = Math.abs(minutes);
+  return `UTC${minutes < 0 ? '-' : '+'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+}
+
+/** The zone of `c` as a label: `UTC`, or `local, UTC+01:00` (the offset now; the hover title of each Time gives its own). */
+export const zoneName = (c: Clock = current, at?: Date): string => (c === 'utc' ? 'UTC' : `local, ${localOffset(at)}`);
+
+/** An instant on the clock: 2026-11-22 04:42:01 (the zone is labelled by the caller: ui.tsx Time, Zone). */
+export function instant(iso: string | null | undefined, c: Clock = current): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return c === 'utc' ? utc(iso) : local(iso);
+}
+
+/**
+ * A datetime-local input's value, read on the console's clock, to an ISO instant in UTC (what URLs
+ * and the API take); '' stays ''. toLocalInput is the way back, for the input's value.
+ */
+export function fromLocalInput(v: string, c: Clock = current): string {
+  if (!v) return '';
+  const full = v.length === 16 ? `${v}:00` : v;
+  if (c === 'utc') return `${full}Z`;
+  // A date-time without an offset is the viewer's local time (ECMAScript Date parsing).
+  const d = new Date(full);
+  return Number.isNaN(d.getTime()) ? '' : d.toISOString().replace('.000Z', 'Z');
+}
+export function toLocalInput(iso: string | null, c: Clock = current): string {
   if (!iso) return '';
   const d = new Date(/^\d+$/.test(iso) ? Number(iso) : iso);
-  return Number.isNaN(d.getTime()) ? '' : d.toISOString().slice(0, 16);
-};
+  if (Number.isNaN(d.getTime())) return '';
+  if (c === 'utc') return d.toISOString().slice(0, 16);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
 
-/** An instant in the viewer's time zone: 2026-11-22 04:42:01 (the zone the browser reports). */
+/** An instant in the viewer's time zone, whatever the clock: 2026-11-22 04:42:01. Prefer `instant`. */
 export function local(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 /** An exact decimal string of dollars, shown as the API sent it (never re-summed as a float). */

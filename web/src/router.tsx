@@ -43,12 +43,26 @@ export function withParams(loc: Location, changes: Record<string, string | null 
   return s ? `${loc.path}?${s}` : loc.path;
 }
 
-export function Link({ href, children, class: cls, title }: { href: string; children: ComponentChildren; class?: string; title?: string }) {
+export function Link({
+  href,
+  children,
+  class: cls,
+  title,
+  current,
+}: {
+  href: string;
+  children: ComponentChildren;
+  class?: string;
+  title?: string;
+  /** The link to the page shown (aria-current). */
+  current?: boolean;
+}) {
   return (
     <a
       href={href}
       class={cls}
       title={title}
+      aria-current={current ? 'page' : undefined}
       onClick={(e: MouseEvent) => {
         if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
         e.preventDefault();

@@ -1,8 +1,8 @@
 // Shared pieces: data loading with its three states, and how each state looks.
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError } from './api.ts';
-import { local, utc } from './format.ts';
+import { clock, instant, local, localOffset, onClockChange, setClock, utc, zoneName, type Clock } from './format.ts';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -187,11 +187,89 @@ export function SecretOnce({ label, value }: { label: string; value: string }) {
   );
 }
 
-/** An instant in the viewer's time zone, UTC on hover. */
-export function Time({ iso }: { iso: string | null | undefined }) {
+/** The console's clock (format.ts): a component that shows instants redraws when it is switched. */
+export function useClock(): Clock {
+  const [c, setC] = useState(clock);
+  useEffect(() => {
+    setC(clock());
+    return onClockChange(() => setC(clock()));
+  }, []);
+  return c;
+}
+
+/**
+ * An instant on the console's clock. `bare`: no zone after it (a table whose header carries
+ * <Zone />); otherwise the zone follows, small. The hover title gives it in both zones.
+ */
+export function Time({ iso, bare }: { iso: string | null | undefined; bare?: boolean }) {
+  const c = useClock();
+  if (!iso) return <span class="muted">—</span>;
+  const d = new Date(iso);
+  const valid = !Number.isNaN(d.getTime());
   return (
-    <time dateTime={iso ?? undefined} title={iso ? `${utc(iso)} UTC` : undefined}>
-      {local(iso)}
+    <time
+      dateTime={valid ? d.toISOString() : undefined}
+      title={valid ? `${utc(iso)} UTC · ${local(iso)} local (${localOffset(d)})` : undefined}
+    >
+      {instant(iso, c)}
+      {!bare && valid && <span class="zone"> {c === 'utc' ? 'UTC' : localOffset(d)}</span>}
     </time>
+  );
+}
+
+/** The clock's zone in parentheses, for a column header or a field label: "(local, UTC+01:00)", "(UTC)". */
+export function Zone() {
+  const c = useClock();
+  return <span class="zone">({zoneName(c)})</span>;
+}
+
+/** The Local / UTC switch of the console's clock (in the shell). */
+export function ClockToggle() {
+  const c = useClock();
+  return (
+    <div class="clock-toggle" role="group" aria-label="Time zone of the times shown">
+      <span aria-hidden="true">Times</span>
+      {(['local', 'utc'] as const).map((z) => (
+        <button
+          type="button"
+          aria-pressed={c === z}
+          class={c === z ? 'active' : ''}
+          title={z === 'local' ? `Your time zone (${localOffset()})` : 'Coordinated Universal Time'}
+          onClick={() => setClock(z)}
+        >
+          {z === 'local' ? 'Local' : 'UTC'}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+/**
+ * A table's horizontal scroll box: the table may be wider than the screen, the page never is. When
+ * it does scroll it is a tab stop (keyboard users scroll it with the arrow keys), named by `label`.
+ */
+export function TableScroll({ children, label, class: cls }: { children: ComponentChildren; label?: string; class?: string }) {
+  const el = useRef<HTMLDivElement>(null);
+  const [scrolls, setScrolls] = useState(false);
+  useLayoutEffect(() => {
+    const box = el.current;
+    if (!box) return;
+    const measure = () => setScrolls(box.scrollWidth > box.clientWidth + 1);
+    measure();
+    const observer = new ResizeObserver(measure);
+    observer.observe(box);
+    if (box.firstElementChild) observer.observe(box.firstElementChild);
+    return () => observer.disconnect();
+  }, []);
+  return (
+    <div
+      ref={el}
+      class={`table-scroll ${cls ?? ''}`}
+      tabIndex={scrolls ? 0 : undefined}
+      role={scrolls ? 'region' : undefined}
+      aria-label={scrolls ? (label ?? 'Table (scrolls sideways)') : undefined}
+    >
+      {children}
+    </div>
   );
 }

@@ -31,7 +31,7 @@ export function AddToDataset({ projectId, traceId }: { projectId: string; traceI
         </p>
       ) : (
         <Form class="inline" onSubmit={() => add.run()}>
-          <select name="dataset" value={target} onChange={(e) => setPicked((e.target as HTMLSelectElement).value)}>
+          <select name="dataset" aria-label="Dataset" value={target} onChange={(e) => setPicked((e.target as HTMLSelectElement).value)}>
             {items.map((d) => (
               <option value={d.dataset_id}>{d.name}</option>
             ))}

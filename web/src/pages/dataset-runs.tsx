@@ -21,7 +21,7 @@ export function JsonCell({ value, field }: { value: unknown; field?: string }) {
       </span>
     );
   return (
-    <pre class="cell" data-field={field}>
+    <pre class="cell" data-field={field} tabIndex={0}>
       {text(value)}
     </pre>
   );

@@ -268,6 +268,7 @@ function Import({ base, onImported }: { base: string; onImported(): void }) {
         <input
           type="file"
           name="file"
+          aria-label="File to import (JSONL or CSV)"
           accept=".jsonl,.ndjson,.csv,text/csv,application/x-ndjson"
           onChange={(e) => setFile((e.target as HTMLInputElement).files?.[0] ?? null)}
         />

@@ -4,10 +4,11 @@
 // (`metadata.<key>=<value>`). j / k and Enter walk the rows (keys.ts).
 import { useEffect, useLayoutEffect, useMemo, useState } from 'preact/hooks';
 import { enc } from '../api.ts';
-import { duration, fromLocalInput, int, local, toLocalInput, usd, utc } from '../format.ts';
+import { duration, fromLocalInput, int, toLocalInput, usd } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { ExecutionList, ExecutionListItem } from '../types.ts';
-import { Badge, Card, Empty, Form, Load, useApi } from '../ui.tsx';
+import type { ComponentChildren } from 'preact';
+import { Badge, Card, Empty, Form, Load, TableScroll, Time, useApi, Zone } from '../ui.tsx';
 import { ExportButtons } from './export.tsx';
 import { useListKeys } from '../keys.ts';
 
@@ -119,6 +120,7 @@ export function Executions({ projectId }: { projectId: string }) {
                   <label>
                     Rows{' '}
                     <select
+                      name="limit"
                       value={limit}
                       onChange={(e) => navigate(withParams(loc, { limit: (e.target as HTMLSelectElement).value, cursor: null }))}
                     >
@@ -159,7 +161,7 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
   }, [items, sort]);
   const hrefs = rows.map((e) => `/projects/${enc(projectId)}/executions/${enc(e.trace_id)}`);
   const selected = useListKeys(hrefs);
-  const th = (k: SortKey, label: string, cls = '') => {
+  const th = (k: SortKey, label: ComponentChildren, cls = '') => {
     const on = key === k;
     const nextSort = on && !sort.startsWith('-') ? `-${k}` : on ? null : k;
     return (
@@ -176,11 +178,16 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
     );
   };
   return (
-    <div class="scroll">
+    <TableScroll label="Executions">
       <table class="executions">
         <thead>
           <tr>
-            {th('started_at', 'Started')}
+            {th(
+              'started_at',
+              <>
+                Started <Zone />
+              </>,
+            )}
             {th('agent_id', 'Agent')}
             <th>User</th>
             {th('model', 'Provider / model')}
@@ -203,8 +210,8 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
                 onClick={(ev) => !(ev.target as HTMLElement).closest('a') && navigate(href)}
               >
                 <td>
-                  <Link href={href} title={`${e.trace_id} · ${utc(e.started_at)} UTC`}>
-                    {local(e.started_at)}
+                  <Link href={href} title={e.trace_id}>
+                    <Time iso={e.started_at} bare />
                   </Link>
                 </td>
                 <td>
@@ -246,7 +253,7 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
           })}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }
 
@@ -341,7 +348,9 @@ function FilterBar({ projectId, filters, onApply }: { projectId: string; filters
         <input name="metadata" placeholder="plan=pro" value={metadata} onInput={(e) => setMetadata((e.target as HTMLInputElement).value)} />
       </label>
       <label>
-        From (UTC)
+        <span>
+          From <Zone />
+        </span>
         <input
           name="start"
           type="datetime-local"
@@ -350,7 +359,9 @@ function FilterBar({ projectId, filters, onApply }: { projectId: string; filters
         />
       </label>
       <label>
-        To (UTC)
+        <span>
+          To <Zone />
+        </span>
         <input
           name="end"
           type="datetime-local"

@@ -5,10 +5,10 @@
 import { useLayoutEffect, useMemo, useState } from 'preact/hooks';
 import { enc, saveBlob } from '../api.ts';
 import { StackedTimeChart, type Granularity, type StackedSeries } from '../charts.tsx';
-import { csvField, fromLocalInput, int, toLocalInput, usdText } from '../format.ts';
+import { csvField, fromLocalInput, int, toLocalInput, usdText, utc } from '../format.ts';
 import { navigate, useLocation } from '../router.tsx';
 import type { SpendBreakdown, SpendMeasures, SpendRow } from '../types.ts';
-import { Badge, Card, Empty, Form, Load, Time, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Form, Load, TableScroll, Time, useApi, Zone } from '../ui.tsx';
 import { Unpriced } from '../unpriced.tsx';
 
 /** group_by name → its filter parameter (docs/spend.md, "Breakdowns"). */
@@ -148,12 +148,21 @@ function BreakdownTable({ data, projectId }: { data: SpendBreakdown; projectId: 
     <td class="num">{m.unpriced_executions > 0 ? <Badge kind="warn">{int(m.unpriced_executions)}</Badge> : '0'}</td>,
   ];
   return (
-    <div class="scroll">
+    <TableScroll label="Spend breakdown">
       <table class="breakdown">
         <thead>
           <tr>
             {cols.map((c) => (
-              <th>{c}</th>
+              <th>
+                {c}
+                {TIME.has(c) && bucketOf(c, data) === 'hour' && (
+                  <>
+                    {' '}
+                    <Zone />
+                  </>
+                )}
+                {TIME.has(c) && bucketOf(c, data) !== 'hour' && <span class="zone"> (UTC {bucketOf(c, data)})</span>}
+              </th>
             ))}
             <th class="num">Cost</th>
             <th class="num">Executions</th>
@@ -166,7 +175,7 @@ function BreakdownTable({ data, projectId }: { data: SpendBreakdown; projectId: 
           {data.rows.map((r) => (
             <tr data-row>
               {cols.map((c) => (
-                <td>{TIME.has(c) ? <Time iso={String(r[c])} /> : label(r[c])}</td>
+                <td>{TIME.has(c) ? <Bucket iso={String(r[c])} granularity={bucketOf(c, data)} /> : label(r[c])}</td>
               ))}
               {cells(r)}
             </tr>
@@ -185,8 +194,17 @@ function BreakdownTable({ data, projectId }: { data: SpendBreakdown; projectId: 
           </tr>
         </tfoot>
       </table>
-    </div>
+    </TableScroll>
   );
+}
+
+/** The bucket of a time column: its own name (hour, day, week, month), or the query's granularity for `time`. */
+const bucketOf = (column: string, data: SpendBreakdown) => (column === 'time' ? (data.granularity ?? 'day') : column);
+
+/** A time bucket: an hour on the console's clock; a day, week or month is a UTC one (the API's), shown as its UTC date. */
+function Bucket({ iso, granularity }: { iso: string; granularity: string }) {
+  if (granularity === 'hour') return <Time iso={iso} bare />;
+  return <time dateTime={iso}>{utc(iso).slice(0, granularity === 'month' ? 7 : 10)}</time>;
 }
 
 /** The table as CSV: its rows, `other` and the total, figures as the API sent them. */
@@ -332,7 +350,9 @@ function ExplorerForm({ query, onApply }: { query: URLSearchParams; onApply(q: U
         />
       </label>
       <label>
-        From (UTC)
+        <span>
+          From <Zone />
+        </span>
         <input
           name="start"
           type="datetime-local"
@@ -341,7 +361,9 @@ function ExplorerForm({ query, onApply }: { query: URLSearchParams; onApply(q: U
         />
       </label>
       <label>
-        To (UTC)
+        <span>
+          To <Zone />
+        </span>
         <input
           name="end"
           type="datetime-local"

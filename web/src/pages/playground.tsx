@@ -151,7 +151,13 @@ export function Playground({ projectId, role }: { projectId: string; role: Role 
         </div>
         <ErrorBox error={version.error} />
         {typeof template === 'string' ? (
-          <textarea name="template" rows={6} value={template} onInput={(e) => edit((e.target as HTMLTextAreaElement).value)} />
+          <textarea
+            name="template"
+            aria-label="Template"
+            rows={6}
+            value={template}
+            onInput={(e) => edit((e.target as HTMLTextAreaElement).value)}
+          />
         ) : (
           template.map((m, i) =>
             isPlaceholder(m) ? (

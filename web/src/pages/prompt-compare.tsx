@@ -45,7 +45,12 @@ export function Compare({ base, p }: { base: string; p: PromptWithLatest }) {
   const choices = by === 'label' ? labels : Array.from({ length: latest }, (_, i) => String(latest - i));
   const show = (c: string) => (by === 'label' ? c : `v${c}`);
   const chooser = (key: 'a' | 'b', value: string | undefined) => (
-    <select name={`compare-${key}`} value={value} onChange={(e) => set({ [key]: (e.target as HTMLSelectElement).value })}>
+    <select
+      name={`compare-${key}`}
+      aria-label={key === 'a' ? 'Group A' : 'Group B'}
+      value={value}
+      onChange={(e) => set({ [key]: (e.target as HTMLSelectElement).value })}
+    >
       {choices.map((c) => (
         <option value={c}>{show(c)}</option>
       ))}

@@ -94,7 +94,13 @@ export function PromptEditor({
         </div>
         <ModelParamsFields value={params} onChange={setParams} />
         {kind === 'text' ? (
-          <textarea name="template" rows={8} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+          <textarea
+            name="template"
+            aria-label="Template"
+            rows={8}
+            value={text}
+            onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+          />
         ) : (
           <ol class="messages-editor">
             {messages.map((m, i) =>

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { api, enc, query } from '../api.ts';
 import type { PromptLabelEventList, PromptLabelGate, PromptLabelGateList, PromptWithLatest, Role } from '../types.ts';
-import { Badge, Card, ErrorBox, Form, Load, Time, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Form, Load, TableScroll, Time, useAction, useApi } from '../ui.tsx';
 import { GateForm, GateMove, GateSummary } from './label-gate.tsx';
 import { Author, useKeyNames } from '../authors.tsx';
 
@@ -92,32 +92,34 @@ export function Labels({ p, ...props }: Props & { p: PromptWithLatest }) {
           {(page) => (
             <>
               {page.items.length === 0 && <p class="muted">No label change recorded yet.</p>}
-              <table>
-                <tbody>
-                  {page.items.map((e) => (
-                    <tr data-event={e.action} data-event-label={e.label}>
-                      <td>
-                        <Time iso={e.created_at} />
-                      </td>
-                      <td>
-                        <Badge kind="label">{e.label}</Badge>
-                      </td>
-                      <td>
-                        <Badge kind={e.action === 'overridden' ? 'bad' : e.action === 'approved' ? 'ok' : ''}>
-                          {e.action.replace('_', ' ')}
-                        </Badge>
-                      </td>
-                      <td>
-                        {e.from_version === null ? '—' : `v${e.from_version}`} → {e.to_version === null ? '—' : `v${e.to_version}`}
-                      </td>
-                      <td class="small">
-                        <Author id={e.actor} names={names} />
-                      </td>
-                      <td data-field="reason">{e.reason ?? <span class="muted">—</span>}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <TableScroll label="Label history">
+                <table>
+                  <tbody>
+                    {page.items.map((e) => (
+                      <tr data-event={e.action} data-event-label={e.label}>
+                        <td>
+                          <Time iso={e.created_at} />
+                        </td>
+                        <td>
+                          <Badge kind="label">{e.label}</Badge>
+                        </td>
+                        <td>
+                          <Badge kind={e.action === 'overridden' ? 'bad' : e.action === 'approved' ? 'ok' : ''}>
+                            {e.action.replace('_', ' ')}
+                          </Badge>
+                        </td>
+                        <td>
+                          {e.from_version === null ? '—' : `v${e.from_version}`} → {e.to_version === null ? '—' : `v${e.to_version}`}
+                        </td>
+                        <td class="small">
+                          <Author id={e.actor} names={names} />
+                        </td>
+                        <td data-field="reason">{e.reason ?? <span class="muted">—</span>}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </TableScroll>
               <div class="pager">
                 {cursor && (
                   <button type="button" onClick={() => setCursor(undefined)}>

@@ -6,7 +6,7 @@ import { DailyCostChart } from '../charts.tsx';
 import { duration, int, usd } from '../format.ts';
 import { navigate, useLocation, withParams } from '../router.tsx';
 import type { PromptAnalytics, PromptDiff, PromptVersion, PromptWithLatest } from '../types.ts';
-import { Badge, Card, Empty, ErrorBox, Form, Load, Stat, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, ErrorBox, Form, Load, Stat, TableScroll, useAction, useApi } from '../ui.tsx';
 import { selectedVersion } from './prompt.tsx';
 
 const VERSION_LABELS: Record<string, string> = {
@@ -282,34 +282,36 @@ export function Analytics({ base, p }: { base: string; p: PromptWithLatest }) {
                 <DailyCostChart days={a.daily} height={180} />
               </Card>
               <Card title="By version">
-                <table class="by-version">
-                  <thead>
-                    <tr>
-                      <th>Version</th>
-                      <th class="num">Executions</th>
-                      <th class="num">Cost</th>
-                      <th class="num">Avg cost</th>
-                      <th class="num">p50</th>
-                      <th class="num">p95</th>
-                      <th class="num">Tokens in / out</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {a.by_version.map((v) => (
-                      <tr data-version={v.version}>
-                        <td>v{v.version}</td>
-                        <td class="num">{int(v.total_executions)}</td>
-                        <td class="num">{usd(v.total_cost)}</td>
-                        <td class="num">{usd(v.avg_cost)}</td>
-                        <td class="num">{duration(v.latency_ms.p50)}</td>
-                        <td class="num">{duration(v.latency_ms.p95)}</td>
-                        <td class="num">
-                          {int(v.tokens_in)} / {int(v.tokens_out)}
-                        </td>
+                <TableScroll label="By version">
+                  <table class="by-version">
+                    <thead>
+                      <tr>
+                        <th>Version</th>
+                        <th class="num">Executions</th>
+                        <th class="num">Cost</th>
+                        <th class="num">Avg cost</th>
+                        <th class="num">p50</th>
+                        <th class="num">p95</th>
+                        <th class="num">Tokens in / out</th>
                       </tr>
-                    ))}
-                  </tbody>
-                </table>
+                    </thead>
+                    <tbody>
+                      {a.by_version.map((v) => (
+                        <tr data-version={v.version}>
+                          <td>v{v.version}</td>
+                          <td class="num">{int(v.total_executions)}</td>
+                          <td class="num">{usd(v.total_cost)}</td>
+                          <td class="num">{usd(v.avg_cost)}</td>
+                          <td class="num">{duration(v.latency_ms.p50)}</td>
+                          <td class="num">{duration(v.latency_ms.p95)}</td>
+                          <td class="num">
+                            {int(v.tokens_in)} / {int(v.tokens_out)}
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </TableScroll>
               </Card>
             </>
           )

@@ -2,18 +2,19 @@
 // then Apply starts the job, whose progress is polled (GET .../reprice/{id}) until it ends.
 import { useEffect, useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
-import { fromLocalInput, int, usdText } from '../format.ts';
+import { fromLocalInput, int, toLocalInput, usdText } from '../format.ts';
 import type { RepriceDryRun, RepriceJob } from '../types.ts';
-import { Badge, Card, ErrorBox, Form, useAction } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Form, useAction, Zone } from '../ui.tsx';
 
 export function Reprice({ p }: { p: string }) {
-  const monthAgo = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 16);
-  const [f, setF] = useState({ provider: '', model: '', from: monthAgo, to: new Date(Date.now() + 60_000).toISOString().slice(0, 16) });
+  // from / to are ISO instants; their fields show them on the console's clock (format.ts).
+  const minute = (ms: number) => new Date(Math.floor(ms / 60_000) * 60_000).toISOString().replace('.000Z', 'Z');
+  const [f, setF] = useState({ provider: '', model: '', from: minute(Date.now() - 30 * 86_400_000), to: minute(Date.now() + 120_000) });
   const [dry, setDry] = useState<RepriceDryRun | undefined>();
   const [job, setJob] = useState<RepriceJob | undefined>();
   const body = () => ({
-    from: fromLocalInput(f.from),
-    to: fromLocalInput(f.to),
+    from: f.from,
+    to: f.to,
     ...(f.provider.trim() ? { provider: f.provider.trim() } : {}),
     ...(f.model.trim() ? { model: f.model.trim() } : {}),
   });
@@ -51,12 +52,26 @@ export function Reprice({ p }: { p: string }) {
           <input name="reprice_model" value={f.model} onInput={field('model')} placeholder="any" />
         </label>
         <label>
-          From (UTC)
-          <input name="reprice_from" type="datetime-local" value={f.from} onInput={field('from')} />
+          <span>
+            From <Zone />
+          </span>
+          <input
+            name="reprice_from"
+            type="datetime-local"
+            value={toLocalInput(f.from)}
+            onInput={(e) => setF({ ...f, from: fromLocalInput((e.target as HTMLInputElement).value) })}
+          />
         </label>
         <label>
-          To (UTC)
-          <input name="reprice_to" type="datetime-local" value={f.to} onInput={field('to')} />
+          <span>
+            To <Zone />
+          </span>
+          <input
+            name="reprice_to"
+            type="datetime-local"
+            value={toLocalInput(f.to)}
+            onInput={(e) => setF({ ...f, to: fromLocalInput((e.target as HTMLInputElement).value) })}
+          />
         </label>
         <button type="submit" disabled={preview.busy}>
           Dry run

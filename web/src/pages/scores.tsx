@@ -3,9 +3,8 @@
 // value input; the API checks the value against it and its 400/422 detail is shown as it comes.
 import { useMemo, useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
-import { utc } from '../format.ts';
 import type { HierarchySpan, Role, Score, ScoreConfig } from '../types.ts';
-import { Badge, Card, ErrorBox, Form, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Form, Time, useAction, useApi, Zone } from '../ui.tsx';
 import { flatten } from './waterfall.tsx';
 import { Author, useKeyNames } from '../authors.tsx';
 
@@ -70,7 +69,9 @@ export function ExecutionScores({
                 <th>Source</th>
                 <th>Author</th>
                 <th>Comment</th>
-                <th>Updated (UTC)</th>
+                <th>
+                  Updated <Zone />
+                </th>
                 {canWrite && <th />}
               </tr>
             </thead>
@@ -89,8 +90,8 @@ export function ExecutionScores({
                     <Author id={s.author} names={names} />
                   </td>
                   <td class="comment">{s.comment ?? <span class="muted">—</span>}</td>
-                  <td class="small" title={`created ${utc(s.created_at)}`}>
-                    {utc(s.updated_at)}
+                  <td class="small">
+                    <Time iso={s.updated_at} bare />
                   </td>
                   {canWrite && (
                     <td>

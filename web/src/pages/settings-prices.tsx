@@ -2,62 +2,66 @@
 // built-in catalogue; set one, remove a model's; look a model up in the effective table.
 import { useState } from 'preact/hooks';
 import { api, enc, query } from '../api.ts';
-import { utc } from '../format.ts';
+import { fromLocalInput } from '../format.ts';
 import type { ModelPrice, Page } from '../types.ts';
-import { Badge, Card, ErrorBox, Form, Load, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, ErrorBox, Form, Load, TableScroll, Time, useAction, useApi, Zone } from '../ui.tsx';
 
 const EMPTY = { model: '', provider: '', match: '', input: '', output: '', cached: '', cacheWrite: '', effectiveFrom: '' };
 
 function PriceTable({ rows, onRemove }: { rows: ModelPrice[]; onRemove?: (model: string) => void }) {
   return (
-    <table class="prices">
-      <thead>
-        <tr>
-          <th>Model</th>
-          <th>Provider</th>
-          <th class="num">Input</th>
-          <th class="num">Output</th>
-          <th class="num">Cache read</th>
-          <th class="num">Cache write</th>
-          <th>From</th>
-          <th>price_id</th>
-          {onRemove && <th />}
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((r) => (
-          <tr data-price-id={r.price_id}>
-            <td>
-              {r.model}{' '}
-              {r.match && (
-                <code class="inline" title="regular expression">
-                  {r.match}
-                </code>
-              )}{' '}
-              {!r.in_force && <Badge>not in force</Badge>}
-            </td>
-            <td>{r.provider ?? 'any'}</td>
-            <td class="num">{r.input_per_mtok}</td>
-            <td class="num">{r.output_per_mtok}</td>
-            <td class="num">{r.cached_input_per_mtok ?? '—'}</td>
-            <td class="num">{r.cache_write_per_mtok ?? '—'}</td>
-            <td>{r.effective_from ? utc(r.effective_from) : '—'}</td>
-            <td class="mono small">{r.price_id}</td>
-            {onRemove && (
-              <td>
-                <button
-                  type="button"
-                  class="danger"
-                  onClick={() => confirm(`Remove every project price of ${r.model}?`) && onRemove(r.model)}
-                >
-                  Remove
-                </button>
-              </td>
-            )}
+    <TableScroll label="Prices">
+      <table class="prices">
+        <thead>
+          <tr>
+            <th>Model</th>
+            <th>Provider</th>
+            <th class="num">Input</th>
+            <th class="num">Output</th>
+            <th class="num">Cache read</th>
+            <th class="num">Cache write</th>
+            <th>
+              From <Zone />
+            </th>
+            <th>price_id</th>
+            {onRemove && <th />}
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr data-price-id={r.price_id}>
+              <td>
+                {r.model}{' '}
+                {r.match && (
+                  <code class="inline" title="regular expression">
+                    {r.match}
+                  </code>
+                )}{' '}
+                {!r.in_force && <Badge>not in force</Badge>}
+              </td>
+              <td>{r.provider ?? 'any'}</td>
+              <td class="num">{r.input_per_mtok}</td>
+              <td class="num">{r.output_per_mtok}</td>
+              <td class="num">{r.cached_input_per_mtok ?? '—'}</td>
+              <td class="num">{r.cache_write_per_mtok ?? '—'}</td>
+              <td>{r.effective_from ? <Time iso={r.effective_from} bare /> : '—'}</td>
+              <td class="mono small">{r.price_id}</td>
+              {onRemove && (
+                <td>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => confirm(`Remove every project price of ${r.model}?`) && onRemove(r.model)}
+                  >
+                    Remove
+                  </button>
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableScroll>
   );
 }
 
@@ -76,7 +80,7 @@ export function Prices({ p }: { p: string }) {
       ...(f.match.trim() ? { match: f.match.trim() } : {}),
       ...(num(f.cached) !== undefined ? { cached_input_per_mtok: num(f.cached) } : {}),
       ...(num(f.cacheWrite) !== undefined ? { cache_write_per_mtok: num(f.cacheWrite) } : {}),
-      ...(f.effectiveFrom ? { effective_from: `${f.effectiveFrom}:00Z` } : {}),
+      ...(f.effectiveFrom ? { effective_from: fromLocalInput(f.effectiveFrom) } : {}),
     };
     await api(`${p}/models/${enc(f.model.trim())}`, { method: 'PUT', body });
     setF(EMPTY);
@@ -132,7 +136,9 @@ export function Prices({ p }: { p: string }) {
           <input name="cache_write_per_mtok" type="number" min="0" step="any" value={f.cacheWrite} onInput={field('cacheWrite')} />
         </label>
         <label>
-          Effective from (UTC, optional)
+          <span>
+            Effective from <Zone />, optional
+          </span>
           <input name="effective_from" type="datetime-local" value={f.effectiveFrom} onInput={field('effectiveFrom')} />
         </label>
         <div>
@@ -146,6 +152,7 @@ export function Prices({ p }: { p: string }) {
         <input
           type="search"
           name="price_lookup"
+          aria-label="Model to look up"
           placeholder="Look up a model's price"
           title="Searches the project's prices and the catalogue"
           value={lookup}

@@ -2,9 +2,9 @@
 // webhook, retention. Each section has an id (#score-configs, …) other pages link to.
 import { useEffect, useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
-import { usd, utc } from '../format.ts';
+import { usd } from '../format.ts';
 import type { Budget, MeContext, Retention, Role } from '../types.ts';
-import { Card, Empty, ErrorBox, Form, Load, SecretOnce, useAction, useApi } from '../ui.tsx';
+import { Card, Empty, ErrorBox, Form, Load, SecretOnce, Time, useAction, useApi } from '../ui.tsx';
 import { ApiKeys } from './settings-keys.tsx';
 import { Prices } from './settings-prices.tsx';
 import { Reprice } from './reprice.tsx';
@@ -176,7 +176,12 @@ function RetentionSettings({ p }: { p: string }) {
           <p class="muted">
             {r.days === null ? 'Raw data is kept forever.' : `Raw data older than ${r.days} days is deleted.`} Applies to:{' '}
             {r.applies_to.join(', ')}. Daily spend stays.
-            {r.updated_at && ` Changed ${utc(r.updated_at)}.`}
+            {r.updated_at && (
+              <>
+                {' '}
+                Changed <Time iso={r.updated_at} />.
+              </>
+            )}
           </p>
         )}
       </Load>

@@ -8,6 +8,7 @@ import { ErrorBox } from '../ui.tsx';
 export function SignIn({ error, signedIn, onSignedIn }: { error?: ApiError; signedIn?: MeContext; onSignedIn(me: MeContext): void }) {
   const [value, setValue] = useState('');
   const [busy, setBusy] = useState(false);
+  const [shown, setShown] = useState(false);
   const [failure, setFailure] = useState<ApiError | undefined>(error);
 
   async function submit(e: Event) {
@@ -32,7 +33,7 @@ export function SignIn({ error, signedIn, onSignedIn }: { error?: ApiError; sign
   }
 
   return (
-    <div class="sign-in">
+    <main class="sign-in">
       <form onSubmit={submit} class="card">
         <h1>
           <span class="logo" aria-hidden="true">
@@ -47,19 +48,25 @@ export function SignIn({ error, signedIn, onSignedIn }: { error?: ApiError; sign
             {signedIn.auth_method === 'none' ? ' (dev mode: AUTH_REQUIRED=false)' : ''}. <a href="/">Back to the console</a>
           </p>
         )}
-        <label>
-          API key or token
-          {/* A password field: the key is not shown as it is typed or pasted, and Enter signs in. */}
+        <label for="credential">API key or token</label>
+        {/* A password field: the key is not shown as it is typed or pasted (unless asked), and Enter signs in. */}
+        <div class="secret-field">
           <input
-            type="password"
+            id="credential"
+            // (preact's types tie `type` to a literal; the field switches between the two)
+            {...({ type: shown ? 'text' : 'password' } as { type: 'password' })}
             name="credential"
             autocomplete="off"
+            autocapitalize="off"
             spellcheck={false}
             placeholder="tl_… or eyJhbGciOi…"
             value={value}
             onInput={(e) => setValue((e.target as HTMLInputElement).value)}
           />
-        </label>
+          <button type="button" class="show-secret" aria-controls="credential" onClick={() => setShown(!shown)}>
+            {shown ? 'Hide key' : 'Show key'}
+          </button>
+        </div>
         <ErrorBox error={failure} title="Sign-in refused" />
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Checking…' : 'Sign in'}
@@ -74,6 +81,6 @@ export function SignIn({ error, signedIn, onSignedIn }: { error?: ApiError; sign
           <p class="muted">The credential is kept in this tab's session storage only, and sent to this server's API only.</p>
         </details>
       </form>
-    </div>
+    </main>
   );
 }

@@ -2,10 +2,10 @@
 // executions; the month-to-date budget gauge with its alerts; export of the window's executions.
 import { enc, query } from '../api.ts';
 import { BudgetGauge, DailyCostChart } from '../charts.tsx';
-import { int, pct, usd, utc } from '../format.ts';
+import { int, pct, usd } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { Budget, ProjectStats, Role } from '../types.ts';
-import { Badge, Card, Empty, Load, Stat, Time, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Load, Stat, TableScroll, Time, useApi } from '../ui.tsx';
 import { ExportButtons } from './export.tsx';
 import { Unpriced } from '../unpriced.tsx';
 
@@ -42,7 +42,7 @@ export function Spend({ projectId, role }: { projectId: string; role: Role }) {
             {(b) => <BudgetView b={b} projectId={projectId} role={role} />}
           </Load>
         </Card>
-        <Card title={`Last ${days} days (UTC)`}>
+        <Card title={`Last ${days} days (UTC days)`}>
           <Load state={stats} label="Loading spend…">
             {(s) => (
               <>
@@ -84,7 +84,7 @@ export function Spend({ projectId, role }: { projectId: string; role: Role }) {
               {s.by_model.length === 0 ? (
                 <p class="muted">No executions.</p>
               ) : (
-                <div class="scroll">
+                <TableScroll>
                   <table>
                     <thead>
                       <tr>
@@ -127,14 +127,14 @@ export function Spend({ projectId, role }: { projectId: string; role: Role }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )}
             </Card>
             <Card title="Top prompts">
               {s.top_prompts.length === 0 ? (
                 <p class="muted">No execution recorded a prompt template in this window.</p>
               ) : (
-                <div class="scroll">
+                <TableScroll>
                   <table>
                     <thead>
                       <tr>
@@ -157,7 +157,7 @@ export function Spend({ projectId, role }: { projectId: string; role: Role }) {
                       ))}
                     </tbody>
                   </table>
-                </div>
+                </TableScroll>
               )}
             </Card>
           </div>
@@ -225,42 +225,48 @@ function Alerts({ b }: { b: Budget }) {
       {b.alerts.length === 0 ? (
         <p class="muted">No alert yet: one is sent when the month's spend crosses the threshold, and one when it exceeds the budget.</p>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>At</th>
-              <th>Kind</th>
-              <th class="num">Used</th>
-              <th class="num">Spent / budget</th>
-              <th>Webhook delivery</th>
-            </tr>
-          </thead>
-          <tbody>
-            {b.alerts.map((a) => (
+        <TableScroll>
+          <table>
+            <thead>
               <tr>
-                <td>
-                  <Time iso={a.at} />
-                </td>
-                <td>
-                  <Badge kind={a.kind === 'exceeded' ? 'bad' : 'warn'}>{a.kind}</Badge>
-                </td>
-                <td class="num">{pct(a.pct)}</td>
-                <td class="num">
-                  {usd(a.spent_usd)} / {usd(a.budget_monthly_usd)}
-                </td>
-                <td>
-                  {a.delivery.delivered_at
-                    ? `delivered ${utc(a.delivery.delivered_at)}`
-                    : a.delivery.attempts > 0
-                      ? `${a.delivery.attempts} attempt(s), last: ${a.delivery.last_status ?? a.delivery.last_error ?? '—'}`
-                      : b.webhook_url
-                        ? 'pending'
-                        : 'no webhook'}
-                </td>
+                <th>At</th>
+                <th>Kind</th>
+                <th class="num">Used</th>
+                <th class="num">Spent / budget</th>
+                <th>Webhook delivery</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {b.alerts.map((a) => (
+                <tr>
+                  <td>
+                    <Time iso={a.at} />
+                  </td>
+                  <td>
+                    <Badge kind={a.kind === 'exceeded' ? 'bad' : 'warn'}>{a.kind}</Badge>
+                  </td>
+                  <td class="num">{pct(a.pct)}</td>
+                  <td class="num">
+                    {usd(a.spent_usd)} / {usd(a.budget_monthly_usd)}
+                  </td>
+                  <td>
+                    {a.delivery.delivered_at ? (
+                      <>
+                        delivered <Time iso={a.delivery.delivered_at} />
+                      </>
+                    ) : a.delivery.attempts > 0 ? (
+                      `${a.delivery.attempts} attempt(s), last: ${a.delivery.last_status ?? a.delivery.last_error ?? '—'}`
+                    ) : b.webhook_url ? (
+                      'pending'
+                    ) : (
+                      'no webhook'
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
       )}
     </Card>
   );

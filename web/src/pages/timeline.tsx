@@ -1,10 +1,10 @@
 // The chat and tool timeline (GET .../timeline): messages in conversation order, as text by
 // role; tool calls (name, arguments) and their results as separate events, or joined one card per
 // tool with "compact tools". JSON arguments and results are pretty-printed and fold (rendered.tsx).
-import { duration } from '../format.ts';
+import { clock, duration, instant, localOffset, utc } from '../format.ts';
 import { navigate, useLocation, withParams } from '../router.tsx';
 import type { TimelineEvent } from '../types.ts';
-import { Badge, Card, Empty, Load, Time, useApi } from '../ui.tsx';
+import { Badge, Card, Empty, Load, useApi } from '../ui.tsx';
 import { Value } from './rendered.tsx';
 
 export function Timeline({ path }: { path: string }) {
@@ -51,11 +51,14 @@ export function Timeline({ path }: { path: string }) {
 }
 
 function When({ e }: { e: TimelineEvent }) {
-  return e.timestamp ? (
-    <span class="when">
-      <Time iso={e.timestamp} />
-    </span>
-  ) : null;
+  if (!e.timestamp) return null;
+  // The time of day on the console's clock, its zone after it; the date in UTC on hover.
+  const zone = clock() === 'utc' ? 'UTC' : localOffset(new Date(e.timestamp));
+  return (
+    <time dateTime={e.timestamp} title={`${utc(e.timestamp)} UTC`}>
+      {instant(e.timestamp).slice(11)} <span class="zone">{zone}</span>
+    </time>
+  );
 }
 
 function Event({ e }: { e: TimelineEvent }) {

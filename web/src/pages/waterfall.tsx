@@ -157,7 +157,7 @@ function Rows({
               aria-selected={isSelected}
               onClick={() => select(isSelected ? undefined : span.span_id)}
             >
-              <span class="wf-name" style={{ paddingLeft: `${depth * 16 + 4}px` }} title={span.name}>
+              <span role="cell" class="wf-name" style={{ paddingLeft: `${depth * 16 + 4}px` }} title={span.name}>
                 {span.children.length > 0 ? (
                   <button
                     type="button"
@@ -183,7 +183,7 @@ function Rows({
                 )}
                 {span.orphan && <Badge kind="warn">orphan</Badge>}
               </span>
-              <span class="wf-track">
+              <span role="cell" class="wf-track">
                 <span class={`wf-bar class-${span.span_class ?? 'other'}`} style={{ left: `${left}%`, width: `${width}%` }} />
                 <span class={`wf-label ${labelAt.inside ? 'inside' : ''}`} style={labelAt.style}>
                   {duration(span.duration_ms)}
