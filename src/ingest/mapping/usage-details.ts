@@ -45,7 +45,7 @@ const REGION = ['cloud.region', 'aws.region', 'gcp.region'];
 const BATCH = 'traceloom.pricing.batch';
 
 /** Gemini's per-modality counts ([{modality: "AUDIO", token_count: n}]) into `into`. */
-function modalities(list: unknown, side: 'input' | 'output', into: UsageDetails, used: string[], path: string): void {
+function modalities(list: unknown, side: 'input' | 'output', into: UsageDetails, used: string[], path: string, sign = 1): void {
   if (!Array.isArray(list)) return;
   for (const m of list) {
     if (!isObj(m)) continue;
@@ -54,7 +54,7 @@ function modalities(list: unknown, side: 'input' | 'output', into: UsageDetails,
     if (n === undefined || n === 0) continue;
     const type = modality === 'AUDIO' ? `${side}_audio` : modality === 'IMAGE' ? `${side}_image` : undefined;
     if (!type) continue;
-    into[type as DetailType] = (into[type as DetailType] ?? 0) + n;
+    into[type as DetailType] = Math.max(0, (into[type as DetailType] ?? 0) + sign * n);
     used.push(`${ADK_RESPONSE} (${path})`);
   }
 }
@@ -97,15 +97,14 @@ export function mapUsageDetails(ctx: SpanCtx): UsageDetails | undefined {
     const md = isObj(res) ? (res['usage_metadata'] ?? res['usageMetadata']) : undefined;
     if (isObj(md)) {
       const found: UsageDetails = {};
-      modalities(md['prompt_tokens_details'] ?? md['promptTokensDetails'], 'input', found, used, 'usage_metadata.prompt_tokens_details');
-      modalities(
-        md['candidates_tokens_details'] ?? md['candidatesTokensDetails'],
-        'output',
-        found,
-        used,
-        'usage_metadata.candidates_tokens_details',
-      );
-      for (const [k, v] of Object.entries(found) as Array<[DetailType, number]>) out[k] ??= v;
+      const input = md['prompt_tokens_details'] ?? md['promptTokensDetails'];
+      const cached = md['cache_tokens_details'] ?? md['cacheTokensDetails'];
+      const output = md['candidates_tokens_details'] ?? md['candidatesTokensDetails'];
+      modalities(input, 'input', found, used, 'usage_metadata.prompt_tokens_details');
+      // Gemini's prompt modalities include the cached tokens (cache_tokens_details): those are cache reads, not input audio/image.
+      modalities(cached, 'input', found, used, 'usage_metadata.cache_tokens_details', -1);
+      modalities(output, 'output', found, used, 'usage_metadata.candidates_tokens_details');
+      for (const [k, v] of Object.entries(found) as Array<[DetailType, number]>) if (v > 0) out[k] ??= v;
     }
   }
   if (used.length === 0) return undefined;
