@@ -32,7 +32,9 @@ const round9 = (exact18: bigint) => fromScaled((exact18 + 500_000_000n) / 1_000_
 describe('every usage type of every dialect at its own rate', () => {
   for (const f of USAGE_FIXTURES) {
     it(`${f.dialect}: mapped once, each type priced at its rate, exact`, () => {
-      const m = mapSpan(span(f.attributes, { name: f.spanName, ...(f.scope ? { scopeName: f.scope.name, scopeVersion: f.scope.version } : {}) }));
+      const m = mapSpan(
+        span(f.attributes, { name: f.spanName, ...(f.scope ? { scopeName: f.scope.name, scopeVersion: f.scope.version } : {}) }),
+      );
       expect(m.spanClass).toBe('inference');
       expect(m.model).toBe(f.model);
       expect(m.usage).toEqual(f.usage);
@@ -72,7 +74,14 @@ describe('every usage type of every dialect at its own rate', () => {
   });
 
   it('missing rates fall back: 1h write → cache write → input; reasoning, audio, image → their side', () => {
-    const base: PriceRow = { price_id: 'p', provider: '', model: 'm', input_per_mtok: '1', output_per_mtok: '2', cache_write_per_mtok: '1.25' };
+    const base: PriceRow = {
+      price_id: 'p',
+      provider: '',
+      model: 'm',
+      input_per_mtok: '1',
+      output_per_mtok: '2',
+      cache_write_per_mtok: '1.25',
+    };
     const c = computeCost(
       {
         tokensIn: 1_000_000,
