@@ -43,7 +43,10 @@ export const OPTIONAL_RATES = [
   'web_search_per_call',
 ] as const satisfies ReadonlyArray<keyof Rates>;
 
-/** Above `above_input_tokens` input tokens per call (tokens_in, cache included), the tier's rates replace the base rates. */
+/**
+ * Above `above_input_tokens` input tokens per call (tokens_in, cache included), the tier's rates
+ * replace the base rates; token rates it omits fall back within it, a per-call rate it omits is the price's.
+ */
 export interface PriceTier extends Rates {
   above_input_tokens: number;
 }
@@ -171,7 +174,11 @@ export function ratesFor(price: PriceRow, tokensIn: number, ctx: PricingContext)
   }
   const tier = pickTier(tiers, tokensIn);
   if (tier) rules.push(`tier above ${tier.above_input_tokens} input tokens`);
-  return { rates: tier ?? base, rule: rules.length ? rules.join('; ') : 'base rates' };
+  let rates: Rates = tier ?? base;
+  // A per-call rate does not scale with token rates: one a tier or condition omits is the price's own.
+  if (rates.web_search_per_call === undefined && price.web_search_per_call !== undefined)
+    rates = { ...rates, web_search_per_call: price.web_search_per_call };
+  return { rates, rule: rules.length ? rules.join('; ') : 'base rates' };
 }
 
 const scaled = (s: string | undefined) => (s === undefined ? undefined : toScaled(s, RATE_SCALE));

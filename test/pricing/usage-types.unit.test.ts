@@ -144,6 +144,20 @@ describe('tiers by input tokens per call', () => {
     expect(c.rule).toBe('tier above 200000 input tokens');
   });
 
+  it("token rates a tier omits fall back within it; a per-call rate it omits is the price's own", () => {
+    const p: PriceRow = { ...TIERED, web_search_per_call: '0.01' };
+    const c = computeCost(
+      { tokensIn: 300_000, tokensOut: 1_000, cachedIn: 0, cacheWriteIn: 0, reasoning: 500, details: { web_search: 2 } },
+      p,
+    );
+    expect(Object.fromEntries(c.lines.map((l) => [l.type, l.rate]))).toEqual({
+      input: '6',
+      output: '22.5',
+      reasoning: '22.5',
+      web_search: '0.01',
+    });
+  });
+
   it('several tiers: the highest threshold passed applies', () => {
     const p: PriceRow = {
       ...TIERED,

@@ -7,6 +7,7 @@ import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { Execution, Role } from '../types.ts';
 import { Badge, Card, Empty, Load, Stat, Tabs, Time, useApi } from '../ui.tsx';
 import { AddToDataset } from './add-to-dataset.tsx';
+import { CostBreakdown } from './cost-breakdown.tsx';
 import { ExecutionScores } from './scores.tsx';
 import { Timeline } from './timeline.tsx';
 import { Waterfall } from './waterfall.tsx';
@@ -139,6 +140,7 @@ function Summary({ e }: { e: Execution }) {
           )}
         </dl>
       </Card>
+      <CostBreakdown e={e} />
     </div>
   );
 }
