@@ -16,6 +16,7 @@ import { capCost, priceCall } from './pricing.ts';
 import { callsAndTools, countedSpans } from './span-builders.ts';
 import { contentHash, templateUsageColumns, type ExecutionContent } from './row.ts';
 import { errorReason } from './error-reason.ts';
+import { addDetails, contextOf, CostLines, detailsOf } from './cost-lines.ts';
 
 export interface ResolvedUsage {
   prompt_id: string;
@@ -104,6 +105,8 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     anyComputed = false,
     allComputed = true;
   let main: { span: StoredSpan; tokens: number; priceId: string } | undefined;
+  const lines = new CostLines();
+  const details: Record<string, number> = {};
   for (const s of spans) {
     if (!counted.has(s.span_id)) continue;
     const usage = {
@@ -111,7 +114,10 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
       tokensOut: Number(s.tokens_out),
       cachedIn: Number(s.tokens_cached_in),
       cacheWriteIn: Number(s.tokens_cache_write_in),
+      reasoning: Number(s.tokens_reasoning),
+      details: detailsOf(s.usage_details),
     };
+    addDetails(details, usage.details);
     tokensIn += usage.tokensIn;
     tokensOut += usage.tokensOut;
     cachedIn += usage.cachedIn;
@@ -123,7 +129,9 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
       at: nsToDate(big(s.start_time_ns)),
       usage,
       provided: s.cost_provided,
+      context: contextOf(s.pricing_context),
     });
+    lines.add(priced);
     const { computed, price } = priced;
     if (computed) {
       computedNanos += computed.costNanos;
@@ -224,6 +232,10 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
       usages.map((u, i) => ({ ...u, role: locations[i]?.role ?? '', source: 'otlp', message_index: locations[i]?.messageIndex ?? -1 })),
     ),
     conversation_history: JSON.stringify(conversation),
+    // Absent when empty, so the content hash of an execution without them stays what it was.
+    ...(Object.keys(details).length ? { usage_details: details } : {}),
+    ...(main && Object.keys(main.span.pricing_context ?? {}).length ? { pricing_context: main.span.pricing_context } : {}),
+    ...(lines.toJson() ? { cost_lines: lines.toJson() } : {}),
   };
   // What the execution says, whatever the batches and retries that carried its spans: a
   // re-assembly with the same content writes nothing.

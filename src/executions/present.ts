@@ -1,5 +1,7 @@
 // ClickHouse rows → the API's shapes (docs/executions.md).
 import { fromClickHouseTime } from '../time.ts';
+import { DETAIL_TYPES } from '../pricing/cost.ts';
+import { parseCostLines } from './cost-lines.ts';
 
 export interface ListRow {
   trace_id: string;
@@ -42,7 +44,34 @@ export interface DetailRow extends ListRow {
   template_inputs: string;
   api_key_id: string;
   environment: string;
+  /** 028_usage_types.sql: counts come back as text */
+  usage_details: Record<string, string | number>;
+  pricing_context: Record<string, string>;
+  cost_lines: string;
   conversation_history?: string;
+}
+
+/** Every detail usage type with its count (0 when the execution has none). */
+function presentUsageDetails(m: Record<string, string | number> | undefined) {
+  const out: Record<string, number> = {};
+  for (const k of DETAIL_TYPES) out[k] = Number(m?.[k] ?? 0);
+  return out;
+}
+
+/** The cost breakdown: the stored lines, named as the API names them. */
+function presentBreakdown(text: string) {
+  return parseCostLines(text).map((l) => ({
+    usage_type: l.type,
+    quantity: l.quantity,
+    unit: l.unit,
+    rate: l.rate,
+    cost_usd: l.cost_usd,
+    source: l.source,
+    price_id: l.price_id || null,
+    rule: l.rule,
+    calls: l.calls,
+    counted: l.counted,
+  }));
 }
 
 export function presentListItem(r: ListRow) {
@@ -81,6 +110,13 @@ export function presentDetail(r: DetailRow) {
     tokens_cached_in: Number(r.tokens_cached_in),
     tokens_cache_write_in: Number(r.tokens_cache_write_in),
     tokens_reasoning: Number(r.tokens_reasoning),
+    usage_details: presentUsageDetails(r.usage_details),
+    pricing_context: {
+      service_tier: r.pricing_context?.service_tier || null,
+      region: r.pricing_context?.region || null,
+      batch: r.pricing_context?.batch === 'true',
+    },
+    cost_breakdown: presentBreakdown(r.cost_lines),
     cost_computed_usd: r.cost_computed_text === null ? null : Number(r.cost_computed_text),
     price_id: r.price_id || null,
     usage_warnings: r.usage_warnings,

@@ -3,7 +3,7 @@
 // else the cost computed from the project's or the catalogue's price at the call's start
 // ("computed"), else nothing counts ("unpriced"). Exact: nano-dollars, never floating point.
 import type { PriceResolver } from '../pricing/prices.ts';
-import { computeCost, type Cost, type PriceRow, type Usage } from '../pricing/cost.ts';
+import { computeCost, type Cost, type PriceRow, type PricingContext, type Usage } from '../pricing/cost.ts';
 import { fromScaled, NANOS, toScaled } from '../decimal.ts';
 
 export type CostSource = 'provided' | 'computed' | 'unpriced';
@@ -27,6 +27,8 @@ export interface PricedCallInput {
   usage: Usage;
   /** A cost the call states itself (a decimal), or nothing. */
   provided?: string | number | null;
+  /** What price conditions match against (service tier, region, batch). */
+  context?: PricingContext;
 }
 
 /** Decimal(18, 9) holds up to 999,999,999.999999999 USD per execution. */
@@ -43,7 +45,7 @@ const isProvided = (v: PricedCallInput['provided']): v is string | number => v !
 
 export async function priceCall(prices: PriceResolver, projectId: string, call: PricedCallInput): Promise<PricedCall> {
   const price = await prices.resolve(projectId, call.provider, call.model, call.at, call.usage.tokensIn);
-  const computed = price ? computeCost(call.usage, price) : undefined;
+  const computed = price ? computeCost(call.usage, price, call.context) : undefined;
   const source: CostSource = isProvided(call.provided) ? 'provided' : computed ? 'computed' : 'unpriced';
   const costNanos = isProvided(call.provided) ? toScaled(call.provided, NANOS) : (computed?.costNanos ?? 0n);
   return { source, costNanos, costUsd: fromScaled(costNanos, NANOS), computed, price };

@@ -14,6 +14,8 @@ import { contentHash as hashOf, executionRow, templateUsageColumns, type Executi
 import type { ExecutionAssembly } from './execution-assembly-repository.ts';
 import type { ExecutionDetail } from './execution-detail-repository.ts';
 import { presentDetail } from './present.ts';
+import type { PricingContext, UsageDetails } from '../pricing/cost.ts';
+import { addDetails, contextColumns, CostLines } from './cost-lines.ts';
 
 export interface ExecutionInput {
   trace_id: string;
@@ -37,6 +39,12 @@ export interface ExecutionInput {
   metadata?: Record<string, string>;
   /** The deployment environment (production, staging, ...): the `environment` spend dimension. */
   environment?: string;
+  /** Usage types beyond the totals, each a part of one (docs/spend.md, "Usage types"). */
+  usage_details?: UsageDetails;
+  /** What price conditions match against. */
+  service_tier?: string;
+  region?: string;
+  batch?: boolean;
   conversation_history?: Array<{ role: string; content?: string | null; [k: string]: unknown }>;
   template_usages?: Array<{
     prompt_id: string;
@@ -101,11 +109,20 @@ export function createExecutionRecorder(deps: RecordDeps) {
     const outside = outsideStartWindow(startedAt.getTime(), deps.startWindow(receivedAt.getTime()));
     if (outside) throw badRequest(`started_at: ${outside}`);
 
+    const details: Record<string, number> = {};
+    addDetails(details, input.usage_details);
     const usage = {
       tokensIn: input.tokens_in ?? 0,
       tokensOut: input.tokens_out ?? 0,
       cachedIn: input.tokens_cached_in ?? 0,
       cacheWriteIn: input.tokens_cache_write_in ?? 0,
+      reasoning: input.tokens_reasoning ?? 0,
+      details,
+    };
+    const context: PricingContext = {
+      ...(input.service_tier ? { service_tier: input.service_tier.toLowerCase() } : {}),
+      ...(input.region ? { region: input.region.toLowerCase() } : {}),
+      ...(input.batch || input.service_tier?.toLowerCase() === 'batch' ? { batch: true } : {}),
     };
     const priced = await priceCall(deps.prices, projectId, {
       provider: input.provider ?? '',
@@ -113,7 +130,11 @@ export function createExecutionRecorder(deps: RecordDeps) {
       at: startedAt,
       usage,
       provided: input.cost_usd,
+      context,
     });
+    const lines = new CostLines();
+    lines.add(priced);
+    const pricingContext = contextColumns(context);
     const warnings = [...(priced.computed?.warnings ?? [])];
     // Absurd usage at the dearest price can pass what an execution holds: capped and said, as traced executions are.
     const costNanos = capCost(priced.costNanos, 'cost_usd', warnings);
@@ -161,6 +182,9 @@ export function createExecutionRecorder(deps: RecordDeps) {
           })),
         ),
         conversation_history: JSON.stringify(messages),
+        ...(Object.keys(details).length ? { usage_details: details } : {}),
+        ...(Object.keys(pricingContext).length ? { pricing_context: pricingContext } : {}),
+        ...(lines.toJson() ? { cost_lines: lines.toJson() } : {}),
       },
       { version: 1, sign: 1, received_at: toClickHouseTime(receivedAt), content_hash: contentHash },
     );
@@ -177,6 +201,9 @@ export function createExecutionRecorder(deps: RecordDeps) {
       tokens_cached_in: String(row.tokens_cached_in),
       tokens_cache_write_in: String(row.tokens_cache_write_in),
       tokens_reasoning: String(row.tokens_reasoning),
+      usage_details: row.usage_details ?? {},
+      pricing_context: row.pricing_context ?? {},
+      cost_lines: row.cost_lines ?? '',
       cost_usd_text: row.cost_usd,
       cost_computed_text: row.cost_computed_usd,
       template_count: row['tu.prompt_id'].length,

@@ -30,10 +30,15 @@ export type LedgerRow = Record<string, unknown> & {
   cost_source: string;
   cost_computed_usd: string | null;
   price_id: string;
+  /** 028_usage_types.sql; empty for rows stored before it */
+  usage_details?: Record<string, string | number>;
+  pricing_context?: Record<string, string>;
+  cost_lines?: string;
 };
 
 const LIGHT = `started_at, trace_id, version, source, provider, model, tokens_in, tokens_out, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
-  toString(cost_usd) AS cost_usd, cost_source, toString(cost_computed_usd) AS cost_computed_usd, price_id`;
+  toString(cost_usd) AS cost_usd, cost_source, toString(cost_computed_usd) AS cost_computed_usd, price_id,
+  usage_details, pricing_context, cost_lines`;
 const FULL = '* REPLACE (toString(cost_usd) AS cost_usd, toString(cost_computed_usd) AS cost_computed_usd)';
 
 /**

@@ -49,6 +49,12 @@ export interface ExecutionContent extends TemplateUsageColumns {
   environment?: string;
   /** JSON array of the conversation's messages */
   conversation_history: string;
+  /** Usage types beyond the totals (028_usage_types.sql), non-zero only; absent when none. */
+  usage_details?: Record<string, number>;
+  /** What price conditions matched against (service_tier, region, batch: 'true'); absent when none. */
+  pricing_context?: Record<string, string>;
+  /** The cost breakdown, JSON (cost-lines.ts); absent for an unpriced execution. */
+  cost_lines?: string;
 }
 
 /** What made an execution: a record sent to the API, OTLP spans, or the service's playground. */

@@ -15,7 +15,8 @@ export const ASSEMBLY_COLUMNS = `trace_id, span_id, parent_span_id, start_time_n
   service_name, span_class, operation, provider, model, agent_id, session_id, user_id, tags, metadata,
   has_usage, tokens_in, tokens_out, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
   toString(cost_provided) AS cost_provided, tool_name, tool_call_id, error_message,
-  prompt_usages, if(span_class IN ('inference', 'tool'), messages, '') AS messages, api_key_id, environment`;
+  prompt_usages, if(span_class IN ('inference', 'tool'), messages, '') AS messages, api_key_id, environment,
+  usage_details, pricing_context`;
 
 interface EventRow {
   trace_id: string;
@@ -57,7 +58,8 @@ export function createSpanRepository(ch: ClickHouseStore) {
         `SELECT trace_id, span_id, parent_span_id, start_time_ns, end_time_ns, received_at, name, kind, status_code, status_message,
            service_name, scope_name, span_class, operation, provider, model, agent_id, session_id, user_id, tags, metadata,
            has_usage, tokens_in, tokens_out, tokens_cached_in, tokens_cache_write_in, tokens_reasoning, toString(cost_provided) AS cost_provided, tool_name, tool_call_id,
-           error_message, prompt_usages, truncated, attributes, resource, events, links, messages, api_key_id, environment
+           error_message, prompt_usages, truncated, attributes, resource, events, links, messages, api_key_id, environment,
+           usage_details, pricing_context
          FROM spans WHERE project_id = {p:String} AND trace_id = {t:String}
          ORDER BY span_id, received_at DESC LIMIT 1 BY span_id`,
         { p: projectId, t: traceId },

@@ -3,6 +3,7 @@
 // events, links) for the hierarchy, and the normalised messages for the timeline.
 import type { DecodedSpan, MappedSpan, NormalizedMessage } from './span.ts';
 import { fromScaled, NANOS, toScaled } from '../decimal.ts';
+import { contextColumns } from './cost-lines.ts';
 
 const KIND = ['UNSPECIFIED', 'INTERNAL', 'SERVER', 'CLIENT', 'PRODUCER', 'CONSUMER'];
 const STATUS = ['UNSET', 'OK', 'ERROR'];
@@ -57,6 +58,10 @@ export interface SpanRow {
   environment: string;
   /** `gen_ai.response.id`: evaluation events without span context are joined through it. */
   response_id: string;
+  /** Usage types beyond the totals (028_usage_types.sql): only non-zero counts. */
+  usage_details: Record<string, number>;
+  /** What price conditions match against: service_tier, region, batch ('true'). */
+  pricing_context: Record<string, string>;
 }
 
 type ReadBackColumns =
@@ -85,7 +90,9 @@ type ReadBackColumns =
   | 'prompt_usages'
   | 'messages'
   | 'api_key_id'
-  | 'environment';
+  | 'environment'
+  | 'usage_details'
+  | 'pricing_context';
 
 /** The `messages` column of a span, parsed. */
 export interface ParsedMessages {
@@ -130,6 +137,8 @@ export const STORED_SPAN_COLUMNS: ReadonlySet<string> = new Set([
   'messages',
   'api_key_id',
   'environment',
+  'usage_details',
+  'pricing_context',
 ]);
 
 /** The columns of `spans` that assembly reads (one row per span, duplicates removed): 64-bit counts and decimals come back as text. */
@@ -190,6 +199,16 @@ function providedCost(v: string | undefined, notes: string[]): string | null {
   }
   notes.push(`cost: ${v} is outside 0..999999999.999999999 USD; ignored`);
   return null;
+}
+
+/** A span's usage details as the Map column holds them: whole counts, zero ones left out. */
+function detailCounts(d: MappedSpan['usageDetails'], notes: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(d ?? {})) {
+    const n = tokenCount(v, notes, `usage_details.${k}`);
+    if (n > 0) out[k] = n;
+  }
+  return out;
 }
 
 const ZERO_SPAN_ID = '0000000000000000';
@@ -264,5 +283,7 @@ export function spanRow(
     api_key_id: apiKeyId,
     environment: typeof environment === 'string' ? environment.slice(0, 128) : '',
     response_id: typeof span.attributes['gen_ai.response.id'] === 'string' ? span.attributes['gen_ai.response.id'] : '',
+    usage_details: detailCounts(mapped.usageDetails, notes),
+    pricing_context: contextColumns(mapped.pricingContext),
   };
 }

@@ -1,6 +1,7 @@
 // The shapes every OTLP decoder produces and the convention mapper consumes. Decoders (protobuf,
 // OTLP/JSON, flat JSON) turn a request into DecodedSpans; mapSpan turns one into a MappedSpan;
 // the ingest path stores both and trace assembly builds executions from them.
+import type { PricingContext, UsageDetails } from '../pricing/cost.ts';
 
 /** An attribute value after decoding: AnyValue of any kind, kvlist as an object, bytes as base64. */
 export type AttrValue = string | number | boolean | null | AttrValue[] | { [key: string]: AttrValue };
@@ -107,6 +108,10 @@ export interface MappedSpan {
   model: string;
   /** undefined when the span carries no usage at all */
   usage?: SpanUsage;
+  /** Usage types beyond the totals, each a part of one (mapping/usage-details.ts); inference spans with usage only */
+  usageDetails?: UsageDetails;
+  /** What price conditions match against (service tier, region, batch) */
+  pricingContext?: PricingContext;
   /** A cost the span itself states (gen_ai.usage.cost, llm.cost.total, operation.cost), as an exact decimal string */
   providedCostUsd?: string;
   /** The agent named on this span itself ('' when none; assembly falls back to ancestors, then service.name) */

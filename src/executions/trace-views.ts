@@ -1,6 +1,7 @@
 // The hierarchy and the timeline of an execution, whatever its source: a direct record shows one
 // synthetic root and its conversation_history; a traced one its spans (each span priced the way
 // assembly priced it, with whether its usage counts) and the conversation merged from them.
+import { contextOf, detailsOf } from './cost-lines.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
 import { mergeConversation } from './conversation.ts';
 import { spanTree, syntheticRoot, type TreeSpan } from './hierarchy.ts';
@@ -37,6 +38,8 @@ export function createTraceViews(deps: TraceViewDeps) {
         tokensOut: Number(s.tokens_out),
         cachedIn: Number(s.tokens_cached_in),
         cacheWriteIn: Number(s.tokens_cache_write_in),
+        reasoning: Number(s.tokens_reasoning),
+        details: detailsOf(s.usage_details),
       };
       const at = new Date(Number(BigInt(s.start_time_ns) / 1_000_000n));
       const priced = await priceCall(deps.prices, projectId, {
@@ -45,6 +48,7 @@ export function createTraceViews(deps: TraceViewDeps) {
         at,
         usage,
         provided: s.cost_provided,
+        context: contextOf(s.pricing_context),
       });
       // Exact until here; the API shows a span's cost as a JSON number (HierarchySpan.cost_usd).
       cost = Number(priced.costUsd);

@@ -1,18 +1,30 @@
 // The built-in price catalogue: @pydantic/genai-prices with its bundled data (never updated at
 // run time). Only the model's per-token rates are taken from it; the arithmetic is ours (exact).
 import { calcPrice } from '@pydantic/genai-prices';
-import { numberToDecimal } from '../decimal.ts';
+import { fromScaled, numberToDecimal, toScaled } from '../decimal.ts';
 import type { PriceRow } from './cost.ts';
 
 type Rate = number | { base: number; tiers: Array<{ start: number; price: number }> } | undefined;
 
-/** A tiered rate applies the tier whose threshold the call's input tokens reached. */
-function rateAt(rate: Rate, tokensIn: number): string | undefined {
+/** A tiered rate applies the tier whose threshold the call's input tokens passed (`applied` notes it). */
+function rateAt(rate: Rate, tokensIn: number, applied?: Set<string>): string | undefined {
   if (rate === undefined) return undefined;
   if (typeof rate === 'number') return numberToDecimal(rate);
   let price = rate.base;
-  for (const t of rate.tiers ?? []) if (tokensIn > t.start) price = t.price;
+  let start: number | undefined;
+  for (const t of rate.tiers ?? [])
+    if (tokensIn > t.start) {
+      price = t.price;
+      start = t.start;
+    }
+  if (start !== undefined) applied?.add(`catalogue tier above ${start} input tokens`);
   return numberToDecimal(price);
+}
+
+/** USD per thousand calls → USD per call, exactly. */
+function perCall(rate: Rate, tokensIn: number): string | undefined {
+  const k = rateAt(rate, tokensIn);
+  return k === undefined ? undefined : fromScaled(toScaled(k, 15), 18);
 }
 
 /** OpenTelemetry provider names (gen_ai.provider.name) the catalogue spells otherwise. */
@@ -113,16 +125,30 @@ export function cataloguePrice(provider: string, model: string, at: Date, tokens
     day.slots.set(slotOf(day.bounds, at), entry);
   }
   if (!entry) return undefined;
-  const input = rateAt(entry.rates.input_mtok, tokensIn);
-  const output = rateAt(entry.rates.output_mtok, tokensIn);
+  const applied = new Set<string>();
+  const r = entry.rates;
+  const input = rateAt(r.input_mtok, tokensIn, applied);
+  const output = rateAt(r.output_mtok, tokensIn, applied);
   if (input === undefined || output === undefined) return undefined;
-  return {
+  const row: PriceRow = {
     price_id: entry.priceId,
     provider: entry.provider,
     model: entry.model,
     input_per_mtok: input,
     output_per_mtok: output,
-    cached_input_per_mtok: rateAt(entry.rates.cache_read_mtok, tokensIn),
-    cache_write_per_mtok: rateAt(entry.rates.cache_write_mtok, tokensIn),
   };
+  // Only the rates the catalogue knows; the others fall back (cost.ts).
+  const optional: Array<[keyof PriceRow, string | undefined]> = [
+    ['cached_input_per_mtok', rateAt(r.cache_read_mtok, tokensIn, applied)],
+    ['cache_write_per_mtok', rateAt(r.cache_write_mtok, tokensIn, applied)],
+    ['reasoning_per_mtok', rateAt(r.output_reasoning_mtok, tokensIn, applied)],
+    ['input_audio_per_mtok', rateAt(r.input_audio_mtok, tokensIn, applied)],
+    ['output_audio_per_mtok', rateAt(r.output_audio_mtok, tokensIn, applied)],
+    ['input_image_per_mtok', rateAt(r.input_image_mtok, tokensIn, applied)],
+    ['output_image_per_mtok', rateAt(r.output_image_mtok, tokensIn, applied)],
+    ['web_search_per_call', perCall(r.web_searches_kcount, tokensIn)],
+  ];
+  for (const [k, v] of optional) if (v !== undefined) (row as unknown as Record<string, string>)[k] = v;
+  if (applied.size) row.applied = [...applied];
+  return row;
 }

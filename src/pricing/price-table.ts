@@ -7,7 +7,7 @@ import { badRequest, notFound } from '../errors.ts';
 import type { Queryable } from '../stores/postgres.ts';
 import { parseTime } from '../time.ts';
 import { cataloguePrice } from './catalogue.ts';
-import type { PriceRow } from './cost.ts';
+import type { PriceCondition, PriceRow, PriceTier } from './cost.ts';
 import { numberToDecimal } from '../decimal.ts';
 import type { PriceResolver } from './prices.ts';
 import {
@@ -15,17 +15,34 @@ import {
   pageProjectPrices,
   priceInForce,
   upsertProjectPrice,
+  EXTRA_RATE_COLUMNS,
+  type ExtraRateColumn,
   type ProjectPriceRow,
 } from './project-price-repository.ts';
 import { slowRegexReason, unsafeRegexReason } from './regex-guard.ts';
 
-export interface ModelPriceInput {
-  provider?: string;
-  match?: string;
+/** Rates as the API takes them: JSON numbers, USD per million tokens (web_search_per_call: per call). */
+export interface RatesInput extends Partial<Record<ExtraRateColumn, number>> {
   input_per_mtok: number;
   output_per_mtok: number;
   cached_input_per_mtok?: number;
   cache_write_per_mtok?: number;
+}
+
+export interface TierInput extends RatesInput {
+  above_input_tokens: number;
+}
+
+export interface ConditionInput extends RatesInput {
+  when: { service_tier?: string; region?: string; batch?: boolean };
+  tiers?: TierInput[];
+}
+
+export interface ModelPriceInput extends RatesInput {
+  provider?: string;
+  match?: string;
+  tiers?: TierInput[];
+  conditions?: ConditionInput[];
   effective_from?: string | number;
 }
 
@@ -47,6 +64,15 @@ export interface ModelPrice {
   output_per_mtok: number;
   cached_input_per_mtok: number | null;
   cache_write_per_mtok: number | null;
+  cache_write_1h_per_mtok: number | null;
+  reasoning_per_mtok: number | null;
+  input_audio_per_mtok: number | null;
+  output_audio_per_mtok: number | null;
+  input_image_per_mtok: number | null;
+  output_image_per_mtok: number | null;
+  web_search_per_call: number | null;
+  tiers: Array<Record<string, unknown>>;
+  conditions: Array<Record<string, unknown>>;
   effective_from: string | null;
   in_force: boolean;
   created_at: string | null;
@@ -62,6 +88,64 @@ const MODEL_KEY = /^[^\s\u0000-\u001f\u007f]{1,256}$/;
 const rate = (n: number | undefined) => (n === undefined ? null : numberToDecimal(n));
 const num = (s: string | null | undefined) => (s === null || s === undefined ? null : Number(s));
 
+const RATE_KEYS = ['input_per_mtok', 'output_per_mtok', 'cached_input_per_mtok', 'cache_write_per_mtok', ...EXTRA_RATE_COLUMNS] as const;
+
+/** Stored rates (decimal strings) → the API's numbers; absent rates stay absent. */
+function presentRates(r: object): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of RATE_KEYS) {
+    const v = (r as Record<string, unknown>)[k];
+    if (typeof v === 'string') out[k] = Number(v);
+  }
+  return out;
+}
+const presentTier = (t: PriceTier) => ({ above_input_tokens: t.above_input_tokens, ...presentRates(t) });
+const presentCondition = (c: PriceCondition) => ({
+  when: c.when,
+  ...presentRates(c),
+  ...(c.tiers?.length ? { tiers: c.tiers.map(presentTier) } : {}),
+});
+
+/** API rates (numbers) → stored rates: each number's shortest decimal spelling. */
+function ratesOf(r: RatesInput): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of RATE_KEYS) {
+    const v = r[k];
+    if (v !== undefined) out[k] = numberToDecimal(v);
+  }
+  return out;
+}
+
+function checkTiers(tiers: readonly TierInput[] | undefined, at: string): PriceTier[] | undefined {
+  if (!tiers?.length) return undefined;
+  tiers.forEach((t, i) => {
+    if (i > 0 && t.above_input_tokens <= tiers[i - 1]!.above_input_tokens)
+      throw badRequest(
+        `${at}[${i}].above_input_tokens: must be greater than ${at}[${i - 1}].above_input_tokens (${tiers[i - 1]!.above_input_tokens})`,
+      );
+  });
+  return tiers.map((t) => ({ above_input_tokens: t.above_input_tokens, ...ratesOf(t) }) as PriceTier);
+}
+
+function checkConditions(conditions: readonly ConditionInput[] | undefined): PriceCondition[] | undefined {
+  if (!conditions?.length) return undefined;
+  const seen = new Map<string, number>();
+  return conditions.map((c, i) => {
+    const w = c.when;
+    const key = JSON.stringify([w.service_tier?.toLowerCase() ?? null, w.region?.toLowerCase() ?? null, w.batch ?? null]);
+    const before = seen.get(key);
+    if (before !== undefined) throw badRequest(`conditions[${i}].when: the same as conditions[${before}].when`);
+    seen.set(key, i);
+    const when = {
+      ...(w.service_tier !== undefined ? { service_tier: w.service_tier } : {}),
+      ...(w.region !== undefined ? { region: w.region } : {}),
+      ...(w.batch !== undefined ? { batch: w.batch } : {}),
+    };
+    const tiers = checkTiers(c.tiers, `conditions[${i}].tiers`);
+    return { when, ...ratesOf(c), ...(tiers ? { tiers } : {}) } as PriceCondition;
+  });
+}
+
 function presentProjectRow(r: ProjectPriceRow, inForce: boolean): ModelPrice {
   return {
     source: 'project',
@@ -73,6 +157,15 @@ function presentProjectRow(r: ProjectPriceRow, inForce: boolean): ModelPrice {
     output_per_mtok: Number(r.output_per_mtok),
     cached_input_per_mtok: num(r.cached_input_per_mtok),
     cache_write_per_mtok: num(r.cache_write_per_mtok),
+    cache_write_1h_per_mtok: num(r.cache_write_1h_per_mtok),
+    reasoning_per_mtok: num(r.reasoning_per_mtok),
+    input_audio_per_mtok: num(r.input_audio_per_mtok),
+    output_audio_per_mtok: num(r.output_audio_per_mtok),
+    input_image_per_mtok: num(r.input_image_per_mtok),
+    output_image_per_mtok: num(r.output_image_per_mtok),
+    web_search_per_call: num(r.web_search_per_call),
+    tiers: (r.tiers ?? []).map(presentTier),
+    conditions: (r.conditions ?? []).map(presentCondition),
     effective_from: r.effective_from === null ? null : new Date(r.effective_from).toISOString(),
     in_force: inForce,
     created_at: new Date(r.created_at).toISOString(),
@@ -91,6 +184,15 @@ function presentCatalogueRow(p: PriceRow): ModelPrice {
     output_per_mtok: Number(p.output_per_mtok),
     cached_input_per_mtok: num(p.cached_input_per_mtok),
     cache_write_per_mtok: num(p.cache_write_per_mtok),
+    cache_write_1h_per_mtok: num(p.cache_write_1h_per_mtok),
+    reasoning_per_mtok: num(p.reasoning_per_mtok),
+    input_audio_per_mtok: num(p.input_audio_per_mtok),
+    output_audio_per_mtok: num(p.output_audio_per_mtok),
+    input_image_per_mtok: num(p.input_image_per_mtok),
+    output_image_per_mtok: num(p.output_image_per_mtok),
+    web_search_per_call: num(p.web_search_per_call),
+    tiers: [],
+    conditions: [],
     effective_from: null,
     in_force: true,
     created_at: null,
@@ -149,6 +251,10 @@ export function createModelPriceService(postgres: Queryable, resolver: PriceReso
 
     async set(projectId: string, model: string, input: ModelPriceInput, userId: string): Promise<ModelPrice> {
       checkModelKey(model);
+      const tiers = checkTiers(input.tiers, 'tiers');
+      const conditions = checkConditions(input.conditions);
+      const extraRates: Partial<Record<ExtraRateColumn, string>> = {};
+      for (const c of EXTRA_RATE_COLUMNS) if (input[c] !== undefined) extraRates[c] = numberToDecimal(input[c]);
       if (input.match !== undefined) {
         try {
           new RegExp(input.match);
@@ -174,6 +280,9 @@ export function createModelPriceService(postgres: Queryable, resolver: PriceReso
         outputPerMtok: rate(input.output_per_mtok)!,
         cachedInputPerMtok: rate(input.cached_input_per_mtok),
         cacheWritePerMtok: rate(input.cache_write_per_mtok),
+        extraRates,
+        tiers: tiers ?? null,
+        conditions: conditions ?? null,
         effectiveFrom,
         createdBy: userId,
       });

@@ -12,7 +12,7 @@ import type { PriceRow } from './cost.ts';
 import { cataloguePrice } from './catalogue.ts';
 import { fromScaled, toScaled } from '../decimal.ts';
 import { RATE_SCALE } from './cost.ts';
-import { projectPrices, type ProjectPriceRow } from './project-price-repository.ts';
+import { EXTRA_RATE_COLUMNS, projectPrices, type ProjectPriceRow } from './project-price-repository.ts';
 import { MAX_REGEX_INPUT } from './regex-guard.ts';
 
 export interface PriceResolver {
@@ -66,6 +66,9 @@ export function toPriceRow(r: ProjectPriceRow): PriceRow {
     output_per_mtok: decimal(r.output_per_mtok),
     ...(r.cached_input_per_mtok !== null ? { cached_input_per_mtok: decimal(r.cached_input_per_mtok) } : {}),
     ...(r.cache_write_per_mtok !== null ? { cache_write_per_mtok: decimal(r.cache_write_per_mtok) } : {}),
+    ...Object.fromEntries(EXTRA_RATE_COLUMNS.filter((c) => r[c] !== null && r[c] !== undefined).map((c) => [c, decimal(r[c]!)])),
+    ...(r.tiers?.length ? { tiers: r.tiers } : {}),
+    ...(r.conditions?.length ? { conditions: r.conditions } : {}),
   };
 }
 

@@ -2,6 +2,19 @@
 // Every statement is scoped by project_id. Rates travel as decimal strings in both directions
 // (pg returns NUMERIC as text), so no price ever passes through a binary float here.
 import type { Queryable } from '../stores/postgres.ts';
+import type { PriceCondition, PriceTier } from './cost.ts';
+
+/** The per-usage-type rates added by 022_price_usage_types.sql, in column order. */
+export const EXTRA_RATE_COLUMNS = [
+  'cache_write_1h_per_mtok',
+  'reasoning_per_mtok',
+  'input_audio_per_mtok',
+  'output_audio_per_mtok',
+  'input_image_per_mtok',
+  'output_image_per_mtok',
+  'web_search_per_call',
+] as const;
+export type ExtraRateColumn = (typeof EXTRA_RATE_COLUMNS)[number];
 
 export interface ProjectPriceRow {
   price_id: string;
@@ -12,6 +25,16 @@ export interface ProjectPriceRow {
   output_per_mtok: string;
   cached_input_per_mtok: string | null;
   cache_write_per_mtok: string | null;
+  cache_write_1h_per_mtok: string | null;
+  reasoning_per_mtok: string | null;
+  input_audio_per_mtok: string | null;
+  output_audio_per_mtok: string | null;
+  input_image_per_mtok: string | null;
+  output_image_per_mtok: string | null;
+  web_search_per_call: string | null;
+  /** Rates as decimal strings (jsonb); null when none. */
+  tiers: PriceTier[] | null;
+  conditions: PriceCondition[] | null;
   /** null: the key's base price (undated), in force wherever no dated row of the key is. */
   effective_from: Date | null;
   created_at: Date;
@@ -27,6 +50,9 @@ export interface NewProjectPrice {
   outputPerMtok: string;
   cachedInputPerMtok: string | null;
   cacheWritePerMtok: string | null;
+  extraRates: Partial<Record<ExtraRateColumn, string>>;
+  tiers: PriceTier[] | null;
+  conditions: PriceCondition[] | null;
   /** null: the base price (replaces the key's base row, if any). */
   effectiveFrom: Date | null;
   createdBy: string;
@@ -45,7 +71,9 @@ const inForceAt = (at: string) => {
 
 const COLUMNS = `price_id::text AS price_id, model, provider, match, input_per_mtok::text AS input_per_mtok,
   output_per_mtok::text AS output_per_mtok, cached_input_per_mtok::text AS cached_input_per_mtok,
-  cache_write_per_mtok::text AS cache_write_per_mtok, effective_from, created_at, created_by`;
+  cache_write_per_mtok::text AS cache_write_per_mtok,
+  ${EXTRA_RATE_COLUMNS.map((c) => `${c}::text AS ${c}`).join(', ')}, tiers, conditions,
+  effective_from, created_at, created_by`;
 
 /** Every row of a project: what the resolver's in-memory table is built from. */
 export async function projectPrices(db: Queryable, projectId: string): Promise<ProjectPriceRow[]> {
@@ -64,12 +92,14 @@ export async function upsertProjectPrice(db: Queryable, projectId: string, p: Ne
   const conflict = p.effectiveFrom === null ? '(project_id, model) WHERE effective_from IS NULL' : '(project_id, model, effective_from)';
   const [row] = await db.query<R<ProjectPriceRow>>(
     `INSERT INTO model_prices (price_id, project_id, model, provider, match, input_per_mtok, output_per_mtok,
-       cached_input_per_mtok, cache_write_per_mtok, effective_from, created_by)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+       cached_input_per_mtok, cache_write_per_mtok, effective_from, created_by, ${EXTRA_RATE_COLUMNS.join(', ')}, tiers, conditions)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19::jsonb, $20::jsonb)
      ON CONFLICT ${conflict} DO UPDATE SET
        price_id = excluded.price_id, provider = excluded.provider, match = excluded.match,
        input_per_mtok = excluded.input_per_mtok, output_per_mtok = excluded.output_per_mtok,
        cached_input_per_mtok = excluded.cached_input_per_mtok, cache_write_per_mtok = excluded.cache_write_per_mtok,
+       ${EXTRA_RATE_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')},
+       tiers = excluded.tiers, conditions = excluded.conditions,
        created_at = now(), created_by = excluded.created_by
      RETURNING ${COLUMNS}`,
     [
@@ -84,6 +114,9 @@ export async function upsertProjectPrice(db: Queryable, projectId: string, p: Ne
       p.cacheWritePerMtok,
       p.effectiveFrom,
       p.createdBy,
+      ...EXTRA_RATE_COLUMNS.map((c) => p.extraRates[c] ?? null),
+      p.tiers === null ? null : JSON.stringify(p.tiers),
+      p.conditions === null ? null : JSON.stringify(p.conditions),
     ],
   );
   return row!;

@@ -11,6 +11,7 @@ import { fromScaled, NANOS } from '../decimal.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
 import { parseTime, toClickHouseTime } from '../time.ts';
 import { nanos } from './money.ts';
+import { contextOf, CostLines, detailsOf } from '../executions/cost-lines.ts';
 import type { LedgerRow, RepriceLedger } from '../executions/reprice-ledger-repository.ts';
 import type { RepriceJobRow, RepriceJobStore, RepriceScope } from './reprice-job-repository.ts';
 import { MAX_WINDOW_DAYS } from './window.ts';
@@ -94,18 +95,25 @@ export function createReprice(deps: RepriceDeps) {
       tokensOut: Number(row.tokens_out),
       cachedIn: Number(row.tokens_cached_in),
       cacheWriteIn: Number(row.tokens_cache_write_in),
+      reasoning: Number(row.tokens_reasoning),
+      details: detailsOf(row.usage_details),
     };
     const at = new Date(`${row.started_at.replace(' ', 'T')}Z`);
     const price = await deps.prices.resolve(projectId, row.provider, row.model, at, usage.tokensIn);
-    const computed = price ? computeCost(usage, price) : undefined;
+    // The same rules as at ingest: tiers by the call's input tokens, conditions by its stored context.
+    const computed = price ? computeCost(usage, price, contextOf(row.pricing_context)) : undefined;
     const cost = computed?.costUsd ?? '0';
     const source = computed ? 'computed' : 'unpriced';
     const priceId = price?.price_id ?? '';
+    const lines = new CostLines();
+    lines.add({ source, costNanos: computed?.costNanos ?? 0n, costUsd: cost, computed, price });
+    const costLines = lines.toJson();
     const before = nanos(row.cost_usd);
     const same =
       nanos(cost) === before &&
       source === row.cost_source &&
       priceId === row.price_id &&
+      costLines === (row.cost_lines ?? '') &&
       (computed ? row.cost_computed_usd !== null && nanos(row.cost_computed_usd) === computed.costNanos : row.cost_computed_usd === null);
     if (same) return { delta: 0n };
     const warnings = [...(computed?.warnings ?? [])];
@@ -121,6 +129,7 @@ export function createReprice(deps: RepriceDeps) {
           cost_source: source,
           cost_computed_usd: computed ? computed.costUsd : null,
           price_id: priceId,
+          cost_lines: costLines,
           usage_warnings: warnings,
           version: Number(row.version) + 1,
           sign: 1,

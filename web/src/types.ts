@@ -68,6 +68,25 @@ export interface Execution extends ExecutionListItem {
   environment?: string | null;
   template_usages?: TemplateUsageRecord[];
   scores?: Score[];
+  usage_details?: Record<string, number>;
+  pricing_context?: { service_tier: string | null; region: string | null; batch: boolean };
+  cost_breakdown?: CostBreakdownLine[];
+}
+
+/** One line of an execution's cost breakdown (docs/spend.md, "Cost breakdown"). */
+export interface CostBreakdownLine {
+  usage_type: string;
+  quantity: number;
+  unit: 'tokens' | 'calls';
+  /** exact decimal: USD per million tokens, or per call */
+  rate: string | null;
+  /** exact decimal */
+  cost_usd: string;
+  source: 'project' | 'catalogue' | 'caller';
+  price_id: string | null;
+  rule: string;
+  calls: number;
+  counted: boolean;
 }
 
 export interface HierarchySpan {
@@ -271,6 +290,15 @@ export interface ModelPrice {
   output_per_mtok: number;
   cached_input_per_mtok: number | null;
   cache_write_per_mtok: number | null;
+  cache_write_1h_per_mtok: number | null;
+  reasoning_per_mtok: number | null;
+  input_audio_per_mtok: number | null;
+  output_audio_per_mtok: number | null;
+  input_image_per_mtok: number | null;
+  output_image_per_mtok: number | null;
+  web_search_per_call: number | null;
+  tiers: Array<Record<string, unknown>>;
+  conditions: Array<Record<string, unknown>>;
   effective_from: string | null;
   in_force: boolean;
   created_at: string | null;

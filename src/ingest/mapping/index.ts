@@ -17,6 +17,7 @@ import { genkitModel, genkitUsageParts } from './dialects/genkit.ts';
 import { LF_USAGE, langfuseUsageParts } from './dialects/langfuse.ts';
 import { providerMetadataParts } from './dialects/vercel.ts';
 import { explainUnused } from './unused.ts';
+import { mapPricingContext, mapUsageDetails } from './usage-details.ts';
 import { mapTraceAttributes } from './trace-attributes.ts';
 import { mapDatasetLink } from './dataset-links.ts';
 
@@ -74,12 +75,16 @@ function mapUnsafe(span: DecodedSpan, opts: MapOptions): MappedSpan {
   const provider = g & G.PROVIDER || model ? mapProvider(ctx, model, hint) : '';
 
   let usage: MappedSpan['usage'];
+  let usageDetails: MappedSpan['usageDetails'];
+  let pricingContext: MappedSpan['pricingContext'];
   const read = g & G.USAGE ? spanUsage(ctx, scan) : undefined;
   if (read) {
     if (spanClass === 'inference') {
       usage = read.usage;
       ctx.map('usage', read.keys.join(', '));
       if (read.conversions.length) ctx.map('usage.conversion', read.conversions.join('; '));
+      usageDetails = mapUsageDetails(ctx);
+      pricingContext = mapPricingContext(ctx);
     } else {
       const reason = notCounted(spanClass);
       for (const key of read.keys) ctx.ignore(key, reason);
@@ -109,6 +114,8 @@ function mapUnsafe(span: DecodedSpan, opts: MapOptions): MappedSpan {
   };
   if (opts.explain) explainUnused(ctx);
   if (usage) mapped.usage = usage;
+  if (usageDetails) mapped.usageDetails = usageDetails;
+  if (pricingContext) mapped.pricingContext = pricingContext;
   if (providedCostUsd !== undefined) mapped.providedCostUsd = providedCostUsd;
   if (tool.toolArguments !== undefined) mapped.toolArguments = tool.toolArguments;
   if (tool.toolResult !== undefined) mapped.toolResult = tool.toolResult;

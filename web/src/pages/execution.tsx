@@ -11,6 +11,7 @@ import type { Execution, Role } from '../types.ts';
 import { Badge, Card, Empty, Load, Stat, Tabs, Time, useApi } from '../ui.tsx';
 import { AddToDataset } from './add-to-dataset.tsx';
 import { Value } from './rendered.tsx';
+import { CostBreakdown } from './cost-breakdown.tsx';
 import { ExecutionScores } from './scores.tsx';
 import { Timeline } from './timeline.tsx';
 import { Waterfall } from './waterfall.tsx';
@@ -209,6 +210,7 @@ function Summary({ projectId, e }: { projectId: string; e: Execution }) {
           )}
         </dl>
       </Card>
+      <CostBreakdown e={e} />
     </div>
   );
 }

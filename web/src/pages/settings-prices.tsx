@@ -1,12 +1,53 @@
 // Project prices (USD per million tokens): the project's own rows, which take precedence over the
-// built-in catalogue; set one, remove a model's; look a model up in the effective table.
+// built-in catalogue; set one (with per-usage-type rates, tiers and conditions), remove a model's;
+// look a model up in the effective table.
 import { useState } from 'preact/hooks';
 import { api, enc, query } from '../api.ts';
 import { fromLocalInput } from '../format.ts';
 import type { ModelPrice, Page } from '../types.ts';
 import { Badge, Card, ErrorBox, Form, Load, TableScroll, Time, useAction, useApi, Zone } from '../ui.tsx';
 
-const EMPTY = { model: '', provider: '', match: '', input: '', output: '', cached: '', cacheWrite: '', effectiveFrom: '' };
+/** The per-usage-type rates beyond input, output, cache read and cache write (docs/spend.md, "Prices"). */
+const MORE_RATES = [
+  ['cache_write_1h_per_mtok', 'Cache write 1 h'],
+  ['reasoning_per_mtok', 'Reasoning'],
+  ['input_audio_per_mtok', 'Audio in'],
+  ['output_audio_per_mtok', 'Audio out'],
+  ['input_image_per_mtok', 'Image in'],
+  ['output_image_per_mtok', 'Image out'],
+  ['web_search_per_call', 'Web search (USD per call)'],
+] as const;
+type MoreRate = (typeof MORE_RATES)[number][0];
+
+const EMPTY = {
+  model: '',
+  provider: '',
+  match: '',
+  input: '',
+  output: '',
+  cached: '',
+  cacheWrite: '',
+  effectiveFrom: '',
+  tiers: '',
+  conditions: '',
+  ...(Object.fromEntries(MORE_RATES.map(([k]) => [k, ''])) as Record<MoreRate, string>),
+};
+
+/** A JSON array typed into the form, or a readable error naming the field. */
+function jsonList(text: string, field: string): unknown[] | undefined {
+  if (text.trim() === '') return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${field}: not JSON (${(err as Error).message})`);
+  }
+  if (!Array.isArray(v)) throw new Error(`${field}: must be a JSON array`);
+  return v;
+}
+
+const TIERS_HINT = '[{"above_input_tokens": 200000, "input_per_mtok": 6, "output_per_mtok": 22.5}]';
+const CONDITIONS_HINT = '[{"when": {"service_tier": "batch"}, "input_per_mtok": 1.5, "output_per_mtok": 7.5}]';
 
 function PriceTable({ rows, onRemove }: { rows: ModelPrice[]; onRemove?: (model: string) => void }) {
   return (
@@ -20,6 +61,7 @@ function PriceTable({ rows, onRemove }: { rows: ModelPrice[]; onRemove?: (model:
             <th class="num">Output</th>
             <th class="num">Cache read</th>
             <th class="num">Cache write</th>
+            <th>Other rates, tiers, conditions</th>
             <th>
               From <Zone />
             </th>
@@ -44,6 +86,21 @@ function PriceTable({ rows, onRemove }: { rows: ModelPrice[]; onRemove?: (model:
               <td class="num">{r.output_per_mtok}</td>
               <td class="num">{r.cached_input_per_mtok ?? '—'}</td>
               <td class="num">{r.cache_write_per_mtok ?? '—'}</td>
+              <td class="small">
+                {MORE_RATES.filter(([k]) => r[k] !== null && r[k] !== undefined)
+                  .map(([k, label]) => `${label} ${r[k]}`)
+                  .join(' · ')}
+                {r.tiers?.length ? (
+                  <span title={JSON.stringify(r.tiers)}>
+                    <Badge>{r.tiers.length} tier(s)</Badge>
+                  </span>
+                ) : null}{' '}
+                {r.conditions?.length ? (
+                  <span title={JSON.stringify(r.conditions)}>
+                    <Badge>{r.conditions.length} condition(s)</Badge>
+                  </span>
+                ) : null}
+              </td>
               <td>{r.effective_from ? <Time iso={r.effective_from} bare /> : '—'}</td>
               <td class="mono small">{r.price_id}</td>
               {onRemove && (
@@ -80,6 +137,9 @@ export function Prices({ p }: { p: string }) {
       ...(f.match.trim() ? { match: f.match.trim() } : {}),
       ...(num(f.cached) !== undefined ? { cached_input_per_mtok: num(f.cached) } : {}),
       ...(num(f.cacheWrite) !== undefined ? { cache_write_per_mtok: num(f.cacheWrite) } : {}),
+      ...Object.fromEntries(MORE_RATES.filter(([k]) => num(f[k]) !== undefined).map(([k]) => [k, num(f[k])])),
+      ...(jsonList(f.tiers, 'tiers') ? { tiers: jsonList(f.tiers, 'tiers') } : {}),
+      ...(jsonList(f.conditions, 'conditions') ? { conditions: jsonList(f.conditions, 'conditions') } : {}),
       ...(f.effectiveFrom ? { effective_from: fromLocalInput(f.effectiveFrom) } : {}),
     };
     await api(`${p}/models/${enc(f.model.trim())}`, { method: 'PUT', body });
@@ -134,6 +194,20 @@ export function Prices({ p }: { p: string }) {
         <label>
           Cache write
           <input name="cache_write_per_mtok" type="number" min="0" step="any" value={f.cacheWrite} onInput={field('cacheWrite')} />
+        </label>
+        {MORE_RATES.map(([k, label]) => (
+          <label>
+            {label}
+            <input name={k} type="number" min="0" step="any" value={f[k]} onInput={field(k)} />
+          </label>
+        ))}
+        <label>
+          Tiers by input tokens per call (JSON, optional)
+          <textarea name="price_tiers" rows={2} value={f.tiers} onInput={field('tiers')} placeholder={TIERS_HINT} />
+        </label>
+        <label>
+          Conditions: service tier, region, batch (JSON, optional)
+          <textarea name="price_conditions" rows={2} value={f.conditions} onInput={field('conditions')} placeholder={CONDITIONS_HINT} />
         </label>
         <label>
           <span>

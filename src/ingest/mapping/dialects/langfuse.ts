@@ -11,6 +11,7 @@ import { numberToDecimal, fromScaled, toScaled } from '../../../decimal.ts';
 import { asCount, asStr, isObj, preview, toText, type SpanCtx } from '../context.ts';
 import { normalizeMessages } from '../normalize.ts';
 import type { Count, UsageParts } from '../usage.ts';
+import { LANGFUSE_DETAILS } from '../usage-details.ts';
 
 export const LF_TYPE = 'langfuse.observation.type';
 export const LF_USAGE = 'langfuse.observation.usage_details';
@@ -70,6 +71,8 @@ const CACHE_READ = ['input_cached_tokens', 'input_cache_read', 'cache_read_input
 const CACHE_WRITE = ['input_cache_creation', 'input_cache_write', 'cache_creation_input_tokens'];
 const CACHE_WRITE_TTL = ['input_cache_creation_5m', 'input_cache_creation_1h'];
 const REASONING = ['output_reasoning_tokens', 'output_reasoning', 'reasoning_tokens'];
+/** Usage types priced at their own rate (usage-details.ts), each a part of input or output. */
+const DETAIL_NAMES = new Map(LANGFUSE_DETAILS.flatMap(([type, names]) => names.map((n) => [n, type] as const)));
 const KNOWN = new Set([...INPUT, ...OUTPUT, ...TOTAL, ...CACHE_READ, ...CACHE_WRITE, ...CACHE_WRITE_TTL, ...REASONING]);
 
 function first(ctx: SpanCtx, d: Record<string, unknown>, names: readonly string[]): Count | undefined {
@@ -117,13 +120,16 @@ export function langfuseUsageParts(ctx: SpanCtx): UsageParts | undefined {
     if (KNOWN.has(name)) continue;
     const value = asCount(d[name]);
     const side = name.startsWith('input_') ? parts.input : name.startsWith('output_') ? parts.output : undefined;
+    const detail = DETAIL_NAMES.get(name);
     if (native && side && value !== undefined) {
       side.value += value;
       ctx.ignore(
         `${LF_USAGE}.${name}`,
-        `a usage type with no price of its own: added to ${name.startsWith('input_') ? 'input' : 'output'}`,
+        detail
+          ? `added to ${name.startsWith('input_') ? 'input' : 'output'}, of which it is priced as ${detail} (usage.details)`
+          : `a usage type with no price of its own: added to ${name.startsWith('input_') ? 'input' : 'output'}`,
       );
-    } else ctx.ignore(`${LF_USAGE}.${name}`, 'not a usage type Traceloom counts');
+    } else if (!detail) ctx.ignore(`${LF_USAGE}.${name}`, 'not a usage type Traceloom counts');
   }
   return input || output || cacheRead || cacheWrite || reasoning || total ? parts : undefined;
 }
