@@ -172,9 +172,11 @@ function ExecutionTable({ projectId, items, scoreColumns }: { projectId: string;
   // The server orders every matching execution; a click walks desc → asc → back to newest first.
   const th = (k: SortKey, label: string, cls = '') => {
     const on = key === k;
-    const next = !on ? { sort: k, order: null } : desc ? { sort: k, order: 'asc' } : { sort: null, order: null };
-    if (k === 'started_at' && !on) Object.assign(next, { sort: null, order: null });
-    if (k === 'started_at' && on) Object.assign(next, desc ? { sort: null, order: 'asc' } : { sort: null, order: null });
+    // Time: newest first is the default (no parameter), oldest first order=asc.
+    const next =
+      k === 'started_at'
+        ? { sort: null, order: on && desc ? 'asc' : null }
+        : { sort: on && !desc ? null : k, order: on && desc ? 'asc' : null };
     return (
       <th class={`sortable ${cls}`} aria-sort={on ? (desc ? 'descending' : 'ascending') : 'none'} data-sort={k}>
         <button

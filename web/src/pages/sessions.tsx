@@ -28,7 +28,7 @@ function useWindow() {
         <button
           type="button"
           class={n === days ? 'active' : ''}
-          onClick={() => navigate(withParams(loc, { days: n === 30 ? null : String(n) }))}
+          onClick={() => navigate(withParams(loc, { days: n === 30 ? null : String(n), offset: null }))}
         >
           {title}
         </button>
