@@ -130,6 +130,12 @@ export function Executions({ projectId }: { projectId: string }) {
               <div class="table-head">
                 <span>
                   <strong>{int(data.total)}</strong> execution{data.total === 1 ? '' : 's'}{' '}
+                  {sort && sort !== 'started_at' && !filters.get('start') && (
+                    <span class="muted" title="An order by value reads every matching execution of the window: a window reads less">
+                      {' '}
+                      · ordered over all time
+                    </span>
+                  )}{' '}
                   {list.loading && <span class="muted">· refreshing…</span>}
                 </span>
                 <span class="pager">
