@@ -381,6 +381,11 @@ function FilterBar({ projectId, filters, onApply }: { projectId: string; filters
   };
   const secondary = FILTERS.filter((k) => !PRIMARY.includes(k));
   const moreSet = secondary.filter((k) => filters.get(k)).length + (initialMetadata() ? 1 : 0) + initialScores().length;
+  // Open while a filter behind it is set, or since the user opened it.
+  const [moreOpen, setMoreOpen] = useState(moreSet > 0);
+  useEffect(() => {
+    if (moreSet > 0) setMoreOpen(true);
+  }, [moreSet]);
   const hidesJudges = exclusions.some(([k, v]) => k === 'exclude_tag' && v === 'evaluator');
   return (
     <Form class="filters card compact" onSubmit={() => apply()}>
@@ -423,7 +428,7 @@ function FilterBar({ projectId, filters, onApply }: { projectId: string; filters
         </button>
       </div>
       <ExclusionChips exclusions={exclusions} onChange={(rest) => apply({}, undefined, rest)} />
-      <details class="more-filters" open={moreSet > 0}>
+      <details class="more-filters" open={moreOpen} onToggle={(e) => setMoreOpen((e.currentTarget as HTMLDetailsElement).open)}>
         <summary>More filters{moreSet > 0 ? ` (${moreSet} set)` : ''}</summary>
         <div class="more-grid">
           {secondary.map(field)}
