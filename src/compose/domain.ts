@@ -25,6 +25,8 @@ import { createDeadLetterService, type DeadLetterService } from '../ingest/dead-
 import { createPromptCache } from '../prompts/cache.ts';
 import { createPromptService, type PromptService } from '../prompts/service.ts';
 import { createExecutionListing, type ExecutionListing } from '../executions/execution-listing-repository.ts';
+import { createSessionList, type SessionList } from '../executions/session-list-repository.ts';
+import { createSessionConversation, type SessionConversation } from '../executions/session-conversation.ts';
 import { createListTotals } from '../spend/list-totals.ts';
 import { createExecutionDetail, type ExecutionDetail } from '../executions/execution-detail-repository.ts';
 import { createExecutionAssembly } from '../executions/execution-assembly-repository.ts';
@@ -81,6 +83,8 @@ export interface Domain {
     listing: ExecutionListing;
     /** One execution, or those of a few traces, through the trace index. */
     detail: ExecutionDetail;
+    /** Pages of sessions with their count, and a session as one conversation. */
+    sessions: { list: SessionList; conversation: SessionConversation };
     recorder: ExecutionRecorder;
     writer: BatchWriter;
     views: TraceViews;
@@ -166,6 +170,8 @@ export function createDomain(
   const intactSince = (projectId: string) => spend.retention.intactSince(projectId, spend.clock.now());
   const listing = createExecutionListing(stores.clickhouse, {
     scoreFilter: scoreFilterSql,
+    // The list's score columns: read from the scores table by its own repository (made below).
+    latestScores: (projectId, traceIds, names) => scoreRepository.latestOf(projectId, traceIds, names),
     // A list's total over the whole hours a rollup by grain holds, within what retention kept.
     rollupTotal: createListTotals({ rollups, intactSince, now: () => spend.clock.now() }),
     intactSince,
@@ -430,7 +436,23 @@ export function createDomain(
     labelGates,
     scores: { ...scores, loader: scoreLoader },
     datasets,
-    executions: { listing, detail, recorder, writer, views, view, parquet, scheduledExport },
+    executions: {
+      listing,
+      detail,
+      sessions: {
+        list: createSessionList(stores.clickhouse, {
+          scoreFilter: scoreFilterSql,
+          recent: (projectId, q) => listing.activity(projectId, 'session', q),
+        }),
+        conversation: createSessionConversation({ listing, detail }),
+      },
+      recorder,
+      writer,
+      views,
+      view,
+      parquet,
+      scheduledExport,
+    },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
     traces: { ingest, assembler, spans, log, loader, pending, deadLetters: createDeadLetterService({ log, deadLetters }) },
     logs: { ingest: logs, writer: logsWriter },

@@ -6,7 +6,10 @@ import { badRequest } from '../errors.ts';
 import { toScaled } from '../decimal.ts';
 import { timeRange } from '../time.ts';
 
-export interface ListQuery {
+/** `exclude_<field>`: executions whose field is none of these values (a tag: carrying none of these tags). */
+export type Exclusions = { [K in ExcludableField as `exclude_${K}`]?: string[] };
+
+export interface ListQuery extends Exclusions {
   provider?: string[];
   model?: string[];
   agent_id?: string[];
@@ -32,10 +35,33 @@ export interface ListQuery {
   [scoreCondition: `score.${string}`]: string;
   /** `metadata.<key>` parameters: executions whose metadata has that key with that value */
   [metadataCondition: `metadata.${string}`]: string;
+  /** what made the execution (api, otlp, playground, experiment): any of them */
+  source?: string[];
+  /** the deployment environment: any of them */
+  environment?: string[];
+  /** the page's order (docs/executions.md "Order"): started_at by default, newest first */
+  sort?: ListSort;
+  order?: 'asc' | 'desc';
+  /** score names whose latest live value each listed item carries (`scores: {name: value}`) */
+  scores?: string[];
   limit: number;
   offset: number;
   cursor?: string;
 }
+
+/** What a page can be ordered by: the key, then started_at and trace_id as ties. */
+export type ListSort = 'started_at' | 'cost_usd' | 'latency_ms' | 'tokens';
+
+/** The SQL of each sort key other than time (whose order is the table's own). */
+export const SORT_EXPRESSIONS: Record<Exclude<ListSort, 'started_at'>, { sql: string; bound: string }> = {
+  cost_usd: { sql: 'cost_usd', bound: 'toDecimal64({c_key:String}, 9)' },
+  latency_ms: { sql: 'latency_ms', bound: 'toUInt64({c_key:String})' },
+  tokens: { sql: '(tokens_in + tokens_out)', bound: 'toUInt64({c_key:String})' },
+};
+
+/** The fields an `exclude_<field>` parameter applies to (the columns of the `<field>` filters, and tags). */
+export const EXCLUDABLE = ['provider', 'model', 'agent_id', 'user_id', 'session_id', 'api_key_id', 'source', 'environment', 'tag'] as const;
+export type ExcludableField = (typeof EXCLUDABLE)[number];
 
 /** The sessions or users of a window (GET .../sessions, .../users): docs/executions.md. */
 export interface ActivityQuery {
@@ -43,6 +69,12 @@ export interface ActivityQuery {
   end?: string;
   user_id?: string[];
   limit: number;
+  /** sessions only: rows skipped (at most 10,000) */
+  offset?: number;
+  /** sessions only: a case-insensitive part of the session id or of the user id */
+  search?: string;
+  /** sessions only: the order, descending (last_seen by default) */
+  sort?: 'last_seen' | 'cost_usd' | 'executions' | 'errors';
 }
 
 /** A condition on executions and its bound parameters. */
@@ -71,26 +103,48 @@ export function anyOf(values: string[] | undefined): string[] | undefined {
   return out.length ? out : undefined;
 }
 
-export function encodeCursor(startedAt: string, traceId: string): string {
-  return Buffer.from(JSON.stringify([startedAt, traceId])).toString('base64url');
+/** Where a page ends: its last row's sort key (text; '' for time), started_at and trace_id. */
+export interface ListCursor {
+  key: string;
+  startedAt: string;
+  traceId: string;
 }
 
-export function decodeCursor(cursor: string): { startedAt: string; traceId: string } {
+/**
+ * A page's cursor. Newest first by time (the default) keeps its first form, [started_at, trace_id];
+ * any other order names itself, so a cursor given with another order is refused, not misread.
+ */
+export function encodeCursor(after: ListCursor, sort: ListSort = 'started_at', order: 'asc' | 'desc' = 'desc'): string {
+  const value =
+    sort === 'started_at' && order === 'desc' ? [after.startedAt, after.traceId] : [sort, order, after.key, after.startedAt, after.traceId];
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+const CH_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
+const KEY_TEXT = /^[0-9]{1,20}(\.[0-9]{1,9})?$/;
+
+export function decodeCursor(cursor: string, sort: ListSort = 'started_at', order: 'asc' | 'desc' = 'desc'): ListCursor {
+  let v: unknown[];
   try {
-    const [startedAt, traceId] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    if (typeof startedAt !== 'string' || typeof traceId !== 'string' || !/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/.test(startedAt))
-      throw new Error('shape');
-    return { startedAt, traceId };
+    v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw new Error('shape');
   } catch {
     throw badRequest('cursor: is not a cursor returned by this endpoint');
   }
+  const [s, o, key, startedAt, traceId] = (v.length === 2 ? ['started_at', 'desc', '', ...v] : v) as string[];
+  if (v.length !== 2 && v.length !== 5) throw badRequest('cursor: is not a cursor returned by this endpoint');
+  if (s !== sort || o !== order)
+    throw badRequest(`cursor: was returned for sort=${s}&order=${o}, not sort=${sort}&order=${order}: give the same order, or no cursor`);
+  if (!CH_TIME.test(startedAt!) || typeof traceId !== 'string' || (sort !== 'started_at' && !KEY_TEXT.test(key!)))
+    throw badRequest('cursor: is not a cursor returned by this endpoint');
+  return { key: key!, startedAt: startedAt!, traceId: traceId! };
 }
 
 /** The filter of a listing, over every row (cancel rows included: readers collapse or sum sign). */
 export function executionFilter(projectId: string, q: ListQuery, scoreFilter: ScoreFilter): ExecutionFilter {
   const parts = ['project_id = {project_id:String}'];
   const params: Record<string, unknown> = { project_id: projectId };
-  for (const field of ['provider', 'model', 'agent_id', 'user_id', 'session_id', 'api_key_id'] as const) {
+  for (const field of ['provider', 'model', 'agent_id', 'user_id', 'session_id', 'api_key_id', 'source', 'environment'] as const) {
     const values = anyOf(q[field]);
     if (values) {
       parts.push(`${field} IN {${field}:Array(String)}`);
@@ -101,6 +155,13 @@ export function executionFilter(projectId: string, q: ListQuery, scoreFilter: Sc
   if (tags.length) {
     parts.push('hasAny(tags, {tags:Array(String)})');
     params.tags = tags;
+  }
+  // Exclusions: a cancel row repeats its row's values, so it is excluded with it and sums stay exact.
+  for (const field of EXCLUDABLE) {
+    const values = field === 'tag' ? (q.exclude_tag ?? []).map((t) => t.trim()).filter(Boolean) : anyOf(q[`exclude_${field}`]);
+    if (!values?.length) continue;
+    parts.push(field === 'tag' ? 'NOT hasAny(tags, {x_tag:Array(String)})' : `${field} NOT IN {x_${field}:Array(String)}`);
+    params[`x_${field}`] = values;
   }
   if (q.has_templates !== undefined) parts.push(q.has_templates ? 'notEmpty(`tu.prompt_id`)' : 'empty(`tu.prompt_id`)');
   if (q.min_cost !== undefined) {
@@ -146,4 +207,19 @@ export function executionFilter(projectId: string, q: ListQuery, scoreFilter: Sc
   parts.push(...scored.parts);
   Object.assign(params, scored.params);
   return { sql: parts.join(' AND '), params };
+}
+
+/**
+ * The rows of a sessions or users page (GET …/sessions, …/users): the window and users; of
+ * sessions, `search` too, a case-insensitive part of the session id or of the user id (the
+ * session's figures are then those of its executions that match, as with `user_id`).
+ */
+export function activityFilter(projectId: string, by: 'session' | 'user', q: ActivityQuery, scoreFilter: ScoreFilter): ExecutionFilter {
+  const w = executionFilter(projectId, { start: q.start, end: q.end, user_id: q.user_id, limit: 0, offset: 0 }, scoreFilter);
+  const search = by === 'session' ? (q.search ?? '').trim() : '';
+  if (!search) return w;
+  return {
+    sql: `${w.sql} AND (positionCaseInsensitiveUTF8(session_id, {search:String}) > 0 OR positionCaseInsensitiveUTF8(user_id, {search:String}) > 0)`,
+    params: { ...w.params, search },
+  };
 }

@@ -5,33 +5,29 @@
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { liveRows } from '../stores/live-rows.ts';
 import { badRequest } from '../errors.ts';
-import { fromScaled, NANOS, toScaled } from '../decimal.ts';
-import { fromClickHouseTime, timeRange, toClickHouseTime } from '../time.ts';
+import { timeRange, toClickHouseTime } from '../time.ts';
 import { EXPORTED_DIMENSION_COLUMNS } from '../reads/spend-dimensions.ts';
+import { presentActivity, type ActivityRow } from './session-list-repository.ts';
 import { presentListItem, presentListRow, type ListRow } from './present.ts';
 import {
   decodeCursor,
   encodeCursor,
   executionFilter,
   LIST_COLUMNS,
+  activityFilter,
   type ActivityQuery,
   type ExecutionFilter,
   type ListQuery,
   type ScoreFilter,
 } from './execution-filter.ts';
+import { createValueSortedPage } from './execution-sort-repository.ts';
 
-interface ActivityRow {
-  id: string;
-  last_user?: string;
-  sessions?: string;
-  executions: string;
-  errors: string;
-  cost_usd: string;
-  tokens_in: string;
-  tokens_out: string;
-  first_seen: string;
-  last_seen: string;
-}
+/** Each trace's latest live value of each name it has a score of, by trace id. */
+export type LatestScores = (
+  projectId: string,
+  traceIds: string[],
+  names: string[],
+) => Promise<Map<string, Record<string, number | boolean | string>>>;
 
 const EXPORT_PAGE = 5_000;
 /** Raw rows a page may read into this process before the engine collapses them instead. */
@@ -68,6 +64,8 @@ export function createExecutionListing(
     activityScan?: number;
     activitySpare?: number;
     rollupTotal?: RollupTotal;
+    /** The latest live value of each of these score names on each of these traces (scores/score-repository.ts latestOf). */
+    latestScores?: LatestScores;
     /** The time from which retention has removed none of a project's executions (src/spend/retention.ts), if it ever removed any. */
     intactSince?: (projectId: string) => Promise<number | undefined>;
   },
@@ -146,28 +144,34 @@ export function createExecutionListing(
   }
 
   /**
-   * `take` live executions after skipping `skip`, newest first, from `after` on. Reads raw rows in
-   * key order without FINAL (a time-ranged read of a few granules) and collapses them here: the
-   * rows of one (started_at, trace_id) are adjacent in that order, a cancel row (sign −1) annuls
-   * the row of its version, and the newest version left is the execution. A group the LIMIT may
-   * have cut is read again with the next page; when cancel rows crowd the range, a larger read.
+   * `take` live executions after skipping `skip`, newest first (`asc`: oldest first), from `after`
+   * on. Reads raw rows in key order without FINAL (a time-ranged read of a few granules) and
+   * collapses them here: the rows of one (started_at, trace_id) are adjacent in that order, a
+   * cancel row (sign −1) annuls the row of its version, and the newest version left is the
+   * execution. A group the LIMIT may have cut is read again with the next page; when cancel rows
+   * crowd the range, a larger read.
    */
   async function livePage(
     w: ExecutionFilter,
     after: { startedAt: string; traceId: string } | undefined,
     skip: number,
     take: number,
+    order: 'asc' | 'desc' = 'desc',
   ): Promise<ListRow[]> {
-    const cursorCondition = after ? " AND (started_at, trace_id) < (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})" : '';
+    const [cmp, dir] = order === 'desc' ? ['<', 'DESC'] : ['>', 'ASC'];
+    const cursorCondition = after
+      ? ` AND (started_at, trace_id) ${cmp} (toDateTime64({c_started:String}, 3, 'UTC'), {c_trace:String})`
+      : '';
     const params = { ...w.params, ...(after ? { c_started: after.startedAt, c_trace: after.traceId } : {}) };
+    const orderBy = `started_at ${dir}, trace_id ${dir}`;
     // Deep offsets, and ranges crowded with cancel rows, are collapsed by the engine (FINAL, one
     // partition at a time) rather than read into this process: memory stays bounded by the page.
-    if (skip + take > maxRawRead) return finalPage(w, cursorCondition, params, skip, take);
+    if (skip + take > maxRawRead) return finalPage(w, cursorCondition, orderBy, params, skip, take);
     for (let n = skip + take + 16; ; n *= 2) {
-      if (n > maxRawRead) return finalPage(w, cursorCondition, params, skip, take);
+      if (n > maxRawRead) return finalPage(w, cursorCondition, orderBy, params, skip, take);
       const raw = await ch.query<RawListRow>(
         `SELECT ${LIST_COLUMNS}, version, sign FROM executions WHERE ${w.sql}${cursorCondition}
-         ORDER BY started_at DESC, trace_id DESC LIMIT {n:UInt32}`,
+         ORDER BY ${orderBy} LIMIT {n:UInt32}`,
         { ...params, n },
         'executions.list',
       );
@@ -185,18 +189,21 @@ export function createExecutionListing(
   async function finalPage(
     w: ExecutionFilter,
     cursorCondition: string,
+    orderBy: string,
     params: Record<string, unknown>,
     skip: number,
     take: number,
   ): Promise<ListRow[]> {
     return ch.query<ListRow>(
       `SELECT ${LIST_COLUMNS} FROM executions FINAL WHERE ${w.sql}${cursorCondition} AND sign = 1
-       ORDER BY started_at DESC, trace_id DESC LIMIT {take:UInt32} OFFSET {skip:UInt32}
+       ORDER BY ${orderBy} LIMIT {take:UInt32} OFFSET {skip:UInt32}
        SETTINGS do_not_merge_across_partitions_select_final = 1`,
       { ...params, take, skip },
       'executions.list.final',
     );
   }
+
+  const valuePage = createValueSortedPage(ch, maxRawRead);
 
   return {
     /** The SQL filter of a listing (project predicate first, bound parameters): the Parquet export applies the same. */
@@ -226,8 +233,10 @@ export function createExecutionListing(
 
     async list(projectId: string, q: ListQuery) {
       if (q.cursor && q.offset > 0) throw badRequest('offset: cannot be combined with cursor');
+      const sort = q.sort ?? 'started_at';
+      const order = q.order ?? 'desc';
       const w = executionFilter(projectId, q, scoreFilter);
-      const after = q.cursor ? decodeCursor(q.cursor) : undefined;
+      const after = q.cursor ? decodeCursor(q.cursor, sort, order) : undefined;
       // A cancel row repeats the values of the row it cancels, so sum(sign) over any filter counts
       // each logical execution once. Light columns only. The whole hours a rollup holds are counted there.
       const count = (f: ExecutionFilter) =>
@@ -240,14 +249,38 @@ export function createExecutionListing(
         );
         return rest.reduce((n, [r]) => n + Number(r?.total ?? 0), held.executions);
       };
-      const [rows, totalCount] = await Promise.all([livePage(w, after, q.offset, q.limit), total()]);
+      const page = async (): Promise<Array<ListRow & { sort_key?: string }>> =>
+        sort === 'started_at' ? livePage(w, after, q.offset, q.limit, order) : valuePage(w, sort, order, after, q.offset, q.limit);
+      const [rows, totalCount] = await Promise.all([page(), total()]);
+      const names = [
+        ...new Set(
+          (q.scores ?? [])
+            .flatMap((n) => n.split(','))
+            .map((n) => n.trim())
+            .filter(Boolean),
+        ),
+      ];
+      const scores =
+        names.length && opts.latestScores
+          ? await opts.latestScores(
+              projectId,
+              rows.map((r) => r.trace_id),
+              names,
+            )
+          : undefined;
       const last = rows[rows.length - 1];
       return {
-        items: rows.map(presentListRow),
+        items: rows.map(({ sort_key: _k, ...r }) => ({
+          ...presentListRow(r),
+          ...(names.length ? { scores: Object.fromEntries(names.map((n) => [n, scores?.get(r.trace_id)?.[n] ?? null])) } : {}),
+        })),
         total: totalCount,
         limit: q.limit,
         offset: q.offset,
-        next_cursor: rows.length === q.limit && last ? encodeCursor(last.started_at, last.trace_id) : null,
+        next_cursor:
+          rows.length === q.limit && last
+            ? encodeCursor({ key: last.sort_key ?? '', startedAt: last.started_at, traceId: last.trace_id }, sort, order)
+            : null,
       };
     },
 
@@ -267,8 +300,11 @@ export function createExecutionListing(
      * window is read whole.
      */
     async activity(projectId: string, by: 'session' | 'user', q: ActivityQuery) {
-      const w = executionFilter(projectId, { start: q.start, end: q.end, user_id: q.user_id, limit: 0, offset: 0 }, scoreFilter);
+      const w = activityFilter(projectId, by, q, scoreFilter);
       const key = by === 'session' ? 'session_id' : 'user_id';
+      // A later page of sessions is the first pages' rows and its own, taken in the same order.
+      const skip = by === 'session' ? (q.offset ?? 0) : 0;
+      const want = skip + q.limit;
       const figures = (ids: string[]) =>
         by === 'user'
           ? userFigures(projectId, q, ids)
@@ -286,7 +322,7 @@ export function createExecutionListing(
         let recent: Array<{ id: string; complete: number; whole: number }> = [];
         // The first `ids` ids of the newest rows, complete ones first, by their newest row; those seen
         // after the oldest row read are complete. Only what a page can use crosses to this process.
-        for (let ids = q.limit + activitySpare, used = 0; ; ids *= 4) {
+        for (let ids = want + activitySpare, used = 0; ; ids *= 4) {
           recent = await ch.query<{ id: string; complete: number; whole: number }>(
             `SELECT id, last > oldest OR read < {scan:UInt32} AS complete, read < {scan:UInt32} AS whole FROM (
                SELECT ${key} AS id, max(started_at) AS last, any(o) AS oldest, any(n) AS read FROM (
@@ -300,32 +336,19 @@ export function createExecutionListing(
           );
           const complete = recent.filter((r) => Number(r.complete) === 1).map((r) => r.id);
           // The same order with more ids: those already summed are a prefix of it.
-          while (used < complete.length && items.length < q.limit) {
-            const page = complete.slice(used, used + q.limit - items.length);
+          while (used < complete.length && items.length < want) {
+            const page = complete.slice(used, used + want - items.length);
             used += page.length;
             items.push(...(await figures(page)));
           }
           // Enough, or every complete id was returned.
-          if (items.length >= q.limit || recent.length < ids || complete.length < recent.length) break;
+          if (items.length >= want || recent.length < ids || complete.length < recent.length) break;
         }
         // Enough, or the window was read whole (no id is left to find).
-        if (items.length >= q.limit || recent.length === 0 || Number(recent[0]!.whole) === 1) break;
+        if (items.length >= want || recent.length === 0 || Number(recent[0]!.whole) === 1) break;
       }
       items.sort((a, b) => (a.last_seen === b.last_seen ? (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) : a.last_seen < b.last_seen ? 1 : -1));
-      return {
-        items: items.slice(0, q.limit).map((r) => ({
-          [key]: r.id,
-          ...(by === 'session' ? { user_id: r.last_user || null } : { sessions: Number(r.sessions) }),
-          executions: Number(r.executions),
-          errors: Number(r.errors),
-          cost_usd: fromScaled(toScaled(r.cost_usd, NANOS), NANOS),
-          tokens_in: Number(r.tokens_in),
-          tokens_out: Number(r.tokens_out),
-          first_seen: fromClickHouseTime(r.first_seen),
-          last_seen: fromClickHouseTime(r.last_seen),
-        })),
-        limit: q.limit,
-      };
+      return { items: items.slice(skip, want).map((r) => presentActivity(by, r)), limit: q.limit };
     },
 
     /**

@@ -5,6 +5,7 @@ import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import { badRequest } from '../errors.ts';
 import { fromClickHouseTime, timeRange } from '../time.ts';
 import type { ScoreWrite, StampedScore } from './score-stamps.ts';
+import { presentScore } from './score.ts';
 import type { ExecutionStamp } from '../executions/execution-stamp-repository.ts';
 import { decodeCursor, encodeCursor, liveOf, STAMP_KEY_SQL, stampKey } from './score-rows.ts';
 import { breakdownGroups, grainedRows, type BreakdownRead, type GrainedSource } from '../reads/breakdown-sql.ts';
@@ -73,6 +74,34 @@ export function createScoreRepository(ch: ClickHouseStore, writer: ScoreWriter =
         'scores.ofTraces',
       );
       return liveOf(rows);
+    },
+
+    /**
+     * The latest live score (by updated_at, then id) of each of these names on each of these traces,
+     * its value as the API shows it (a number, true/false, or a label), by trace id then name: the
+     * executions list's score columns. One read of these traces' keys (see ofTraces).
+     */
+    async latestOf(
+      projectId: string,
+      traceIds: string[],
+      names: string[],
+    ): Promise<Map<string, Record<string, number | boolean | string>>> {
+      const out = new Map<string, Record<string, number | boolean | string>>();
+      if (traceIds.length === 0 || names.length === 0) return out;
+      const wanted = new Set(names);
+      const latest = new Map<string, StoredScore>();
+      for (const s of (await this.ofTraces(projectId, traceIds, [], names)).values()) {
+        if (!s.trace_id || !wanted.has(s.name)) continue;
+        const key = `${s.trace_id}\u0000${s.name}`;
+        const was = latest.get(key);
+        if (!was || s.updated_at > was.updated_at || (s.updated_at === was.updated_at && s.id > was.id)) latest.set(key, s);
+      }
+      for (const s of latest.values()) {
+        const byName = out.get(s.trace_id) ?? {};
+        byName[s.name] = presentScore(s).value;
+        out.set(s.trace_id, byName);
+      }
+      return out;
     },
 
     /** The live scores of these ids. */

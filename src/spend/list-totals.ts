@@ -18,7 +18,8 @@ const OPEN_END_DAYS = 3650;
 
 /** The list's filters a rollup may hold; any other filter given, the total is counted over the executions rows. */
 const HELD = new Set(['provider', 'model', 'agent_id', 'user_id', 'session_id', 'api_key_id', 'tag', 'prompt_id', 'start', 'end']);
-const PAGING = new Set(['limit', 'offset', 'cursor']);
+/** What shapes the page, not which executions count. */
+const PAGING = new Set(['limit', 'offset', 'cursor', 'sort', 'order', 'scores']);
 
 export function createListTotals(deps: {
   rollups: { breakdown(r: BreakdownRead): Promise<BreakdownRow[]> };

@@ -317,6 +317,7 @@ describe('web console: scores beside cost', () => {
     expect((await api('/scores', { method: 'POST', body: JSON.stringify(judged) })).status).toBe(201);
     await page.goto(`${svc.url}/projects/${P}/executions`);
     await page.locator('tr[data-trace-id="direct-1"]').waitFor();
+    await page.click('details.more-filters > summary'); // score filters sit behind "More filters"
     await page.fill('input[name=filter_score_name]', 'helpfulness');
     await page.selectOption('select[name=filter_score_op]', 'gte');
     await page.fill('input[name=filter_score_value]', '0.5');

@@ -34,8 +34,13 @@ export interface ExecutionListItem {
   tags: string[];
 }
 
+/** A list item; with the `scores` parameter, each name's latest value on its trace (null when none). */
+export interface ListedExecution extends ExecutionListItem {
+  scores?: Record<string, number | boolean | string | null>;
+}
+
 export interface ExecutionList {
-  items: ExecutionListItem[];
+  items: ListedExecution[];
   total: number;
   limit: number;
   offset: number;
@@ -510,7 +515,31 @@ export interface UserSummary extends Activity {
 
 export interface SessionList {
   items: SessionSummary[];
+  total: number;
   limit: number;
+  offset: number;
+}
+
+/** A message of a stored conversation (schema ConversationMessage). */
+export interface ConversationMessage {
+  role: string;
+  content?: string | null;
+  tool_calls?: Array<{ id: string; name: string; arguments?: unknown }>;
+  tool_call_id?: string;
+  name?: string;
+}
+
+export interface SessionTurn extends ExecutionListItem {
+  earlier_messages: number;
+  messages: ConversationMessage[];
+}
+
+export interface SessionConversation {
+  session_id: string;
+  items: SessionTurn[];
+  total: number;
+  limit: number;
+  next_cursor: string | null;
 }
 
 export interface UserList {

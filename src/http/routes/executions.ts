@@ -11,7 +11,7 @@ const BASE = '/api/projects/:project_id/executions';
 const tag = 'executions';
 
 export function executionRoutes(domain: Domain): RouteDef[] {
-  const { recorder, listing, view, views } = domain.executions;
+  const { recorder, listing, view, views, sessions } = domain.executions;
   return [
     {
       method: 'POST',
@@ -44,7 +44,9 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       access: 'authenticated',
       need: 'read',
       query: 'ExecutionListQuery',
-      summary: 'List executions, newest first, with filters; `total`, and `next_cursor` for keyset pages',
+      summary:
+        'List executions with filters and exclusions (`exclude_<field>`), newest first or by `sort` (cost_usd, latency_ms, tokens) and `order`; ' +
+        "`scores` adds each item's latest value of those score names; `total`, and `next_cursor` for keyset pages in any order",
       responses: { 200: { description: 'A page', schema: 'ExecutionList' } },
       async handler(ctx) {
         ctx.body = await listing.list(ctx.state.projectId!, ctx.state.query as ListQuery);
@@ -165,12 +167,35 @@ export function executionRoutes(domain: Domain): RouteDef[] {
       query: by === 'session' ? 'SessionListQuery' : 'UserListQuery',
       summary:
         by === 'session'
-          ? 'Sessions of a window (executions sharing a session_id): user, executions, errors, exact cost, tokens, first and last seen'
+          ? 'Sessions of a window (executions sharing a session_id): user, executions, errors, exact cost, tokens, first and last seen; ' +
+            'their `total`, `offset` pages, `search` on session or user id, `sort` by last_seen, cost_usd, executions or errors'
           : 'Users of a window (executions sharing a user_id): sessions, executions, errors, exact cost, tokens, first and last seen',
       responses: { 200: { description: by === 'session' ? 'Sessions' : 'Users', schema: by === 'session' ? 'SessionList' : 'UserList' } },
       async handler(ctx) {
-        ctx.body = await listing.activity(ctx.state.projectId!, by, ctx.state.query as ActivityQuery);
+        ctx.body =
+          by === 'session'
+            ? await sessions.list.list(ctx.state.projectId!, ctx.state.query as ActivityQuery)
+            : await listing.activity(ctx.state.projectId!, by, ctx.state.query as ActivityQuery);
       },
     })),
+    {
+      method: 'GET',
+      path: '/api/projects/:project_id/sessions/:session_id/conversation',
+      operationId: 'getSessionConversation',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'SessionConversationQuery',
+      summary:
+        'A session as one conversation: its executions oldest first, each with the messages it added to the conversation (those it repeats from the turn before are counted in earlier_messages); keyset pages by next_cursor',
+      responses: { 200: { description: 'A page of turns (none for an unknown session)', schema: 'SessionConversation' } },
+      async handler(ctx) {
+        ctx.body = await sessions.conversation.page(
+          ctx.state.projectId!,
+          ctx.params.session_id!,
+          ctx.state.query as { limit: number; cursor?: string },
+        );
+      },
+    },
   ];
 }

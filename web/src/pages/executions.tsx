@@ -1,12 +1,14 @@
 // Executions: the filtered list (GET .../executions), keyset pages by next_cursor, export. The
-// query string of the page is the API's own query (plus `sort`), so a link keeps the filters,
-// score filters included (`score.<name>.gte|lte|eq`, `has_score`: score-filter.tsx) and metadata
-// (`metadata.<key>=<value>`). j / k and Enter walk the rows (keys.ts).
+// query string of the page is the API's own query, so a link keeps the filters, exclusions
+// (`exclude_<field>`), score filters (`score.<name>.gte|lte|eq`, `has_score`: score-filter.tsx),
+// metadata (`metadata.<key>=<value>`) and the server-side order (`sort`, `order`); plus the score
+// columns shown (`columns=score:<name>,…`, asked of the API as `scores`). j / k and Enter walk the
+// rows (keys.ts).
 import { useEffect, useLayoutEffect, useMemo, useState } from 'preact/hooks';
 import { enc } from '../api.ts';
 import { duration, fromLocalInput, int, toLocalInput, usd } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
-import type { ExecutionList, ExecutionListItem } from '../types.ts';
+import type { ExecutionList, ListedExecution } from '../types.ts';
 import type { ComponentChildren } from 'preact';
 import { Badge, Card, Empty, Form, Load, TableScroll, Time, useApi, Zone } from '../ui.tsx';
 import { ExportButtons } from './export.tsx';
@@ -14,6 +16,7 @@ import { useListKeys } from '../keys.ts';
 
 const isMetadata = (k: string) => k.startsWith('metadata.');
 import { emptyDraft, isScoreFilter, ScoreFilters, withDraft } from './score-filter.tsx';
+import { ExclusionChips, ExclusionPicker, isExclusion, ScoreColumns, scoreColumnsOf } from './executions-controls.tsx';
 
 export const FILTERS = [
   'provider',
@@ -30,7 +33,11 @@ export const FILTERS = [
   'session_id',
   'tag',
   'api_key_id',
+  'source',
+  'environment',
 ] as const;
+/** Shown at once; the others sit behind "More filters". */
+const PRIMARY: Filter[] = ['agent_id', 'model', 'status', 'user_id', 'tag'];
 type Filter = (typeof FILTERS)[number];
 
 const WINDOWS: Array<[string, number]> = [
@@ -40,9 +47,8 @@ const WINDOWS: Array<[string, number]> = [
   ['30 d', 30 * 86_400_000],
 ];
 
-type SortKey = 'started_at' | 'latency_ms' | 'cost_usd' | 'tokens' | 'model' | 'agent_id';
-const sortValue = (e: ExecutionListItem, k: SortKey): number | string =>
-  k === 'tokens' ? e.tokens_in + e.tokens_out : k === 'started_at' ? Date.parse(e.started_at) : e[k];
+/** The orders the API computes over every matching execution (sort=…&order=asc|desc). */
+type SortKey = 'started_at' | 'latency_ms' | 'cost_usd' | 'tokens';
 
 // Cursors of the pages before the current one, per filter set: "Previous" walks back through them.
 const cursorTrail = new Map<string, string[]>();
@@ -55,13 +61,19 @@ export function Executions({ projectId }: { projectId: string }) {
       const v = loc.params.get(k);
       if (v) f.set(k, v);
     }
-    for (const [k, v] of loc.params) if (v && (isScoreFilter(k) || isMetadata(k))) f.append(k, v);
+    for (const [k, v] of loc.params) if (v && (isScoreFilter(k) || isMetadata(k) || isExclusion(k))) f.append(k, v);
     return f;
   }, [loc.params.toString()]);
   const cursor = loc.params.get('cursor') ?? '';
   const limit = loc.params.get('limit') ?? '50';
+  const sort = loc.params.get('sort') ?? '';
+  const order = loc.params.get('order') ?? '';
+  const scoreColumns = scoreColumnsOf(loc.params.get('columns'));
   const apiQuery = new URLSearchParams(filters);
   apiQuery.set('limit', limit);
+  if (sort) apiQuery.set('sort', sort);
+  if (order) apiQuery.set('order', order);
+  if (scoreColumns.length) apiQuery.set('scores', scoreColumns.join(','));
   if (cursor) apiQuery.set('cursor', cursor);
   const base = `/api/projects/${enc(projectId)}/executions`;
   const list = useApi<ExecutionList>(`${base}?${apiQuery}`);
@@ -71,7 +83,7 @@ export function Executions({ projectId }: { projectId: string }) {
     if (list.data) performance.mark('traceloom:executions-rendered');
   }, [list.data]);
 
-  const trailKey = `${projectId}?${filters}&limit=${limit}`;
+  const trailKey = `${projectId}?${filters}&limit=${limit}&sort=${sort}&order=${order}`;
   const trail = cursorTrail.get(trailKey) ?? [];
   const next = (nextCursor: string) => {
     cursorTrail.set(trailKey, [...trail, cursor]);
@@ -93,7 +105,12 @@ export function Executions({ projectId }: { projectId: string }) {
         projectId={projectId}
         filters={filters}
         onApply={(f) =>
-          navigate(withParams({ path: loc.path, params: f }, { limit: limit === '50' ? null : limit, sort: loc.params.get('sort') }))
+          navigate(
+            withParams(
+              { path: loc.path, params: f },
+              { limit: limit === '50' ? null : limit, sort, order, columns: loc.params.get('columns') },
+            ),
+          )
         }
       />
       <Load state={list} label="Loading executions…">
@@ -114,6 +131,12 @@ export function Executions({ projectId }: { projectId: string }) {
               <div class="table-head">
                 <span>
                   <strong>{int(data.total)}</strong> execution{data.total === 1 ? '' : 's'}{' '}
+                  {sort && sort !== 'started_at' && !filters.get('start') && (
+                    <span class="muted" title="An order by value reads every matching execution of the window: a window reads less">
+                      {' '}
+                      · ordered over all time
+                    </span>
+                  )}{' '}
                   {list.loading && <span class="muted">· refreshing…</span>}
                 </span>
                 <span class="pager">
@@ -130,14 +153,15 @@ export function Executions({ projectId }: { projectId: string }) {
                     </select>
                   </label>
                   <button type="button" disabled={!cursor} onClick={previous}>
-                    ← Newer
+                    ← Previous
                   </button>
                   <button type="button" disabled={!data.next_cursor} onClick={() => data.next_cursor && next(data.next_cursor)}>
-                    Older →
+                    Next →
                   </button>
                 </span>
               </div>
-              <ExecutionTable projectId={projectId} items={data.items} />
+              <ScoreColumns projectId={projectId} />
+              <ExecutionTable projectId={projectId} items={data.items} scoreColumns={scoreColumns} />
             </Card>
           )
         }
@@ -146,33 +170,30 @@ export function Executions({ projectId }: { projectId: string }) {
   );
 }
 
-function ExecutionTable({ projectId, items }: { projectId: string; items: ExecutionListItem[] }) {
+function ExecutionTable({ projectId, items, scoreColumns }: { projectId: string; items: ListedExecution[]; scoreColumns: string[] }) {
   const loc = useLocation();
-  const sort = loc.params.get('sort') ?? '';
-  const key = sort.replace(/^-/, '') as SortKey;
-  const rows = useMemo(() => {
-    if (!key) return items;
-    const dir = sort.startsWith('-') ? -1 : 1;
-    return [...items].sort((a, b) => {
-      const x = sortValue(a, key);
-      const y = sortValue(b, key);
-      return (x < y ? -1 : x > y ? 1 : 0) * dir;
-    });
-  }, [items, sort]);
+  const key = (loc.params.get('sort') || 'started_at') as SortKey;
+  const desc = loc.params.get('order') !== 'asc';
+  const rows = items;
   const hrefs = rows.map((e) => `/projects/${enc(projectId)}/executions/${enc(e.trace_id)}`);
   const selected = useListKeys(hrefs);
+  // The server orders every matching execution; a click walks desc → asc → back to newest first.
   const th = (k: SortKey, label: ComponentChildren, cls = '') => {
     const on = key === k;
-    const nextSort = on && !sort.startsWith('-') ? `-${k}` : on ? null : k;
+    // Time: newest first is the default (no parameter), oldest first order=asc.
+    const next =
+      k === 'started_at'
+        ? { sort: null, order: on && desc ? 'asc' : null }
+        : { sort: on && !desc ? null : k, order: on && desc ? 'asc' : null };
     return (
-      <th class={`sortable ${cls}`} aria-sort={on ? (sort.startsWith('-') ? 'descending' : 'ascending') : 'none'}>
+      <th class={`sortable ${cls}`} aria-sort={on ? (desc ? 'descending' : 'ascending') : 'none'} data-sort={k}>
         <button
           type="button"
           class="link"
-          title="Sorts the rows of this page (the API lists newest first)"
-          onClick={() => navigate(withParams(loc, { sort: nextSort }), { replace: true })}
+          title="Orders every matching execution (not only this page)"
+          onClick={() => navigate(withParams(loc, { ...next, cursor: null }))}
         >
-          {label} {on ? (sort.startsWith('-') ? '▼' : '▲') : ''}
+          {label} {on ? (desc ? '▼' : '▲') : ''}
         </button>
       </th>
     );
@@ -188,13 +209,18 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
                 Started <Zone />
               </>,
             )}
-            {th('agent_id', 'Agent')}
+            <th>Agent</th>
             <th>User</th>
-            {th('model', 'Provider / model')}
+            <th>Provider / model</th>
             <th>Status</th>
             {th('tokens', 'Tokens in / out', 'num')}
             {th('latency_ms', 'Latency', 'num')}
             {th('cost_usd', 'Cost', 'num')}
+            {scoreColumns.map((n) => (
+              <th class="num score-col" data-score-column={n}>
+                {n}
+              </th>
+            ))}
             <th class="num">Templates</th>
             <th class="num">Spans</th>
           </tr>
@@ -246,6 +272,11 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
                 <td class="num" title={`${e.cost_usd} USD (${e.cost_source})`}>
                   {e.cost_source === 'unpriced' ? <Badge kind="warn">unpriced</Badge> : usd(e.cost_usd)}
                 </td>
+                {scoreColumns.map((n) => (
+                  <td class="num score-col" data-score={n}>
+                    <ScoreValue value={e.scores?.[n] ?? null} />
+                  </td>
+                ))}
                 <td class="num">{e.template_count || ''}</td>
                 <td class="num">{e.span_count}</td>
               </tr>
@@ -257,6 +288,26 @@ function ExecutionTable({ projectId, items }: { projectId: string; items: Execut
   );
 }
 
+const LABELS: Record<Filter, string> = {
+  provider: 'Provider',
+  model: 'Model',
+  agent_id: 'Agent',
+  status: 'Status',
+  min_cost: 'Cost from ($)',
+  max_cost: 'to ($)',
+  start: 'From',
+  end: 'To',
+  has_templates: 'Templates',
+  prompt_id: 'Prompt',
+  user_id: 'User',
+  session_id: 'Session',
+  tag: 'Tag',
+  api_key_id: 'API key id',
+  source: 'Source',
+  environment: 'Environment',
+};
+const PLACEHOLDERS: Partial<Record<Filter, string>> = { provider: 'openai, anthropic', model: 'gpt-4o', source: 'api, otlp, experiment' };
+
 function FilterBar({ projectId, filters, onApply }: { projectId: string; filters: URLSearchParams; onApply(f: URLSearchParams): void }) {
   const initial = () => Object.fromEntries(FILTERS.map((k) => [k, filters.get(k) ?? ''])) as Record<Filter, string>;
   const initialScores = () => [...filters].filter(([k]) => isScoreFilter(k));
@@ -265,6 +316,7 @@ function FilterBar({ projectId, filters, onApply }: { projectId: string; filters
       .filter(([k]) => isMetadata(k))
       .map(([k, v]) => `${k.slice('metadata.'.length)}=${v}`)
       .join(' ');
+  const exclusions = [...filters].filter(([k]) => isExclusion(k));
   const [metadata, setMetadata] = useState(initialMetadata);
   const [f, setF] = useState(initial);
   const [scores, setScores] = useState(initialScores);
@@ -276,118 +328,141 @@ function FilterBar({ projectId, filters, onApply }: { projectId: string; filters
     setDraft(emptyDraft);
   }, [filters.toString()]);
   const set = (k: Filter) => (e: Event) => setF({ ...f, [k]: (e.target as HTMLInputElement).value });
-  const apply = (over: Partial<Record<Filter, string>> = {}, scoreParams = withDraft(scores, draft)) => {
+  const apply = (over: Partial<Record<Filter, string>> = {}, scoreParams = withDraft(scores, draft), excluded = exclusions) => {
     const q = new URLSearchParams(Object.entries({ ...f, ...over }).filter(([, v]) => v !== ''));
     for (const pair of metadata.split(/\s+/).filter(Boolean)) {
       const at = pair.indexOf('=');
       if (at > 0) q.set(`metadata.${pair.slice(0, at)}`, pair.slice(at + 1));
     }
     for (const [k, v] of scoreParams) q.append(k, v);
+    for (const [k, v] of excluded) q.append(k, v);
     onApply(q);
   };
+  const field = (k: Filter) => {
+    if (k === 'status' || k === 'has_templates') {
+      const options =
+        k === 'status'
+          ? [
+              ['ok', 'ok'],
+              ['error', 'error'],
+            ]
+          : [
+              ['true', 'with templates'],
+              ['false', 'without'],
+            ];
+      return (
+        <label>
+          {LABELS[k]}
+          <select name={k} value={f[k]} onChange={set(k)}>
+            <option value="">any</option>
+            {options.map(([v, t]) => (
+              <option value={v}>{t}</option>
+            ))}
+          </select>
+        </label>
+      );
+    }
+    if (k === 'start' || k === 'end')
+      return (
+        <label>
+          <span>
+            {LABELS[k]} <Zone />
+          </span>
+          <input
+            name={k}
+            type="datetime-local"
+            value={toLocalInput(f[k])}
+            onInput={(e) => setF({ ...f, [k]: fromLocalInput((e.target as HTMLInputElement).value) })}
+          />
+        </label>
+      );
+    const money = k === 'min_cost' || k === 'max_cost';
+    return (
+      <label>
+        {LABELS[k]}
+        {money ? (
+          <input name={k} type="number" min="0" step="any" value={f[k]} onInput={set(k)} />
+        ) : (
+          <input name={k} placeholder={PLACEHOLDERS[k]} value={f[k]} onInput={set(k)} />
+        )}
+      </label>
+    );
+  };
+  const secondary = FILTERS.filter((k) => !PRIMARY.includes(k));
+  const moreSet = secondary.filter((k) => filters.get(k)).length + (initialMetadata() ? 1 : 0) + initialScores().length;
+  // Open while a filter behind it is set, or since the user opened it.
+  const [moreOpen, setMoreOpen] = useState(moreSet > 0);
+  useEffect(() => {
+    if (moreSet > 0) setMoreOpen(true);
+  }, [moreSet]);
+  const hidesJudges = exclusions.some(([k, v]) => k === 'exclude_tag' && v === 'evaluator');
   return (
-    <Form class="filters card" onSubmit={() => apply()}>
-      <label>
-        Provider
-        <input name="provider" placeholder="openai, anthropic" value={f.provider} onInput={set('provider')} />
-      </label>
-      <label>
-        Model
-        <input name="model" placeholder="gpt-4o" value={f.model} onInput={set('model')} />
-      </label>
-      <label>
-        Agent
-        <input name="agent_id" value={f.agent_id} onInput={set('agent_id')} />
-      </label>
-      <label>
-        Status
-        <select name="status" value={f.status} onChange={set('status')}>
-          <option value="">any</option>
-          <option value="ok">ok</option>
-          <option value="error">error</option>
-        </select>
-      </label>
-      <label>
-        Cost from ($)
-        <input name="min_cost" type="number" min="0" step="any" value={f.min_cost} onInput={set('min_cost')} />
-      </label>
-      <label>
-        to ($)
-        <input name="max_cost" type="number" min="0" step="any" value={f.max_cost} onInput={set('max_cost')} />
-      </label>
-      <label>
-        Templates
-        <select name="has_templates" value={f.has_templates} onChange={set('has_templates')}>
-          <option value="">any</option>
-          <option value="true">with templates</option>
-          <option value="false">without</option>
-        </select>
-      </label>
-      <label>
-        Prompt
-        <input name="prompt_id" value={f.prompt_id} onInput={set('prompt_id')} />
-      </label>
-      <label>
-        User
-        <input name="user_id" value={f.user_id} onInput={set('user_id')} />
-      </label>
-      <label>
-        Session
-        <input name="session_id" value={f.session_id} onInput={set('session_id')} />
-      </label>
-      <label>
-        Tag
-        <input name="tag" value={f.tag} onInput={set('tag')} />
-      </label>
-      <label>
-        API key id
-        <input name="api_key_id" value={f.api_key_id} onInput={set('api_key_id')} />
-      </label>
-      <label>
-        Metadata (key=value)
-        <input name="metadata" placeholder="plan=pro" value={metadata} onInput={(e) => setMetadata((e.target as HTMLInputElement).value)} />
-      </label>
-      <label>
-        <span>
-          From <Zone />
-        </span>
-        <input
-          name="start"
-          type="datetime-local"
-          value={toLocalInput(f.start)}
-          onInput={(e) => setF({ ...f, start: fromLocalInput((e.target as HTMLInputElement).value) })}
-        />
-      </label>
-      <label>
-        <span>
-          To <Zone />
-        </span>
-        <input
-          name="end"
-          type="datetime-local"
-          value={toLocalInput(f.end)}
-          onInput={(e) => setF({ ...f, end: fromLocalInput((e.target as HTMLInputElement).value) })}
-        />
-      </label>
-      <div class="windows">
-        Last
-        {WINDOWS.map(([label, ms]) => (
-          <button type="button" onClick={() => apply({ start: new Date(Date.now() - ms).toISOString().slice(0, 16) + ':00Z', end: '' })}>
-            {label}
+    <Form class="filters card compact" onSubmit={() => apply()}>
+      <div class="filter-row">
+        {PRIMARY.map(field)}
+        <div class="windows">
+          Last
+          {WINDOWS.map(([label, ms]) => (
+            <button type="button" onClick={() => apply({ start: new Date(Date.now() - ms).toISOString().slice(0, 16) + ':00Z', end: '' })}>
+              {label}
+            </button>
+          ))}
+        </div>
+        <div class="apply">
+          <button type="submit" class="primary">
+            Apply
           </button>
-        ))}
+          <button type="button" onClick={() => onApply(new URLSearchParams())}>
+            Reset
+          </button>
+        </div>
       </div>
-      <ScoreFilters projectId={projectId} params={scores} draft={draft} onDraft={setDraft} onApply={(p) => apply({}, p)} />
-      <div class="apply">
-        <button type="submit" class="primary">
-          Apply
-        </button>
-        <button type="button" onClick={() => onApply(new URLSearchParams())}>
-          Reset
+      <div class="filter-row">
+        <ExclusionPicker onExclude={(k, v) => apply({}, undefined, [...exclusions, [k, v]])} />
+        <button
+          type="button"
+          class={`judge-toggle ${hidesJudges ? 'active' : ''}`}
+          title="Evaluators record their judge calls as executions tagged evaluator"
+          onClick={() =>
+            apply(
+              {},
+              undefined,
+              hidesJudges
+                ? exclusions.filter(([k, v]) => !(k === 'exclude_tag' && v === 'evaluator'))
+                : [...exclusions, ['exclude_tag', 'evaluator']],
+            )
+          }
+        >
+          {hidesJudges ? 'Show judge calls' : 'Hide judge calls'}
         </button>
       </div>
+      <ExclusionChips exclusions={exclusions} onChange={(rest) => apply({}, undefined, rest)} />
+      <details class="more-filters" open={moreOpen} onToggle={(e) => setMoreOpen((e.currentTarget as HTMLDetailsElement).open)}>
+        <summary>More filters{moreSet > 0 ? ` (${moreSet} set)` : ''}</summary>
+        <div class="more-grid">
+          {secondary.map(field)}
+          <label>
+            Metadata (key=value)
+            <input
+              name="metadata"
+              placeholder="plan=pro"
+              value={metadata}
+              onInput={(e) => setMetadata((e.target as HTMLInputElement).value)}
+            />
+          </label>
+          <ScoreFilters projectId={projectId} params={scores} draft={draft} onDraft={setDraft} onApply={(p) => apply({}, p)} />
+        </div>
+      </details>
     </Form>
   );
+}
+
+/** A score's value in its column: a number to 3 places, true/false, a label, or a dash. */
+function ScoreValue({ value }: { value: number | boolean | string | null }) {
+  if (value === null) return <span class="muted">—</span>;
+  if (typeof value === 'number') return <>{Number.isInteger(value) ? value : value.toFixed(3)}</>;
+  if (typeof value === 'boolean') return <Badge kind={value ? 'ok' : 'bad'}>{String(value)}</Badge>;
+  return <Badge>{value}</Badge>;
 }
 
 function NoExecutionsYet() {

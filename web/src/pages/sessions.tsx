@@ -1,10 +1,12 @@
-// Sessions and users: GET .../sessions and .../users over a window (docs/executions.md), and a
-// session's executions oldest first as one conversation (GET .../executions?session_id=).
-import { useMemo } from 'preact/hooks';
+// Sessions and users: GET .../sessions and .../users over a window (docs/executions.md); the
+// sessions page keeps its search, order and offset in the URL. A session is shown as one
+// conversation (GET .../sessions/{id}/conversation): each turn the messages it added.
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { enc } from '../api.ts';
-import { duration, int, usd, usdText } from '../format.ts';
+import { int, usdText } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
-import type { ExecutionList, SessionList, UserList } from '../types.ts';
+import type { SessionList, UserList } from '../types.ts';
+import { SessionConversationView } from './session-conversation.tsx';
 import { Badge, Card, Empty, Load, Time, useApi } from '../ui.tsx';
 import { useListKeys } from '../keys.ts';
 
@@ -26,7 +28,7 @@ function useWindow() {
         <button
           type="button"
           class={n === days ? 'active' : ''}
-          onClick={() => navigate(withParams(loc, { days: n === 30 ? null : String(n) }))}
+          onClick={() => navigate(withParams(loc, { days: n === 30 ? null : String(n), offset: null }))}
         >
           {title}
         </button>
@@ -36,23 +38,74 @@ function useWindow() {
   return { start, days, picker };
 }
 
+const SESSION_PAGE = 50;
+const SESSION_SORTS: Array<[string, string]> = [
+  ['last_seen', 'Last seen'],
+  ['cost_usd', 'Cost'],
+  ['executions', 'Executions'],
+  ['errors', 'Errors'],
+];
+
 export function Sessions({ projectId }: { projectId: string }) {
   const { start, days, picker } = useWindow();
-  const user = useLocation().params.get('user_id');
+  const loc = useLocation();
+  const user = loc.params.get('user_id');
+  const search = loc.params.get('q') ?? '';
+  const sort = loc.params.get('sort') ?? 'last_seen';
+  const offset = Math.max(0, Number(loc.params.get('offset')) || 0);
   const p = `/projects/${enc(projectId)}`;
-  const list = useApi<SessionList>(`/api${p}/sessions?start=${enc(start)}${user ? `&user_id=${enc(user)}` : ''}`);
+  const q = new URLSearchParams({ start, limit: String(SESSION_PAGE) });
+  if (user) q.set('user_id', user);
+  if (search) q.set('search', search);
+  if (sort !== 'last_seen') q.set('sort', sort);
+  if (offset) q.set('offset', String(offset));
+  const list = useApi<SessionList>(`/api${p}/sessions?${q}`);
   const hrefs = list.data?.items.map((s) => `${p}/sessions/${enc(s.session_id)}`) ?? [];
   const selected = useListKeys(hrefs);
+  const [typed, setTyped] = useState(search);
+  useEffect(() => setTyped(search), [search]);
   return (
     <>
       <header class="page">
         <h1>Sessions{user ? ` of ${user}` : ''}</h1>
         {picker}
       </header>
+      <form
+        class="session-search card"
+        onSubmit={(e) => {
+          e.preventDefault();
+          navigate(withParams(loc, { q: typed.trim() || null, offset: null }));
+        }}
+      >
+        <input
+          name="session_search"
+          type="search"
+          placeholder="Search session or user id"
+          aria-label="Search session or user id"
+          value={typed}
+          onInput={(e) => setTyped((e.target as HTMLInputElement).value)}
+        />
+        <button type="submit">Search</button>
+        <label>
+          Order by{' '}
+          <select
+            name="session_sort"
+            value={sort}
+            onChange={(e) => {
+              const v = (e.target as HTMLSelectElement).value;
+              navigate(withParams(loc, { sort: v === 'last_seen' ? null : v, offset: null }));
+            }}
+          >
+            {SESSION_SORTS.map(([v, t]) => (
+              <option value={v}>{t}</option>
+            ))}
+          </select>
+        </label>
+      </form>
       <Load state={list} label="Loading sessions…">
         {(data) =>
-          data.items.length === 0 ? (
-            <Empty title={`No session in the last ${days} days`}>
+          data.items.length === 0 && offset === 0 ? (
+            <Empty title={search ? `No session matches "${search}" in the last ${days} days` : `No session in the last ${days} days`}>
               <p>
                 Executions join a session when they carry a session id: <code>session.id</code> on their spans, or <code>session_id</code>{' '}
                 in a direct record. Widen the window or send one.
@@ -60,42 +113,73 @@ export function Sessions({ projectId }: { projectId: string }) {
             </Empty>
           ) : (
             <Card>
-              <table class="sessions">
-                <thead>
-                  <tr>
-                    <th>Session</th>
-                    <th>User</th>
-                    <th class="num">Executions</th>
-                    <th class="num">Errors</th>
-                    <th class="num">Cost</th>
-                    <th>First seen</th>
-                    <th>Last seen</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.items.map((s, i) => (
-                    <tr
-                      data-session-id={s.session_id}
-                      class={`clickable ${i === selected ? 'selected' : ''}`}
-                      onClick={() => navigate(hrefs[i]!)}
-                    >
-                      <td>
-                        <Link href={hrefs[i]!}>{s.session_id}</Link>
-                      </td>
-                      <td>{s.user_id ? <Link href={`${p}/executions?user_id=${enc(s.user_id)}`}>{s.user_id}</Link> : '—'}</td>
-                      <td class="num">{int(s.executions)}</td>
-                      <td class="num">{s.errors > 0 ? <Badge kind="bad">{int(s.errors)}</Badge> : '0'}</td>
-                      <td class="num">{usdText(s.cost_usd)}</td>
-                      <td>
-                        <Time iso={s.first_seen} />
-                      </td>
-                      <td>
-                        <Time iso={s.last_seen} />
-                      </td>
+              <div class="table-head">
+                <span class="session-count">
+                  <strong>{int(data.total)}</strong> session{data.total === 1 ? '' : 's'}
+                  {data.total > 0 && (
+                    <span class="muted">
+                      {' '}
+                      · {int(offset + 1)}–{int(offset + data.items.length)}
+                    </span>
+                  )}
+                </span>
+                <span class="pager">
+                  <button
+                    type="button"
+                    name="sessions_previous"
+                    disabled={offset === 0}
+                    onClick={() => navigate(withParams(loc, { offset: offset > SESSION_PAGE ? String(offset - SESSION_PAGE) : null }))}
+                  >
+                    ← Previous
+                  </button>
+                  <button
+                    type="button"
+                    name="sessions_next"
+                    disabled={offset + data.items.length >= data.total || offset + SESSION_PAGE > 10_000}
+                    onClick={() => navigate(withParams(loc, { offset: String(offset + SESSION_PAGE) }))}
+                  >
+                    Next →
+                  </button>
+                </span>
+              </div>
+              <div class="scroll">
+                <table class="sessions">
+                  <thead>
+                    <tr>
+                      <th>Session</th>
+                      <th>User</th>
+                      <th class="num">Executions</th>
+                      <th class="num">Errors</th>
+                      <th class="num">Cost</th>
+                      <th>First seen</th>
+                      <th>Last seen</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {data.items.map((s, i) => (
+                      <tr
+                        data-session-id={s.session_id}
+                        class={`clickable ${i === selected ? 'selected' : ''}`}
+                        onClick={() => navigate(hrefs[i]!)}
+                      >
+                        <td>
+                          <Link href={hrefs[i]!}>{s.session_id}</Link>
+                        </td>
+                        <td>{s.user_id ? <Link href={`${p}/executions?user_id=${enc(s.user_id)}`}>{s.user_id}</Link> : '—'}</td>
+                        <td class="num">{int(s.executions)}</td>
+                        <td class="num">{s.errors > 0 ? <Badge kind="bad">{int(s.errors)}</Badge> : '0'}</td>
+                        <td class="num">{usdText(s.cost_usd)}</td>
+                        <td>
+                          <Time iso={s.first_seen} />
+                        </td>
+                        <td>
+                          <Time iso={s.last_seen} />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
             </Card>
           )
         }
@@ -173,10 +257,6 @@ export function Users({ projectId }: { projectId: string }) {
 /** One session: its executions oldest first, as one conversation. */
 export function SessionDetail({ projectId, sessionId }: { projectId: string; sessionId: string }) {
   const p = `/projects/${enc(projectId)}`;
-  const list = useApi<ExecutionList>(`/api${p}/executions?session_id=${enc(sessionId)}&limit=1000`);
-  const items = [...(list.data?.items ?? [])].reverse();
-  const hrefs = items.map((e) => `${p}/executions/${enc(e.trace_id)}`);
-  const selected = useListKeys(hrefs);
   return (
     <>
       <header class="page">
@@ -185,40 +265,7 @@ export function SessionDetail({ projectId, sessionId }: { projectId: string; ses
         </h1>
         <Link href={`${p}/explorer?group_by=model&session_id=${enc(sessionId)}&window=90d`}>Its spend</Link>
       </header>
-      <Load state={list} label="Loading the session…">
-        {(data) =>
-          data.items.length === 0 ? (
-            <Empty title="No execution in this session">
-              <p>
-                Check the id, or <Link href={`${p}/sessions`}>pick a session from the list</Link>.
-              </p>
-            </Empty>
-          ) : (
-            <Card title={`${int(data.total)} executions, oldest first${data.next_cursor ? ' (the latest 1,000)' : ''}`}>
-              <ol class="conversation">
-                {items.map((e, i) => (
-                  <li data-trace-id={e.trace_id} class={i === selected ? 'selected' : ''}>
-                    <div class="turn-head">
-                      <Link href={hrefs[i]!}>
-                        <Time iso={e.started_at} />
-                      </Link>{' '}
-                      <span class="muted">{e.agent_id || '—'}</span> {e.model}{' '}
-                      <Badge kind={e.status === 'ok' ? 'ok' : 'bad'}>{e.status}</Badge>
-                    </div>
-                    <div class="muted">
-                      {int(e.tokens_in)} in / {int(e.tokens_out)} out · {duration(e.latency_ms)} · {usd(e.cost_usd)}
-                      {e.user_id && ` · user ${e.user_id}`}
-                      {e.tags.map((t) => (
-                        <Badge kind="tag">{t}</Badge>
-                      ))}
-                    </div>
-                  </li>
-                ))}
-              </ol>
-            </Card>
-          )
-        }
-      </Load>
+      <SessionConversationView projectId={projectId} sessionId={sessionId} />
     </>
   );
 }
