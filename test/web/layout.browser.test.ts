@@ -279,10 +279,11 @@ describe(`console layout and accessibility on every page (${mode} mode)`, () => 
     };
     const shifted = (d: Date, minutes: number) => new Date(d.getTime() + minutes * 60_000).toISOString().replace('T', ' ').slice(0, 19);
     const started = () => page.locator('tr[data-trace-id="clock-run"] td').first().textContent();
-    const header = () => page.locator('table.executions th').first().textContent();
+    // The first column's header, without the sort arrow the list draws beside it.
+    const header = async () => ((await page.locator('table.executions th').first().textContent()) ?? '').replace(/[▲▼]/g, '').trim();
     try {
       await openSettled('executions');
-      await expect(header()).resolves.toBe('Started (local, UTC+05:30) ');
+      await expect(header()).resolves.toBe('Started (local, UTC+05:30)');
       await expect(started()).resolves.toBe(shifted(STARTED, 330));
       await expect(page.locator('label:has(input[name=start])').textContent()).resolves.toBe('From (local, UTC+05:30)');
 
@@ -290,6 +291,7 @@ describe(`console layout and accessibility on every page (${mode} mode)`, () => 
       const local = shifted(STARTED, 330 - 60)
         .replace(' ', 'T')
         .slice(0, 16);
+      await page.click('details.more-filters > summary'); // the time window sits behind "More filters"
       await page.fill('input[name=start]', local);
       await page.click('button:has-text("Apply")');
       const oneHourBefore = new Date(STARTED.getTime() - 3_600_000).toISOString().replace('.000Z', 'Z');
@@ -298,7 +300,7 @@ describe(`console layout and accessibility on every page (${mode} mode)`, () => 
 
       // Switched to UTC: the same instant in the field, read in UTC, everything labelled UTC.
       await page.click('.clock-toggle button:has-text("UTC")');
-      await expect(header()).resolves.toBe('Started (UTC) ');
+      await expect(header()).resolves.toBe('Started (UTC)');
       await expect(started()).resolves.toBe(shifted(STARTED, 0));
       expect(await page.inputValue('input[name=start]')).toBe(oneHourBefore.slice(0, 16));
       expect(await page.evaluate(() => localStorage.getItem('traceloom.clock'))).toBe('utc');
@@ -310,7 +312,7 @@ describe(`console layout and accessibility on every page (${mode} mode)`, () => 
       // Remembered: a reload keeps UTC; the other pages follow it (spend days stay UTC days, said so).
       await page.reload();
       await page.locator('tr[data-trace-id="clock-run"]').waitFor();
-      await expect(header()).resolves.toBe('Started (UTC) ');
+      await expect(header()).resolves.toBe('Started (UTC)');
       await openSettled('executions/clock-run?tab=templates');
       await openSettled('spend');
       await expect(page.locator('.card h2:has-text("UTC days")').count()).resolves.toBe(1);

@@ -3,7 +3,7 @@
 // a condition). Lines with counted=false were computed beside a cost the caller stated.
 import { int } from '../format.ts';
 import type { CostBreakdownLine, Execution } from '../types.ts';
-import { Card } from '../ui.tsx';
+import { Card, TableScroll } from '../ui.tsx';
 
 const LABEL: Record<string, string> = {
   input: 'Input',
@@ -27,39 +27,41 @@ export function CostBreakdown({ e }: { e: Execution }) {
   if (lines.length === 0) return null;
   return (
     <Card title="Cost breakdown" class="cost-breakdown">
-      <table class="cost-breakdown" data-cost-breakdown>
-        <thead>
-          <tr>
-            <th>Usage type</th>
-            <th class="num">Quantity</th>
-            <th class="num">Rate (USD)</th>
-            <th class="num">Cost (USD)</th>
-            <th>Source</th>
-            <th>Rule</th>
-          </tr>
-        </thead>
-        <tbody>
-          {lines.map((l) => (
-            <tr
-              data-usage-type={l.usage_type}
-              class={l.counted ? '' : 'muted'}
-              title={l.counted ? undefined : 'not counted: the caller stated the cost'}
-            >
-              <td>{LABEL[l.usage_type] ?? l.usage_type}</td>
-              <td class="num">
-                {int(l.quantity)} {l.unit === 'calls' ? 'calls' : ''}
-              </td>
-              <td class="num mono">{l.rate === null ? '—' : `${l.rate} ${l.unit === 'calls' ? '/ call' : '/ Mtok'}`}</td>
-              <td class="num mono">{l.cost_usd}</td>
-              <td title={l.price_id ?? undefined}>{SOURCE[l.source]}</td>
-              <td class="small">
-                {l.rule}
-                {l.calls > 1 ? ` · ${l.calls} calls` : ''}
-              </td>
+      <TableScroll label="Cost breakdown">
+        <table class="cost-breakdown" data-cost-breakdown>
+          <thead>
+            <tr>
+              <th>Usage type</th>
+              <th class="num">Quantity</th>
+              <th class="num">Rate (USD)</th>
+              <th class="num">Cost (USD)</th>
+              <th>Source</th>
+              <th>Rule</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {lines.map((l) => (
+              <tr
+                data-usage-type={l.usage_type}
+                class={l.counted ? '' : 'muted'}
+                title={l.counted ? undefined : 'not counted: the caller stated the cost'}
+              >
+                <td>{LABEL[l.usage_type] ?? l.usage_type}</td>
+                <td class="num">
+                  {int(l.quantity)} {l.unit === 'calls' ? 'calls' : ''}
+                </td>
+                <td class="num mono">{l.rate === null ? '—' : `${l.rate} ${l.unit === 'calls' ? '/ call' : '/ Mtok'}`}</td>
+                <td class="num mono">{l.cost_usd}</td>
+                <td title={l.price_id ?? undefined}>{SOURCE[l.source]}</td>
+                <td class="small">
+                  {l.rule}
+                  {l.calls > 1 ? ` · ${l.calls} calls` : ''}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
     </Card>
   );
 }
