@@ -9,6 +9,7 @@ import type { Stores } from '../stores/index.ts';
 import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import type { Breakdowns } from '../spend/breakdowns.ts';
 import { listProjects } from '../auth/project-repository.ts';
+import { listApiKeys } from '../auth/api-key-repository.ts';
 import { createExecutionFinance } from '../executions/execution-finance-repository.ts';
 import { createReportParquet, type ReportParquet } from '../exports/report-parquet.ts';
 import { createInvoiceRepository } from '../finance/invoice-repository.ts';
@@ -50,7 +51,11 @@ export function createFinance(config: Config, stores: Stores, logger: Logger, de
     },
     explanations: (r) => ledger.explanations(r),
   });
-  const statements = createStatements({ breakdown, tagShares: (r) => ledger.tagShares(r) });
+  const statements = createStatements({
+    breakdown,
+    tagShares: (r) => ledger.tagShares(r),
+    apiKeyNames: async (projectId) => new Map((await listApiKeys(stores.postgres, projectId)).map((k) => [k.key_id, k.name])),
+  });
   const statementExport = createStatementExport({
     config: config.exports,
     scratchDir,

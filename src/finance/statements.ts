@@ -35,10 +35,14 @@ export type BreakdownReader = (
 export interface StatementDeps {
   breakdown: BreakdownReader;
   tagShares(r: FinanceRange): Promise<TagShareRow[]>;
+  /** The names of a project's API keys by key id (revoked ones too: their spend stays theirs). */
+  apiKeyNames(projectId: string): Promise<Map<string, string>>;
 }
 
 export interface StatementLine extends Measures {
   value: string;
+  /** api_key: the key's name (what a finance team recognises), '' for none or a key since deleted */
+  name?: string;
   /** tags: the executions of this line that carry other tags too (their cost is split) */
   shared_executions?: number;
 }
@@ -69,6 +73,10 @@ export function createStatements(deps: StatementDeps) {
       unpriced_executions: r.unpriced_executions,
     }));
     if (b.other) lines.push({ ...b.other, value: '(other)' });
+    if (by === 'api_key') {
+      const names = await deps.apiKeyNames(projectId);
+      for (const l of lines) l.name = names.get(l.value) ?? '';
+    }
     return lines;
   }
 
@@ -114,6 +122,7 @@ export const STATEMENT_COLUMNS: readonly ReportColumn[] = [
   { name: 'month', type: 'String' },
   { name: 'dimension', type: 'String' },
   { name: 'value', type: 'String' },
+  { name: 'name', type: 'String' },
   { name: 'cost_usd', type: 'Decimal(38, 9)' },
   { name: 'executions', type: 'Int64' },
   { name: 'tokens_in', type: 'Int64' },
@@ -124,11 +133,12 @@ export const STATEMENT_COLUMNS: readonly ReportColumn[] = [
 
 /** A statement's lines in STATEMENT_COLUMNS, then its `total` line (the project's spend of the month). */
 export function statementLines(s: Statement): Array<Record<string, unknown>> {
-  const line = (rowType: string, value: string, m: Measures & { shared_executions?: number }) => ({
+  const line = (rowType: string, value: string, m: Measures & { shared_executions?: number; name?: string }) => ({
     row_type: rowType,
     month: s.month,
     dimension: s.dimension,
     value,
+    name: m.name ?? '',
     cost_usd: m.cost_usd,
     executions: m.executions,
     tokens_in: m.tokens_in,

@@ -266,6 +266,58 @@ describe(`reconciliation (${mode} mode)`, () => {
     expect(r.body.rows).toEqual([expect.objectContaining({ status: 'unexplained', difference_usd: '0.000000001' })]);
   });
 
+  it('a day an invoice bills without models is reconciled whole: every model of ours beside it', async () => {
+    await exec({
+      trace_id: 'd1',
+      provider: 'openai',
+      model: 'gpt-4o',
+      cost_usd: 0.1,
+      tokens_in: 1,
+      tokens_out: 1,
+      started_at: '2026-12-01T01:00:00Z',
+    });
+    await exec({
+      trace_id: 'd2',
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      cost_usd: 0.2,
+      tokens_in: 1,
+      tokens_out: 1,
+      started_at: '2026-12-01T02:00:00Z',
+    });
+    await exec({
+      trace_id: 'd3',
+      provider: 'openai',
+      model: 'gpt-4o',
+      cost_usd: 0.4,
+      tokens_in: 1,
+      tokens_out: 1,
+      started_at: '2026-12-02T02:00:00Z',
+    });
+    // OpenAI's Costs API without group_by: one amount per day, line_item null.
+    await importInvoice(
+      JSON.stringify({
+        object: 'page',
+        data: [
+          {
+            object: 'bucket',
+            start_time: Date.UTC(2026, 11, 1) / 1000,
+            end_time: Date.UTC(2026, 11, 2) / 1000,
+            results: [{ object: 'organization.costs.result', amount: { value: 0.3, currency: 'usd' }, line_item: null, project_id: null }],
+          },
+        ],
+        has_more: false,
+        next_page: null,
+      }),
+      'application/json',
+    );
+    const r = await reconcile('month=2026-12&provider=openai');
+    expect(r.body.rows.map((x: any) => [x.day, x.model, x.our_models, x.invoice_usd, x.ours_usd, x.status])).toEqual([
+      ['2026-12-01', '', ['gpt-4o', 'gpt-4o-mini'], '0.3', '0.3', 'matched'],
+      ['2026-12-02', 'gpt-4o', ['gpt-4o'], '0', '0.4', 'not_invoiced'],
+    ]);
+  });
+
   it('the monthly report as CSV and as Parquet, read back by the engine, with a total line', async () => {
     const csv = await fetch(`${svc.url}${P}/reconciliation?month=2026-10&provider=acme&format=csv`);
     expect(csv.status).toBe(200);

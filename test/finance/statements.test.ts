@@ -121,9 +121,9 @@ describe(`chargeback statements (${mode} mode)`, () => {
     expect(agents.a2).toMatchObject({ cost_usd: '0.000000001', executions: 1 });
     expect(agents['']).toMatchObject({ cost_usd: '1.234567891', executions: 2, unpriced_executions: 1 });
     const keys = linesOf((await statement('api_key')).body);
-    expect(keys[k1]).toMatchObject({ cost_usd: '0.000000002', executions: 2 });
-    expect(keys[k2]).toMatchObject({ cost_usd: '1.234567891', executions: 1, tokens_in: 3, tokens_out: 5 });
-    expect(keys['']).toMatchObject({ cost_usd: '0.000000007', executions: 2 });
+    expect(keys[k1]).toMatchObject({ name: 'team-a', cost_usd: '0.000000002', executions: 2 });
+    expect(keys[k2]).toMatchObject({ name: 'team-b', cost_usd: '1.234567891', executions: 1, tokens_in: 3, tokens_out: 5 });
+    expect(keys['']).toMatchObject({ name: '', cost_usd: '0.000000007', executions: 2 });
   });
 
   it('tags: each execution split evenly among its distinct tags, the remainder to the first tags in order', async () => {
@@ -148,9 +148,11 @@ describe(`chargeback statements (${mode} mode)`, () => {
     expect(csv.status).toBe(200);
     expect(csv.headers.get('content-disposition')).toContain('statement-default-2026-08-user.csv');
     const lines = (await csv.text()).trim().split('\r\n');
-    expect(lines[0]).toBe('row_type,month,dimension,value,cost_usd,executions,tokens_in,tokens_out,unpriced_executions,shared_executions');
-    expect(lines).toContain('line,2026-08,user,u1,0.000000002,2,0,0,0,0');
-    expect(lines[lines.length - 1]).toBe('total,2026-08,user,,1.2345679,5,17,5,1,0');
+    expect(lines[0]).toBe(
+      'row_type,month,dimension,value,name,cost_usd,executions,tokens_in,tokens_out,unpriced_executions,shared_executions',
+    );
+    expect(lines).toContain('line,2026-08,user,u1,,0.000000002,2,0,0,0,0');
+    expect(lines[lines.length - 1]).toBe('total,2026-08,user,,,1.2345679,5,17,5,1,0');
 
     const res = await fetch(`${svc.url}${P}/statements?month=2026-08&by=tag&format=parquet`);
     expect(res.status).toBe(200);
@@ -185,7 +187,7 @@ describe(`chargeback statements (${mode} mode)`, () => {
       expect(manifest).toMatchObject({ project_id: 'default', month: '2026-08', dimension: by, total_usd: '1.2345679' });
       expect(manifest.files.map((f: { path: string }) => f.path)).toEqual([`2026-08.${by}.parquet`, `2026-08.${by}.csv`]);
       const csvText = fs.readFileSync(path.join(dir, `2026-08.${by}.csv`), 'utf8');
-      expect(csvText.trim().split('\r\n').pop()).toBe(`total,2026-08,${by},,1.2345679,5,17,5,1,0`);
+      expect(csvText.trim().split('\r\n').pop()).toBe(`total,2026-08,${by},,,1.2345679,5,17,5,1,0`);
       const [r] = await svc.stores.clickhouse.query<{ s: string }>(
         "SELECT toString(sumIf(cost_usd, row_type = 'line')) AS s FROM file({f:String}, 'Parquet')",
         { f: path.join(dir, `2026-08.${by}.parquet`) },
