@@ -2,13 +2,19 @@
 // add up to the project's spend of the month exactly — odd nano-dollar amounts split among several
 // tags included, through a correction that moves an execution's tags —; CSV and Parquet downloads
 // read back; the scheduled monthly export writes each statement once with its manifest.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromScaled, toScaled } from '../../src/decimal.ts';
 import { correctExecution } from '../helpers/corrections.ts';
 import { dropTestDatabases, mode, tempDir } from '../helpers/env.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
+import { signV4 } from '../../src/exports/s3-put.ts';
+import { createStatementExport } from '../../src/finance/statement-export.ts';
+import { createStatementExportStore } from '../../src/finance/statement-export-repository.ts';
 
 let svc: TestService;
 const P = '/api/projects/default';
@@ -196,5 +202,72 @@ describe(`chargeback statements (${mode} mode)`, () => {
     }
     // Before the delay has passed, nothing of the month is due.
     expect(await run(new Date('2026-10-01T00:30:00Z'))).toBe(0);
+  });
+
+  it('a statement PUT to an S3-compatible bucket: Parquet, CSV and manifest, each signed (v4)', async () => {
+    const puts: Array<{ url: string; body: Buffer; signed: boolean }> = [];
+    const bucket = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const h = req.headers;
+        const signedNames = /SignedHeaders=([^,]+)/.exec(String(h.authorization))![1]!.split(';');
+        const expected = signV4({
+          method: req.method!,
+          url: new URL(`http://${h.host}${req.url}`),
+          headers: Object.fromEntries(signedNames.map((n) => [n, String(h[n])])),
+          payloadSha256: String(h['x-amz-content-sha256']),
+          accessKeyId: 'AKTEST',
+          secretAccessKey: 'secret-test',
+          region: 'eu-west-3',
+          now: new Date(String(h['x-amz-date']).replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z')),
+        });
+        const payloadOk = crypto.createHash('sha256').update(body).digest('hex') === h['x-amz-content-sha256'];
+        puts.push({ url: req.url!, body, signed: expected === h.authorization && payloadOk });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => bucket.listen(0, '127.0.0.1', r));
+    try {
+      const exporter = createStatementExport({
+        config: {
+          dir: undefined,
+          s3: {
+            endpoint: `http://127.0.0.1:${(bucket.address() as AddressInfo).port}`,
+            bucket: 'exports',
+            region: 'eu-west-3',
+            accessKeyId: 'AKTEST',
+            secretAccessKey: 'secret-test',
+            prefix: 'traceloom/',
+          },
+          intervalMs: 3_600_000,
+          delayMs: 3_600_000,
+          catchUpDays: 7,
+        },
+        scratchDir: tempDir('traceloom-statements-s3-'),
+        store: createStatementExportStore(svc.stores.postgres),
+        projects: async () => ['default'],
+        statements: svc.domain.finance.statements,
+        parquet: svc.domain.finance.parquet,
+        now: () => new Date(),
+        logger: svc.logger,
+      });
+      const manifest = await exporter.exportStatement('default', '2026-08', 'tag', new Date('2026-09-01T02:00:00Z'));
+      expect(puts.map((p) => p.url)).toEqual([
+        '/exports/traceloom/default/statements/2026-08.tag.parquet',
+        '/exports/traceloom/default/statements/2026-08.tag.csv',
+        '/exports/traceloom/default/statements/2026-08.tag.manifest.json',
+      ]);
+      expect(puts.every((p) => p.signed)).toBe(true);
+      expect(JSON.parse(puts[2]!.body.toString('utf8'))).toEqual(manifest);
+      expect(manifest.files.map((f) => [f.bytes, f.sha256])).toEqual(
+        puts.slice(0, 2).map((p) => [p.body.length, crypto.createHash('sha256').update(p.body).digest('hex')]),
+      );
+      expect(puts[0]!.body.subarray(0, 4).toString()).toBe('PAR1');
+      expect(puts[1]!.body.toString('utf8')).toContain('total,2026-08,tag,,,1.2345679,5,17,5,1,');
+    } finally {
+      await new Promise((r) => bucket.close(r));
+    }
   });
 });
