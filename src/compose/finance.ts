@@ -33,21 +33,30 @@ export interface Finance {
 export function createFinance(config: Config, stores: Stores, logger: Logger, deps: { breakdowns: Breakdowns; now: () => Date }): Finance {
   const invoiceRepository = createInvoiceRepository(stores.postgres);
   const ledger = createExecutionFinance(stores.clickhouse);
-  const breakdown = deps.breakdowns.breakdown as unknown as BreakdownReader;
+  const breakdown: BreakdownReader = (projectId, q) => deps.breakdowns.breakdown(projectId, q);
   const scratchDir = path.join(config.dataDir, 'export-scratch');
   const parquet = createReportParquet(stores.clickhouse, scratchDir);
   const reconciliation = createReconciliation({
     invoiceCells: (projectId, first, last, provider) => invoiceRepository.cells(projectId, first, last, provider),
     // The same rollups and arithmetic as GET …/spend?group_by=day,provider,model over the month.
     async ourCells(projectId, month, provider) {
-      const b = await deps.breakdowns.breakdown(projectId, {
+      const b = await breakdown(projectId, {
         group_by: ['day', 'provider', 'model'],
         start: month.start,
         end: month.end,
         limit: STATEMENT_MAX_LINES,
         ...(provider ? { provider: [provider] } : {}),
       });
-      return b.rows as unknown as OurCell[];
+      return b.rows.map((r): OurCell => ({
+        day: String(r.day),
+        provider: String(r.provider),
+        model: String(r.model),
+        cost_usd: r.cost_usd,
+        executions: r.executions,
+        tokens_in: r.tokens_in,
+        tokens_out: r.tokens_out,
+        unpriced_executions: r.unpriced_executions,
+      }));
     },
     explanations: (r) => ledger.explanations(r),
   });
