@@ -301,7 +301,8 @@ function fromTable(t: TableRows, hints: ParseHints): ParsedInvoice {
       skipped++;
       continue;
     }
-    const amount = plainDecimal(rawAmount);
+    // A dollar sign is accepted ("$1.20", "-$0.5"); thousands separators are not: "1,000" is refused, never guessed.
+    const amount = plainDecimal(rawAmount.replace(/^([+-]?)\$/, '$1'));
     if (amount === undefined)
       throw badRequest(
         `invoice ${where}, column "${dollarCol ?? centsCol}": not a decimal amount: ${JSON.stringify(rawAmount.slice(0, 40))}`,

@@ -80,7 +80,10 @@ export function createInvoices(repo: InvoiceRepository) {
         invoiceId,
         format: parsed.format,
         provider: parsed.provider,
-        name: (input.name ?? `${parsed.format} ${parsed.lines[0]!.day}`).slice(0, 200),
+        name: (input.name ?? `${parsed.format} ${parsed.lines.reduce((d, l) => (l.day < d ? l.day : d), parsed.lines[0]!.day)}`).slice(
+          0,
+          200,
+        ),
         contentSha256: sha256,
         bytes: input.body.length,
         importedBy: input.importedBy,

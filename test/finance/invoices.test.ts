@@ -175,7 +175,7 @@ describe(`invoices (${mode} mode)`, () => {
     expect(bad.body.detail).toMatch(/line 3, column "cost_usd": not a decimal amount/);
     // A line without a provider is billed by the provider= of the request, else by none ('').
     const r = await post(
-      'Date,Model,Cost USD,Provider\n2025-03-01,my-model,0.000000007,acme\n2025-03-02T10:00:00Z,my-model,1000\n',
+      'Date,Model,Cost USD,Provider\n2025-03-01,my-model,0.000000007,acme\n2025-03-02T10:00:00Z,my-model,$1000\n',
       'text/csv',
       '?provider=acme',
     );
