@@ -87,6 +87,30 @@ function statusOf(c: Cell, difference: bigint): RowStatus {
   return c.unpriced.n + c.noUsage.n + c.failed.n > 0 ? 'explained' : 'unexplained';
 }
 
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** A sentence saying what the row's figures suggest, for the person reading the report. */
+function hintOf(c: Cell, status: RowStatus, invoice: bigint, difference: bigint): string {
+  switch (status) {
+    case 'matched':
+      return 'matches to the nano-dollar';
+    case 'not_traced':
+      return `$${dec(invoice)} billed with no execution traced that day for this model: calls not traced (another service, a key used outside Traceloom, lost traces)`;
+    case 'not_invoiced':
+      return `$${dec(c.ours)} of our spend on no invoice line (billed by another provider or invoice, or not imported yet)`;
+    case 'unexplained':
+      return `a difference of $${dec(difference)} no unpriced, usage-less or failed execution accounts for: a price that differs from the provider's, or calls not traced`;
+  }
+  const parts: string[] = [];
+  if (c.unpriced.n > 0)
+    parts.push(
+      `${plural(c.unpriced.n, 'unpriced execution')} (${c.unpriced.tin + c.unpriced.tout} tokens) priced at $0 here: add the model's price, then reprice`,
+    );
+  if (c.noUsage.n > 0) parts.push(`${plural(c.noUsage.n, 'execution')} without usage, at $${dec(c.noUsage.cost)} here`);
+  if (c.failed.n > 0) parts.push(`${plural(c.failed.n, 'failed execution')} at $${dec(c.failed.cost)} here`);
+  return `a difference of $${dec(difference)}: ${parts.join('; ')}`;
+}
+
 function present(c: Cell) {
   const invoice = c.invoiceExact === undefined ? 0n : roundToNanos(c.invoiceExact);
   const difference = invoice - c.ours;
@@ -101,6 +125,7 @@ function present(c: Cell) {
     ours_usd: dec(c.ours),
     difference_usd: dec(difference),
     status,
+    hint: hintOf(c, status, invoice, difference),
     executions: c.executions,
     tokens_in: c.tokensIn,
     tokens_out: c.tokensOut,
@@ -221,6 +246,7 @@ export const RECONCILIATION_COLUMNS: readonly ReportColumn[] = [
   { name: 'ours_usd', type: 'Decimal(38, 9)' },
   { name: 'difference_usd', type: 'Decimal(38, 9)' },
   { name: 'status', type: 'String' },
+  { name: 'hint', type: 'String' },
   { name: 'executions', type: 'Int64' },
   { name: 'unpriced_executions', type: 'Int64' },
   { name: 'missing_usage_executions', type: 'Int64' },
@@ -243,6 +269,7 @@ export function reconciliationLines(r: ReconciliationReport): Array<Record<strin
       ours_usd: row.ours_usd,
       difference_usd: row.difference_usd,
       status: row.status,
+      hint: row.hint,
       executions: row.executions,
       unpriced_executions: row.explanation.unpriced.executions,
       missing_usage_executions: row.explanation.missing_usage.executions,
@@ -264,6 +291,7 @@ export function reconciliationLines(r: ReconciliationReport): Array<Record<strin
       ours_usd: r.totals.ours_usd,
       difference_usd: r.totals.difference_usd,
       status: r.totals.difference_usd === '0' ? 'matched' : 'differs',
+      hint: '',
       executions: r.rows.reduce((s, x) => s + x.executions, 0),
       unpriced_executions: r.rows.reduce((s, x) => s + x.explanation.unpriced.executions, 0),
       missing_usage_executions: r.rows.reduce((s, x) => s + x.explanation.missing_usage.executions, 0),

@@ -213,6 +213,7 @@ describe(`reconciliation (${mode} mode)`, () => {
       ours_usd: '0.000000003',
       difference_usd: '0.07',
       status: 'explained',
+      hint: 'a difference of $0.07: 1 execution without usage, at $0 here; 1 failed execution at $0.000000003 here',
       explanation: {
         missing_usage: { executions: 1, cost_usd: '0', trace_ids: ['o-no-usage'] },
         failed: { executions: 1, cost_usd: '0.000000003', tokens_in: 10, tokens_out: 0, trace_ids: ['o-failed'] },
@@ -224,6 +225,7 @@ describe(`reconciliation (${mode} mode)`, () => {
       ours_usd: '0',
       difference_usd: '0.05',
       status: 'not_traced',
+      hint: expect.stringContaining('$0.05 billed with no execution traced'),
       executions: 0,
       explanation: { not_traced: true },
     });
@@ -325,11 +327,13 @@ describe(`reconciliation (${mode} mode)`, () => {
     expect(csv.headers.get('content-disposition')).toContain('reconciliation-default-2026-10.csv');
     const lines = (await csv.text()).trim().split('\r\n');
     expect(lines[0]).toBe(
-      'row_type,month,day,model,invoice_models,our_models,invoice_usd,ours_usd,difference_usd,status,executions,unpriced_executions,missing_usage_executions,failed_executions,example_trace_ids,invoice_refs',
+      'row_type,month,day,model,invoice_models,our_models,invoice_usd,ours_usd,difference_usd,status,hint,executions,unpriced_executions,missing_usage_executions,failed_executions,example_trace_ids,invoice_refs',
     );
     expect(lines).toHaveLength(6);
-    expect(lines[1]).toBe('line,2026-10,2026-10-01,acme-lm,acme-lm,acme-lm,0.45,0.3,0.15,explained,2,1,0,0,o-unpriced,line 2');
-    expect(lines[5]).toBe('total,2026-10,,,,,0.570000003,0.310000003,0.26,differs,5,1,1,1,,');
+    expect(lines[1]).toBe(
+      'line,2026-10,2026-10-01,acme-lm,acme-lm,acme-lm,0.45,0.3,0.15,explained,"a difference of $0.15: 1 unpriced execution (150 tokens) priced at $0 here: add the model\'s price, then reprice",2,1,0,0,o-unpriced,line 2',
+    );
+    expect(lines[5]).toBe('total,2026-10,,,,,0.570000003,0.310000003,0.26,differs,,5,1,1,1,,');
 
     const res = await fetch(`${svc.url}${P}/reconciliation?month=2026-10&provider=acme&format=parquet`);
     expect(res.status).toBe(200);
