@@ -41,6 +41,8 @@ function roundToNanos(x: bigint): bigint {
 }
 
 const dec = (n: bigint) => fromScaled(n, NANOS);
+/** Money in a sentence: $1.5, -$0.2. */
+const usd = (n: bigint) => (n < 0n ? `-$${dec(-n)}` : `$${dec(n)}`);
 const merge = (a: string[], b: string[]) => [...new Set([...a, ...b])].sort().slice(0, EXAMPLES);
 
 interface Cell {
@@ -80,11 +82,24 @@ const newCell = (day: string, model: string): Cell => ({
   failed: { n: 0, cost: 0n, tin: 0, tout: 0, traces: [] },
 });
 
+/**
+ * The causes that can account for a difference in its direction: the invoice above ours — calls
+ * we priced at nothing (unpriced), whose usage we never got (no tokens), failed ones the provider
+ * billed; ours above the invoice — failed calls (or usage-less ones) we priced and it did not bill.
+ */
+function causesOf(c: Cell, difference: bigint) {
+  return {
+    unpriced: difference > 0n && c.unpriced.n > 0,
+    noUsage: c.noUsage.n > 0 && (difference > 0n || c.noUsage.cost > 0n),
+    failed: c.failed.n > 0,
+  };
+}
+
 function statusOf(c: Cell, difference: bigint): RowStatus {
   if (c.invoiceExact === undefined) return 'not_invoiced';
   if (c.executions === 0 && c.ours === 0n) return 'not_traced';
   if (difference === 0n) return 'matched';
-  return c.unpriced.n + c.noUsage.n + c.failed.n > 0 ? 'explained' : 'unexplained';
+  return Object.values(causesOf(c, difference)).some(Boolean) ? 'explained' : 'unexplained';
 }
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
@@ -95,20 +110,21 @@ function hintOf(c: Cell, status: RowStatus, invoice: bigint, difference: bigint)
     case 'matched':
       return 'matches to the nano-dollar';
     case 'not_traced':
-      return `$${dec(invoice)} billed with no execution traced that day for this model: calls not traced (another service, a key used outside Traceloom, lost traces)`;
+      return `${usd(invoice)} billed with no execution traced that day for this model: calls not traced (another service, a key used outside Traceloom, lost traces)`;
     case 'not_invoiced':
-      return `$${dec(c.ours)} of our spend on no invoice line (billed by another provider or invoice, or not imported yet)`;
+      return `${usd(c.ours)} of our spend on no invoice line (billed by another provider or invoice, or not imported yet)`;
     case 'unexplained':
-      return `a difference of $${dec(difference)} no unpriced, usage-less or failed execution accounts for: a price that differs from the provider's, or calls not traced`;
+      return `a difference of ${usd(difference)} no unpriced, usage-less or failed execution accounts for: a price that differs from the provider's, or calls not traced`;
   }
+  const causes = causesOf(c, difference);
   const parts: string[] = [];
-  if (c.unpriced.n > 0)
+  if (causes.unpriced)
     parts.push(
       `${plural(c.unpriced.n, 'unpriced execution')} (${c.unpriced.tin + c.unpriced.tout} tokens) priced at $0 here: add the model's price, then reprice`,
     );
-  if (c.noUsage.n > 0) parts.push(`${plural(c.noUsage.n, 'execution')} without usage, at $${dec(c.noUsage.cost)} here`);
-  if (c.failed.n > 0) parts.push(`${plural(c.failed.n, 'failed execution')} at $${dec(c.failed.cost)} here`);
-  return `a difference of $${dec(difference)}: ${parts.join('; ')}`;
+  if (causes.noUsage) parts.push(`${plural(c.noUsage.n, 'execution')} without usage, at ${usd(c.noUsage.cost)} here`);
+  if (causes.failed) parts.push(`${plural(c.failed.n, 'failed execution')} at ${usd(c.failed.cost)} here`);
+  return `a difference of ${usd(difference)}: ${parts.join('; ')}`;
 }
 
 function present(c: Cell) {

@@ -263,9 +263,49 @@ describe(`reconciliation (${mode} mode)`, () => {
       tokens_out: 1,
       started_at: '2026-11-05T10:00:00Z',
     });
-    await importInvoice('date,model,cost\n2026-11-05,acme-lm,1.000000001\n', 'text/csv', '?provider=acme');
+    // 11-06: ours above the invoice, with an unpriced execution: it cannot account for paying less.
+    await exec({
+      trace_id: 'n2',
+      provider: 'acme',
+      model: 'acme-lm',
+      cost_usd: 1,
+      tokens_in: 1,
+      tokens_out: 1,
+      started_at: '2026-11-06T10:00:00Z',
+    });
+    await exec({ trace_id: 'n3', provider: 'acme', model: 'acme-lm', tokens_in: 7, started_at: '2026-11-06T11:00:00Z' });
+    // 11-07: ours above the invoice by a failed call we priced and the provider did not bill.
+    await exec({
+      trace_id: 'n4',
+      provider: 'acme',
+      model: 'acme-lm',
+      cost_usd: 0.5,
+      tokens_in: 1,
+      tokens_out: 1,
+      started_at: '2026-11-07T10:00:00Z',
+    });
+    await exec({
+      trace_id: 'n5',
+      provider: 'acme',
+      model: 'acme-lm',
+      cost_usd: 0.2,
+      tokens_in: 1,
+      status: 'error',
+      started_at: '2026-11-07T11:00:00Z',
+    });
+    await importInvoice(
+      'date,model,cost\n2026-11-05,acme-lm,1.000000001\n2026-11-06,acme-lm,0.5\n2026-11-07,acme-lm,0.5\n',
+      'text/csv',
+      '?provider=acme',
+    );
     const r = await reconcile('month=2026-11&provider=acme');
-    expect(r.body.rows).toEqual([expect.objectContaining({ status: 'unexplained', difference_usd: '0.000000001' })]);
+    expect(r.body.rows.map((x: any) => [x.day, x.difference_usd, x.status])).toEqual([
+      ['2026-11-05', '0.000000001', 'unexplained'],
+      ['2026-11-06', '-0.5', 'unexplained'],
+      ['2026-11-07', '-0.2', 'explained'],
+    ]);
+    expect(r.body.rows[1].explanation.unpriced).toMatchObject({ executions: 1, trace_ids: ['n3'] });
+    expect(r.body.rows[2].hint).toBe('a difference of -$0.2: 1 failed execution at $0.2 here');
   });
 
   it('a day an invoice bills without models is reconciled whole: every model of ours beside it', async () => {
