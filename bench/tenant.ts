@@ -6,7 +6,8 @@
 // rollup as every breakdown was read before the rollups by grain (a raw figure of the same run), and
 // the exact-sum check: the answer's total against a plain sum over `executions FINAL`.
 // Env: BENCH_TENANT_EXECUTIONS (comma-separated steps), BENCH_TENANT_DIR (a DATA_DIR kept between
-// runs: rows already there are not generated again), BENCH_TENANT_SAMPLES (default 10).
+// runs: rows already there are not generated again), BENCH_TENANT_SAMPLES (default 10),
+// BENCH_TENANT_FINANCE (default 1; 0 skips the reconciliation and statements of October: bench/finance.ts).
 import os from 'node:os';
 import type { Service } from '../src/service.ts';
 import { breakdownSql } from '../src/reads/breakdown-sql.ts';
@@ -14,6 +15,7 @@ import { GENERATED, generateExecutions, startEmbeddedService } from './execution
 import { formatCount, quantile, timeEach, waitUntil } from './timing.ts';
 import { removeDataDir } from './data-dir.ts';
 import { timeMonitors } from './monitors.ts';
+import { timeFinance } from './finance.ts';
 
 const WINDOW_90 = 'start=2026-08-03T00:00:00Z&end=2026-11-01T00:00:00Z';
 const WINDOW_30 = 'start=2026-10-01T00:00:00Z&end=2026-10-31T00:00:00Z';
@@ -239,6 +241,8 @@ export async function benchTenant(): Promise<void> {
       // Monitors (issue 42): each kind evaluated with its windows ending where the data ends.
       for (const f of await timeMonitors(svc, new Date('2026-11-01T00:00:00Z'), samples, `tenant-${n}-${Date.now()}`))
         put(n, f.what, f.value);
+      // Finance (issue 44): an invoice of October reconciled, and its chargeback statements.
+      if (process.env.BENCH_TENANT_FINANCE !== '0') for (const f of await timeFinance(svc, '2026-10', samples)) put(n, f.what, f.value);
       const parts = await ch.query<{ table: string; bytes: string; rows: string; parts: string }>(
         `SELECT table, toString(sum(bytes_on_disk)) AS bytes, toString(sum(rows)) AS rows, toString(count()) AS parts
          FROM system.parts WHERE active AND database = currentDatabase() GROUP BY table ORDER BY sum(bytes_on_disk) DESC`,

@@ -66,6 +66,8 @@ export interface Config {
     readonly maxBodyBytes: number;
     /** ingest bodies after inflation */
     readonly maxInflatedBytes: number;
+    /** an invoice (a provider's cost export) imported in one request (docs/spend.md, "Invoices and reconciliation") */
+    readonly maxInvoiceBytes: number;
   };
   /** Ingest: the batching writers (executions, span log events, scores), the ingest log and its loader, span bounds */
   readonly ingest: {
@@ -402,6 +404,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxJsonBytes: int(env, 'MAX_JSON_BYTES', 1 * MIB, 1024, 64 * MIB),
       maxBodyBytes,
       maxInflatedBytes,
+      maxInvoiceBytes: int(env, 'MAX_INVOICE_BYTES', 32 * MIB, 1024, 1024 * MIB),
     },
     ingest: {
       maxQueueRows: int(env, 'INGEST_MAX_QUEUE_ROWS', 100_000, 1, 10_000_000),

@@ -72,6 +72,7 @@ import { createExperimentArea } from './experiments.ts';
 import { createLabelGates, type LabelGates } from '../release-gates/label-gates.ts';
 import type { Monitors } from '../monitors/monitors.ts';
 import { createMonitorArea } from './monitors.ts';
+import { createFinance, type Finance } from './finance.ts';
 
 export interface Domain {
   metrics: Metrics;
@@ -123,6 +124,8 @@ export interface Domain {
   experiments: Experiments;
   /** Metrics over windows of executions, with conditions and alerts (src/monitors, docs/monitors.md). */
   monitors: Monitors;
+  /** Invoices, their reconciliation and chargeback statements (src/finance, docs/spend.md). */
+  finance: Finance;
   /** The job processors that call this domain (registered on the runner at boot, API and worker alike). */
   processors(): JobProcessor[];
   /** Starts the recurring jobs (idempotent across nodes: one schedule per name). */
@@ -335,6 +338,7 @@ export function createDomain(
   });
   // The window ends at the spend clock's now (tests move it).
   const monitors = createMonitorArea(config, stores, logger, { jobs, metrics, prompts, now: () => spend.clock.now() });
+  const finance = createFinance(config, stores, logger, { breakdowns: spend.breakdowns, now: () => spend.clock.now() });
   const log: IngestLog = new WriteAheadLog(
     config.ingest.logDir,
     {
@@ -462,6 +466,7 @@ export function createDomain(
     playground,
     experiments: experimentArea.experiments,
     monitors,
+    finance,
     processors: () => [
       assembler.processor,
       ...spend.processors(),
@@ -471,6 +476,7 @@ export function createDomain(
       ...evaluators.jobs.processors(),
       ...experimentArea.processors(),
       ...monitors.processors(),
+      ...finance.processors(),
     ],
     async startIngest() {
       // Before this node ingests: executions stored before the spend rollups existed are copied in once.
@@ -529,6 +535,7 @@ export function createDomain(
       await evaluators.jobs.schedule(runner);
       await experimentArea.schedule(runner);
       await monitors.schedule(runner);
+      await finance.schedule(runner);
     },
     // Spans first: their assembly writes executions.
     flush: async () => {

@@ -21,7 +21,7 @@ export const EXPORT_COLUMNS: Array<keyof Item> = [
   'source',
 ];
 
-function csvField(v: unknown): string {
+export function csvField(v: unknown): string {
   const s = v === null || v === undefined ? '' : String(v);
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
@@ -37,4 +37,10 @@ export async function* toLines(items: AsyncIterable<Item>, format: 'csv' | 'json
     }
   }
   if (buffer) yield buffer;
+}
+
+/** A report's rows as CSV (RFC 4180 quoting, CRLF): a header of `columns`, then each row's values in that order (arrays joined by spaces). */
+export function tableCsv(columns: readonly string[], rows: ReadonlyArray<Record<string, unknown>>): string {
+  const cell = (v: unknown) => csvField(Array.isArray(v) ? v.join(' ') : v);
+  return [columns.join(','), ...rows.map((r) => columns.map((c) => cell(r[c])).join(','))].map((l) => `${l}\r\n`).join('');
 }

@@ -54,7 +54,7 @@ export interface ScheduledExportDeps {
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** Writes `dest` whole or not at all (a reader never sees half a file). */
-async function writeAtomically(dest: string, write: (tmp: string) => Promise<void>): Promise<void> {
+export async function writeAtomically(dest: string, write: (tmp: string) => Promise<void>): Promise<void> {
   await fs.promises.mkdir(path.dirname(dest), { recursive: true });
   const tmp = `${dest}.${process.pid}.tmp`;
   try {

@@ -24,6 +24,7 @@ import { playgroundRoutes } from './playground.ts';
 import { experimentRoutes } from './experiments.ts';
 import { evaluatorRoutes } from './evaluators.ts';
 import { monitorRoutes } from './monitors.ts';
+import { financeRoutes } from './finance.ts';
 import type { Domain } from '../../compose/domain.ts';
 import { healthRoutes } from './health.ts';
 import { metricsRoutes } from './metrics.ts';
@@ -67,6 +68,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ...modelConnectionRoutes(deps.domain.evaluators.connections),
     ...evaluatorRoutes(deps.domain.evaluators.service),
     ...monitorRoutes(deps.domain.monitors),
+    ...financeRoutes(deps.config, deps.domain.finance),
     ...playgroundRoutes(deps.domain.playground),
     ...experimentRoutes(deps.domain.experiments),
     ...metricsRoutes(deps.config, deps.domain.metrics),
