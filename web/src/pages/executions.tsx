@@ -25,6 +25,8 @@ export const FILTERS = [
   'end',
   'has_templates',
   'prompt_id',
+  'prompt_version',
+  'prompt_label',
   'user_id',
   'session_id',
   'tag',
