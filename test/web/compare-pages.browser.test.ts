@@ -89,6 +89,10 @@ describe(`comparison pages (${mode} mode)`, () => {
       return r.groups?.[1]?.scores?.tone && r.groups[0].scores.helpful && r;
     }, 'the scores in the comparison')) as any;
 
+    // A dataset run that tested v3: the group links to it.
+    const ds = await ok('/datasets', { name: 'replies' });
+    const run = await ok(`/datasets/${ds.dataset_id}/runs`, { name: 'v3 on replies', prompts: [{ prompt_id: 'reply', version: 3 }] });
+
     await t.open('prompts/reply?tab=compare');
     await page.locator('.group-b h2').waitFor();
     expect(await text('.group-a h2')).toBe('a: v2');
@@ -131,7 +135,14 @@ describe(`comparison pages (${mode} mode)`, () => {
     await t.browser.screenshot('compare-pages-prompt-compare');
     await noSidewaysScroll('.group-b h2');
 
-    // Each group links to its executions: the list filtered by prompt and version over the window.
+    // Each group links to the dataset runs that tested its version, and to its executions.
+    await page.locator('.group-b [data-field=runs] a.run-link').waitFor();
+    expect(await text('.group-a [data-field=runs]')).toBe('none yet');
+    expect(await page.locator('.group-b [data-field=runs] a.run-link').allTextContents()).toEqual(['v3 on replies']);
+    expect(await page.locator('.group-b [data-field=runs] a.run-link').getAttribute('href')).toBe(
+      `/projects/default/datasets/${ds.dataset_id}?tab=runs&run=${run.run_id}`,
+    );
+    // The executions: the list filtered by prompt and version over the window.
     expect(await text('.group-b a.executions-link')).toBe('4 executions →');
     await page.click('.group-b a.executions-link');
     await page.locator('tr[data-trace-id="reply-v3-0"]').waitFor();

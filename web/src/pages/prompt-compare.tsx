@@ -13,8 +13,17 @@ import type { ComponentChildren } from 'preact';
 import { enc, query } from '../api.ts';
 import { duration, figure, int, interval, rate, signedFigure, signedPoints, signedUsd, usd } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
-import type { CompareGroup, GroupScore, PromptAnalytics, PromptComparison, PromptWithLatest, TestOutcome } from '../types.ts';
+import type {
+  CompareGroup,
+  DatasetRunList,
+  GroupScore,
+  PromptAnalytics,
+  PromptComparison,
+  PromptWithLatest,
+  TestOutcome,
+} from '../types.ts';
 import { Badge, Card, Empty, Load, useApi } from '../ui.tsx';
+import { datasetPath } from './datasets.tsx';
 import { DAYS } from './prompt-tools.tsx';
 import { Significance } from './run-compare.tsx';
 
@@ -313,6 +322,14 @@ function Group({
         <dd>
           {int(g.tokens.in)} / {int(g.tokens.out)}
         </dd>
+        {g.version !== undefined && (
+          <>
+            <dt>Dataset runs</dt>
+            <dd data-field="runs">
+              <VersionRuns projectId={projectId} promptId={c.prompt_id} version={g.version} />
+            </dd>
+          </>
+        )}
       </dl>
       {names.length > 0 && (
         <div class="scroll-x">
@@ -377,5 +394,27 @@ function ScoreRow({ name, s }: { name: string; s: GroupScore | undefined }) {
       <td class="small">{s.ci ? `${f(s.ci.low)} to ${f(s.ci.high)}` : 'no interval'}</td>
       {n}
     </tr>
+  );
+}
+
+const RUNS_SHOWN = 5;
+
+/** The dataset runs that tested a version (GET …/prompts/{id}/runs?version=N), newest first, each linked to its answer. */
+function VersionRuns({ projectId, promptId, version }: { projectId: string; promptId: string; version: number }) {
+  const runs = useApi<DatasetRunList>(
+    `/api/projects/${enc(projectId)}/prompts/${enc(promptId)}/runs${query({ version, limit: RUNS_SHOWN })}`,
+  );
+  if (runs.error) return <span class="muted">could not be read: {runs.error.detail}</span>;
+  if (!runs.data) return <span class="muted">…</span>;
+  if (runs.data.items.length === 0) return <span class="muted">none yet</span>;
+  return (
+    <span class="version-runs">
+      {runs.data.items.map((r) => (
+        <Link href={`${datasetPath(projectId, r.dataset_id)}?tab=runs&run=${enc(r.run_id)}`} class="run-link">
+          {r.name}
+        </Link>
+      ))}
+      {runs.data.next_cursor && <span class="muted small">and older</span>}
+    </span>
   );
 }
