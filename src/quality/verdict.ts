@@ -86,7 +86,7 @@ export function verdict(input: VerdictInput): Verdict {
   // Nothing to compare: said alone, the cost beside it would read as a finding about the score.
   if (d === null)
     return { test: result.test, significant: false, sentence: `${b} cannot be compared with ${a}: ${missing(input, words.nothing)}` };
-  const decimals = input.decimals ?? autoDecimals(result.ci, d, scale, measure === 'cost_usd' ? 9 : 6);
+  const decimals = input.decimals ?? moneyDecimals(measure, d, autoDecimals(result.ci, d, scale, measure === 'cost_usd' ? 9 : 6));
   const fmt = (x: number) => {
     const s = (x * scale).toFixed(decimals);
     return Number(s) === 0 ? (0).toFixed(decimals) : s.replace('-', '−'); // no "−0.00"
@@ -148,6 +148,15 @@ function autoDecimals(ci: Interval | null, difference: number, scale: number, mo
   if (!(half > 0)) return 2;
   const shown = largest > 0 ? Math.min(decimalsFor(half), decimalsFor(largest) + 2) : decimalsFor(half);
   return Math.min(most, Math.max(0, shown));
+}
+
+/**
+ * Money keeps two significant digits of its difference even when the interval is wide: "$0.000005
+ * more", not "$0.00001 more" beside a difference the page shows as +$0.000005.
+ */
+function moneyDecimals(measure: Measure, difference: number, decimals: number): number {
+  if (measure !== 'cost_usd' || difference === 0) return decimals;
+  return Math.min(9, Math.max(decimals, 1 - Math.floor(Math.log10(Math.abs(difference)))));
 }
 
 /** How b's cost compares, said only when its test finds a difference (a score's verdict must not claim one the cost test denies). */

@@ -513,6 +513,19 @@ describe('verdict', () => {
     expect(verdict({ result: none, a: 'v6', b: 'v7', measure: 'latency_ms' }).sentence).toBe(
       'v7 cannot be compared with v6: one of them has no executions',
     );
+    // Money keeps two significant digits of its difference beside a wide interval.
+    const wide = {
+      test: 'welch_t' as const,
+      difference: 0.000005,
+      t: 0.3,
+      df: 6,
+      ci: { low: -0.0000323, high: 0.0000423 },
+      p_value: 0.75,
+      significant: false,
+    };
+    expect(verdict({ result: wide, a: 'v2', b: 'v3', measure: 'cost_usd' }).sentence).toBe(
+      "v3 costs $0.0000050 more per execution (95 % CI −$0.0000323 to $0.0000423, Welch's t-test p = 0.75), not significant: p ≥ 0.05 and the interval includes 0",
+    );
     // The counts name the side with nothing to compare.
     expect(verdict({ result: none, a: 'v6', b: 'v7', measure: 'latency_ms', counts: { a: 4, b: 0 } }).sentence).toBe(
       'v7 cannot be compared with v6: v7 has no executions',
