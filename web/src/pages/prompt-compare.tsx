@@ -79,7 +79,7 @@ export function Compare({ base, projectId, p }: { base: string; projectId: strin
   const b = chosen.b ?? fallback.b;
   // Without a choice, versions wait for the counts; with fewer than two versions with data, for a pick.
   const waiting = by === 'version' && !(chosen.a && chosen.b) && !analytics.data && !analytics.error;
-  const tooFew = by === 'version' && !(chosen.a && chosen.b) && !!analytics.data && defaults === null;
+  const tooFew = by === 'version' && latest > 1 && !(chosen.a && chosen.b) && !!analytics.data && defaults === null;
   const ready = a !== undefined && b !== undefined && a !== b && !waiting && !tooFew;
   const cmp = useApi<PromptComparison>(
     ready ? `${base}/compare${query({ [by === 'label' ? 'labels' : 'versions']: `${a},${b}`, start })}` : null,
