@@ -148,6 +148,7 @@ describe(`comparison pages (${mode} mode)`, () => {
     await page.locator('tr[data-trace-id="reply-v3-0"]').waitFor();
     const listed = new URL(page.url()).searchParams;
     expect([listed.get('prompt_id'), listed.get('prompt_version')]).toEqual(['reply', '3']);
+    expect(await page.inputValue('form.filters input[name=prompt_version]')).toBe('3');
     expect(
       (await page.locator('tr[data-trace-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-trace-id')))).sort(),
     ).toEqual(['reply-v3-0', 'reply-v3-1', 'reply-v3-2', 'reply-v3-3']);

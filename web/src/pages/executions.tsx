@@ -323,6 +323,14 @@ function FilterBar({ projectId, filters, onApply }: { projectId: string; filters
         <input name="prompt_id" value={f.prompt_id} onInput={set('prompt_id')} />
       </label>
       <label>
+        Prompt version
+        <input name="prompt_version" type="number" min="1" step="1" value={f.prompt_version} onInput={set('prompt_version')} />
+      </label>
+      <label>
+        Prompt label
+        <input name="prompt_label" placeholder="production" value={f.prompt_label} onInput={set('prompt_label')} />
+      </label>
+      <label>
         User
         <input name="user_id" value={f.user_id} onInput={set('user_id')} />
       </label>
