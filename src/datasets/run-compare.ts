@@ -34,13 +34,21 @@ export interface Side {
 }
 
 /** A result as the answer shows it. `cost` (beside a score): each run's mean cost per item and the test of their difference. */
-function shaped(result: Result, a: string, b: string, measure: Measure, digits = 6, cost?: { a: number; b: number; test: Result }) {
+function shaped(
+  result: Result,
+  a: string,
+  b: string,
+  measure: Measure,
+  counts: { a: number; b: number },
+  digits = 6,
+  cost?: { a: number; b: number; test: Result },
+) {
   return {
     ...result,
     difference: round(result.difference, digits),
     ci: result.ci ? { low: round(result.ci.low, digits)!, high: round(result.ci.high, digits)! } : roundInterval(null),
     p_value: roundP(result.p_value),
-    verdict: verdict({ result, a, b, measure, per: 'item', ...(cost ? { cost } : {}) }).sentence,
+    verdict: verdict({ result, a, b, measure, per: 'item', counts, ...(cost ? { cost } : {}) }).sentence,
   };
 }
 
@@ -164,7 +172,7 @@ export function createRunComparison(deps: { runs: RunRepository; reads: RunReadD
       const scoreTests = Object.fromEntries(
         [...m.scores].map(([name, s]) => [
           name,
-          shaped(s.result, A.name, B.name, 'score', 6, { a: m.cost.a, b: m.cost.b, test: m.cost.test }),
+          shaped(s.result, A.name, B.name, 'score', { a: s.n_a, b: s.n_b }, 6, { a: m.cost.a, b: m.cost.b, test: m.cost.test }),
         ]),
       );
 
@@ -204,8 +212,8 @@ export function createRunComparison(deps: { runs: RunRepository; reads: RunReadD
         ],
         comparison: {
           paired_items: m.paired,
-          cost_per_item: shaped(m.cost.test, A.name, B.name, 'cost_usd', 9),
-          latency_ms: shaped(m.latency, A.name, B.name, 'latency_ms', 3),
+          cost_per_item: shaped(m.cost.test, A.name, B.name, 'cost_usd', { a: m.cost.n_a, b: m.cost.n_b }, 9),
+          latency_ms: shaped(m.latency, A.name, B.name, 'latency_ms', { a: m.cost.n_a, b: m.cost.n_b }, 3),
           scores: scoreTests,
         },
         items: page.map((r) => {

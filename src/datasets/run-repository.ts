@@ -113,6 +113,19 @@ export function createRunRepository(db: PostgresStore) {
       return row;
     },
 
+    /**
+     * The project's runs, of any dataset, whose `prompts` name this prompt version: newest first,
+     * before seq `beforeSeq` (keyset). A project has few runs: its rows are read by project.
+     */
+    async withPrompt(projectId: string, prompt: RunPrompt, limit: number, beforeSeq: string | undefined): Promise<RunRow[]> {
+      return db.query<RunRow>(
+        `SELECT ${RUN_COLUMNS} FROM dataset_runs
+         WHERE project_id = $1 AND prompts @> $2::jsonb AND ($3::bigint IS NULL OR dataset_runs.seq < $3::bigint)
+         ORDER BY dataset_runs.seq DESC LIMIT $4`,
+        [projectId, JSON.stringify([{ prompt_id: prompt.prompt_id, version: prompt.version }]), beforeSeq ?? null, limit],
+      );
+    },
+
     /** Runs of a dataset, oldest first, after seq `afterSeq` (keyset). */
     async list(projectId: string, datasetId: string, limit: number, afterSeq: string | undefined): Promise<RunRow[]> {
       return db.query<RunRow>(

@@ -68,6 +68,16 @@ export function createRuns(deps: RunDeps) {
       return { items: rows.map(presentRun), next_cursor: rows.length === q.limit && last ? cursor.encode(last.seq) : null };
     },
 
+    /**
+     * The runs (of any dataset) that test a prompt version, newest first: the version comparison
+     * links each group to them. The caller checks that the prompt version exists (404 otherwise).
+     */
+    async ofPromptVersion(projectId: string, promptId: string, version: number, q: { limit: number; cursor?: string }) {
+      const rows = await deps.runs.withPrompt(projectId, { prompt_id: promptId, version }, q.limit, cursor.decode(q.cursor));
+      const last = rows[rows.length - 1];
+      return { items: rows.map(presentRun), next_cursor: rows.length === q.limit && last ? cursor.encode(last.seq) : null };
+    },
+
     async remove(projectId: string, datasetId: string, runId: string) {
       await deps.runs.remove(projectId, datasetId, runId);
     },

@@ -22,6 +22,8 @@ export interface ListQuery extends Exclusions {
   prompt_id?: string;
   /** executions that used a prompt by this label (its usage's `version_ref`; of `prompt_id` when both are given) */
   prompt_label?: string;
+  /** with prompt_id: executions whose first use of that prompt was this version (the version comparison's groups) */
+  prompt_version?: number;
   status?: 'ok' | 'error';
   user_id?: string[];
   session_id?: string[];
@@ -192,6 +194,12 @@ export function executionFilter(projectId: string, q: ListQuery, scoreFilter: Sc
   } else if (q.prompt_label) {
     parts.push('has(`tu.version_ref`, {prompt_label:String})');
     params.prompt_label = q.prompt_label;
+  }
+  if (q.prompt_version !== undefined) {
+    // The execution's first use of the prompt, as the version comparison groups it (prompt-group-repository.ts).
+    if (!q.prompt_id) throw badRequest('prompt_version: give prompt_id too (the version of which prompt)');
+    parts.push('arrayFirst((v, p) -> p = {prompt_id:String}, `tu.version`, `tu.prompt_id`) = {prompt_version:UInt32}');
+    params.prompt_version = q.prompt_version;
   }
   if (q.status) {
     parts.push('status = {status:String}');

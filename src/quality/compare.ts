@@ -141,7 +141,13 @@ export function createComparison(deps: ComparisonDeps) {
           difference: round(result.difference),
           ci: roundInterval(result.ci),
           p_value: roundP(result.p_value),
-          verdict: verdict({ result, a: name(a.key), b: name(b.key), cost: costOf }).sentence,
+          verdict: verdict({
+            result,
+            a: name(a.key),
+            b: name(b.key),
+            cost: costOf,
+            counts: { a: Number(sa?.n ?? 0), b: Number(sb?.n ?? 0) },
+          }).sentence,
         };
       }
       return {
@@ -157,6 +163,13 @@ export function createComparison(deps: ComparisonDeps) {
             p_value: roundP(costTest.p_value),
             ci: costTest.ci ? { low: round(costTest.ci.low, 9)!, high: round(costTest.ci.high, 9)! } : null,
             relative: a.moments.mean > 0 ? round(b.moments.mean / a.moments.mean - 1, 4) : null,
+            verdict: verdict({
+              result: costTest,
+              a: name(a.key),
+              b: name(b.key),
+              measure: 'cost_usd',
+              counts: { a: a.moments.n, b: b.moments.n },
+            }).sentence,
           },
           scores: scoreComparisons,
         },

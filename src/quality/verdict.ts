@@ -29,6 +29,8 @@ export interface VerdictInput {
    * sentence says how much more or less b costs only when that test finds a difference.
    */
   cost?: { a: number; b: number; test: Pick<TestResult, 'p_value' | 'significant'> };
+  /** how many values each side has: names the side with none when the difference cannot be computed */
+  counts?: { a: number; b: number };
   /** decimals of the difference and its interval; by default from the interval's width */
   decimals?: number;
 }
@@ -39,10 +41,11 @@ export interface Verdict {
   sentence: string;
 }
 
-/** p as people read it: 2 significant digits, "< 0.001" below that. */
+/** p as people read it (and as the console shows it): 2 significant digits, "< 0.0001" below that. */
 export function formatP(p: number): string {
-  if (p < 0.001) return '< 0.001';
-  return `= ${Number(p.toPrecision(2))}`;
+  if (p < 0.0001) return '< 0.0001';
+  // From p as the answers carry it (10 significant digits): 0.12499999999 is 0.125, shown 0.13 as the console shows it.
+  return `= ${Number(Number(p.toPrecision(10)).toPrecision(2))}`;
 }
 
 /** How each measure speaks of b against a. */
@@ -68,8 +71,9 @@ const WORDING: Record<Measure | 'rate', { more: string; less: string; same: stri
 /**
  * A plain sentence for the difference of b against a, e.g. "v7 scores 0.08 higher (95 % CI
  * 0.03–0.13, Welch's t-test p = 0.002) and costs 12 % more". Rates (two-proportion and McNemar
- * tests) are in percentage points. A difference that is not significant is said to be so; one that
- * cannot be tested (p null) says why instead of giving an interval.
+ * tests) are in percentage points. A difference that is not significant is said to be so, and why;
+ * one that cannot be tested (p null) says why instead of giving an interval; one side with nothing
+ * to compare is named, without the cost clause.
  */
 export function verdict(input: VerdictInput): Verdict {
   const { result, a, b } = input;
@@ -79,13 +83,10 @@ export function verdict(input: VerdictInput): Verdict {
   const scale = rate ? 100 : 1;
   const d = result.difference;
   const cost = measure === 'score' ? costClause(input.cost) : '';
+  // Nothing to compare: said alone, the cost beside it would read as a finding about the score.
   if (d === null)
-    return {
-      test: result.test,
-      significant: false,
-      sentence: `${b} cannot be compared with ${a}: one of them has no ${words.nothing}${cost}`,
-    };
-  const decimals = input.decimals ?? autoDecimals(result.ci, d, scale, measure === 'cost_usd' ? 9 : 6);
+    return { test: result.test, significant: false, sentence: `${b} cannot be compared with ${a}: ${missing(input, words.nothing)}` };
+  const decimals = input.decimals ?? moneyDecimals(measure, d, autoDecimals(result.ci, d, scale, measure === 'cost_usd' ? 9 : 6));
   const fmt = (x: number) => {
     const s = (x * scale).toFixed(decimals);
     return Number(s) === 0 ? (0).toFixed(decimals) : s.replace('-', '−'); // no "−0.00"
@@ -107,8 +108,32 @@ export function verdict(input: VerdictInput): Verdict {
       ? `${words.unit(low)} to ${words.unit(high)}`
       : words.unit(result.ci.low < 0 || low.startsWith('−') ? `${low} to ${high}` : `${low}–${high}`);
   const stats = `(95 % CI ${range}, ${TEST_LABEL[result.test]} p ${formatP(result.p_value)})`;
-  const caveat = result.significant ? '' : ', not a significant difference';
-  return { test: result.test, significant: result.significant, sentence: `${head} ${stats}${caveat}${cost}` };
+  const caveat = significance(result);
+  // After a caveat, "and costs 5 % less" would read as part of it: the cost is its own clause.
+  const tail = caveat && cost.startsWith(' and ') ? `; ${b}${cost.slice(' and'.length)}` : cost;
+  return { test: result.test, significant: result.significant, sentence: `${head} ${stats}${caveat}${tail}` };
+}
+
+/**
+ * Why a difference is (not) significant, in the sentence: the test decides (p against α = 0.05).
+ * The interval is the usual approximation (Wald; the two-proportion test pools the rates, McNemar's
+ * test is exact), so it can disagree with the test near the edge: then the sentence says so.
+ */
+function significance(result: { p_value: number | null; ci: Interval | null; significant: boolean }): string {
+  const ci = result.ci!;
+  const excludesZero = ci.low > 0 || ci.high < 0;
+  if (result.significant) return excludesZero ? '' : ', significant by the test (p < 0.05) although its approximate interval includes 0';
+  return excludesZero
+    ? ', not significant: p ≥ 0.05 by the test, which decides (its approximate interval excludes 0)'
+    : ', not significant: p ≥ 0.05 and the interval includes 0';
+}
+
+/** Which side has nothing to compare, when the counts are known. */
+function missing(input: VerdictInput, nothing: string): string {
+  const c = input.counts;
+  if (!c) return `one of them has no ${nothing}`;
+  if (c.a === 0 && c.b === 0) return `neither has ${nothing}`;
+  return `${c.a === 0 ? input.a : input.b} has no ${nothing}`;
 }
 
 /**
@@ -123,6 +148,15 @@ function autoDecimals(ci: Interval | null, difference: number, scale: number, mo
   if (!(half > 0)) return 2;
   const shown = largest > 0 ? Math.min(decimalsFor(half), decimalsFor(largest) + 2) : decimalsFor(half);
   return Math.min(most, Math.max(0, shown));
+}
+
+/**
+ * Money keeps two significant digits of its difference even when the interval is wide: "$0.000005
+ * more", not "$0.00001 more" beside a difference the page shows as +$0.000005.
+ */
+function moneyDecimals(measure: Measure, difference: number, decimals: number): number {
+  if (measure !== 'cost_usd' || difference === 0) return decimals;
+  return Math.min(9, Math.max(decimals, 1 - Math.floor(Math.log10(Math.abs(difference)))));
 }
 
 /** How b's cost compares, said only when its test finds a difference (a score's verdict must not claim one the cost test denies). */

@@ -4,6 +4,7 @@
 // label holds — and the approvals. Pure: the figures in, the conditions out.
 import type { RunMeasures, ScoreTest } from '../datasets/run-compare.ts';
 import type { GateConfig } from '../prompts/label-gate-repository.ts';
+import { roundP } from '../quality/compare.ts';
 import { formatP } from '../quality/statistics.ts';
 
 /** passed and not_applicable let the label move; failed and not_evaluated refuse it. */
@@ -68,7 +69,7 @@ export function scoreCondition(
     [`${what}_current`]: num(t.mean_a),
     [`${what}_candidate`]: num(t.mean_b),
     difference: num(d),
-    p_value: p,
+    p_value: roundP(p), // 10 significant digits, as the comparisons answer it (no 0.10937499999999979)
     alpha,
     significant,
     worse,

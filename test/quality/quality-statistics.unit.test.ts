@@ -7,6 +7,7 @@ import {
   erf,
   erfc,
   formatP,
+  mcNemarExactTest,
   meanInterval,
   normalCdf,
   normalQuantile,
@@ -445,7 +446,7 @@ describe('verdict', () => {
     expect(v.significant).toBe(false);
     // decimals from the interval: half-width 0.022 → 2
     expect(v.sentence).toBe(
-      "v7 scores 0.01 lower (95 % CI −0.03 to 0.01, Welch's t-test p = 0.41), not a significant difference and costs 5 % less",
+      "v7 scores 0.01 lower (95 % CI −0.03 to 0.01, Welch's t-test p = 0.41), not significant: p ≥ 0.05 and the interval includes 0; v7 costs 5 % less",
     );
     const finer = verdict({
       result: { ...result, difference: -0.012, ci: { low: -0.034, high: 0.01 }, p_value: 0.41, significant: false },
@@ -453,7 +454,9 @@ describe('verdict', () => {
       b: 'v7',
       decimals: 3,
     });
-    expect(finer.sentence).toBe("v7 scores 0.012 lower (95 % CI −0.034 to 0.010, Welch's t-test p = 0.41), not a significant difference");
+    expect(finer.sentence).toBe(
+      "v7 scores 0.012 lower (95 % CI −0.034 to 0.010, Welch's t-test p = 0.41), not significant: p ≥ 0.05 and the interval includes 0",
+    );
   });
 
   it('rates are in percentage points, from a real two-proportion test', () => {
@@ -463,7 +466,7 @@ describe('verdict', () => {
     expect(v.sentence).toBe("v7's rate is 15 points higher (95 % CI 1–29 points, two-proportion z-test p = 0.034)");
   });
 
-  it('no claim when the test cannot be made; p below 0.001 is written as such', () => {
+  it('no claim when the test cannot be made; p below 0.0001 is written as such', () => {
     const flat = welchTTest({ n: 5, mean: 1, variance: 0 }, { n: 5, mean: 1, variance: 0 });
     const v = verdict({ result: flat, a: 'v6', b: 'v7', cost: { a: 1, b: 1.001, test: costDiffers } });
     expect(v).toEqual({
@@ -471,11 +474,14 @@ describe('verdict', () => {
       significant: false,
       sentence: 'v7 scores the same as v6 (not testable: too few scores or no variation) and costs less than 1 % more',
     });
-    expect(formatP(0.0004)).toBe('< 0.001');
+    expect(formatP(0.00004)).toBe('< 0.0001');
+    expect(formatP(0.0004)).toBe('= 0.0004');
+    expect(formatP(0.10937499999999979)).toBe('= 0.11');
+    expect(formatP(0.12499999999999997)).toBe('= 0.13'); // as the answer's p_value (0.125) reads
     expect(formatP(0.05)).toBe('= 0.05');
     const paired = pairedTTest([0.1, 0.12, 0.09, 0.11, 0.1, 0.13, 0.08, 0.1]);
     expect(verdict({ result: paired, a: 'v6', b: 'v7' }).sentence).toMatch(
-      /^v7 scores 0\.10 higher \(95 % CI 0\.09–0\.12, paired t-test p < 0\.001\)$/,
+      /^v7 scores 0\.10 higher \(95 % CI 0\.09–0\.12, paired t-test p < 0\.0001\)$/,
     );
   });
 
@@ -489,7 +495,7 @@ describe('verdict', () => {
   it('a cost speaks of dollars, a latency of milliseconds, never of scores', () => {
     const cost = pairedTTest([0.00004, 0.00006, 0.00005, 0.000055, 0.000045, 0.00005]);
     expect(verdict({ result: cost, a: 'v6', b: 'v7', measure: 'cost_usd' }).sentence).toBe(
-      'v7 costs $0.000050 more per execution (95 % CI $0.000043 to $0.000057, paired t-test p < 0.001)',
+      'v7 costs $0.000050 more per execution (95 % CI $0.000043 to $0.000057, paired t-test p < 0.0001)',
     );
     const cheaper = welchTTestSamples([0.012, 0.013, 0.011], [0.01, 0.011, 0.0105]);
     expect(verdict({ result: cheaper, a: 'run a', b: 'run b', measure: 'cost_usd', per: 'item' }).sentence).toMatch(
@@ -497,19 +503,58 @@ describe('verdict', () => {
     );
     const slower = pairedTTest([118, 122, 121, 119, 120]);
     expect(verdict({ result: slower, a: 'v6', b: 'v7', measure: 'latency_ms' }).sentence).toMatch(
-      /^v7 is 120 ms slower \(95 % CI 11\d–12\d ms, paired t-test p < 0\.001\)$/,
+      /^v7 is 120 ms slower \(95 % CI 11\d–12\d ms, paired t-test p < 0\.0001\)$/,
     );
     const faster = pairedTTest([-30, -10, 5, -25]);
     expect(verdict({ result: faster, a: 'v6', b: 'v7', measure: 'latency_ms' }).sentence).toMatch(
-      /^v7 is 15 ms faster \(95 % CI −\d+ to \d+ ms, paired t-test p = 0\.\d+\), not a significant difference$/,
+      /^v7 is 15 ms faster \(95 % CI −\d+ to \d+ ms, paired t-test p = 0\.\d+\), not significant: p ≥ 0\.05 and the interval includes 0$/,
     );
     const none = pairedTTest([]);
     expect(verdict({ result: none, a: 'v6', b: 'v7', measure: 'latency_ms' }).sentence).toBe(
       'v7 cannot be compared with v6: one of them has no executions',
     );
+    // Money keeps two significant digits of its difference beside a wide interval.
+    const wide = {
+      test: 'welch_t' as const,
+      difference: 0.000005,
+      t: 0.3,
+      df: 6,
+      ci: { low: -0.0000323, high: 0.0000423 },
+      p_value: 0.75,
+      significant: false,
+    };
+    expect(verdict({ result: wide, a: 'v2', b: 'v3', measure: 'cost_usd' }).sentence).toBe(
+      "v3 costs $0.0000050 more per execution (95 % CI −$0.0000323 to $0.0000423, Welch's t-test p = 0.75), not significant: p ≥ 0.05 and the interval includes 0",
+    );
+    // The counts name the side with nothing to compare.
+    expect(verdict({ result: none, a: 'v6', b: 'v7', measure: 'latency_ms', counts: { a: 4, b: 0 } }).sentence).toBe(
+      'v7 cannot be compared with v6: v7 has no executions',
+    );
     // The cost clause belongs to scores: a cost or latency verdict never carries it.
     expect(
       verdict({ result: slower, a: 'v6', b: 'v7', measure: 'latency_ms', cost: { a: 1, b: 2, test: costDiffers } }).sentence,
     ).not.toMatch(/costs/);
+  });
+
+  it('a side with no scores is named, and the cost is not mixed in', () => {
+    const empty = welchTTest({ n: 0, mean: 0, variance: NaN }, { n: 12, mean: 0.7, variance: 0.01 });
+    const v = verdict({ result: empty, a: 'v4', b: 'v5', cost: { a: 0.01, b: 0.0103, test: costDiffers }, counts: { a: 0, b: 12 } });
+    expect(v).toEqual({ test: 'welch_t', significant: false, sentence: 'v5 cannot be compared with v4: v4 has no scores' });
+    const neither = twoProportionZTest({ successes: 0, n: 0 }, { successes: 0, n: 0 });
+    expect(verdict({ result: neither, a: 'v4', b: 'v5', counts: { a: 0, b: 0 } }).sentence).toBe(
+      'v5 cannot be compared with v4: neither has scores',
+    );
+  });
+
+  it('an interval that disagrees with the test is explained: the test decides', () => {
+    // 8 pairs, 5 discordant, all for b: exact p = 2 · ½⁵ = 0.0625 while the Wald interval excludes 0.
+    const edge = mcNemarExactTest({ n: 8, both: 1, a_only: 0, b_only: 5 });
+    expect(edge.p_value).toBeCloseTo(0.0625, 6);
+    expect(edge.ci!.low).toBeGreaterThan(0);
+    const v = verdict({ result: edge, a: 'v3', b: 'v4' });
+    expect(v.significant).toBe(false);
+    expect(v.sentence).toMatch(
+      /^v4's rate is 63 points higher \(95 % CI \d+–\d+ points, McNemar's exact test p = 0\.063\), not significant: p ≥ 0\.05 by the test, which decides \(its approximate interval excludes 0\)$/,
+    );
   });
 });

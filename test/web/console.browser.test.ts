@@ -225,6 +225,7 @@ describe('web console, signed in with an API key', () => {
     await page.click('button[role=tab]:has-text("Versions")');
     await page.click('.version-list li[data-version="1"] button');
     await page.click('button:has-text("Roll back to v1")');
+    await page.click('dialog.rollback-dialog button.confirm-rollback'); // confirmed first (compare-pages.browser.test.ts)
     await page.locator('.version-list li[data-version="3"]:has-text("rollback to v1")').waitFor();
     await expect(page.locator('.card h2:has-text("Version 3")').textContent()).resolves.toBe('Version 3 (latest)');
     const v3 = (await api('/prompts/support-reply/versions/3')).body;

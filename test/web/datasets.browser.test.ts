@@ -10,6 +10,7 @@ import { mode } from '../helpers/env.ts';
 import { record, startConsoleTest, type ConsoleTest } from '../helpers/console.ts';
 import { connectJudge, startFakeJudge, verdict, type FakeJudge } from '../helpers/fake-judge.ts';
 import { until } from '../helpers/wait.ts';
+import { figure, pText, signedDuration, signedFigure, signedUsd } from '../../web/src/format.ts';
 
 let t: ConsoleTest;
 let judge: FakeJudge;
@@ -147,27 +148,30 @@ describe(`datasets, runs and evaluators in the console (${mode} mode)`, () => {
     await page.click('button.compare-runs');
     await page.locator('[data-test=cost_per_item]').waitFor();
     expect(await text('[data-field=paired_items]')).toContain('3 items ran in both');
-    const tests: Array<[string, any, (v: number) => string]> = [
-      ['cost_per_item', api.comparison.cost_per_item, (v) => (v < 0 ? `−$${-v}` : `$${v}`)],
-      ['latency_ms', api.comparison.latency_ms, (v) => `${v} ms`],
-      ['score:quality', api.comparison.scores.quality, (v) => String(v)],
+    // Shown with the console's helpers (web/src/format.ts): signed money, durations, figures; p with two digits.
+    const tests: Array<[string, any, (v: number) => string, string]> = [
+      ['cost_per_item', api.comparison.cost_per_item, signedUsd, 'the difference in cost per item'],
+      ['latency_ms', api.comparison.latency_ms, signedDuration, 'the difference in latency'],
+      ['score:quality', api.comparison.scores.quality, signedFigure, 'the difference of means'],
     ];
-    for (const [name, expected, show] of tests) {
+    for (const [name, expected, show, of] of tests) {
       const box = `[data-test="${name}"]`;
       expect(expected.test).toBe('paired_t');
       expect(await page.locator(`${box} [data-field=test]`).getAttribute('data-test-name')).toBe('paired_t');
       expect(await text(`${box} [data-field=test]`)).toBe('paired t-test, n = 3');
       expect(await text(`${box} [data-field=difference]`)).toBe(show(expected.difference));
       expect(expected.ci, name).not.toBeNull();
-      expect(await text(`${box} [data-field=ci]`)).toBe(`${show(expected.ci.low)} to ${show(expected.ci.high)}`);
-      expect(await text(`${box} [data-field=p_value]`)).toMatch(new RegExp(`^${String(expected.p_value).replace('.', '\\.')} `));
+      expect(await text(`${box} [data-field=ci]`)).toBe(`95 % interval of ${of}: ${show(expected.ci.low)} to ${show(expected.ci.high)}`);
+      expect(await text(`${box} [data-field=p_value]`)).toMatch(new RegExp(`^${pText(expected.p_value).replace('.', '\\.')} `));
       expect(await text(`${box} [data-field=verdict]`)).toBe(expected.verdict);
     }
     // The totals of each side and every item's cost, latency and scores, as the API sent them.
     const totals = page.locator('.run-totals');
     for (const [i, side] of api.runs.entries()) {
       expect(await totals.nth(i).locator('[data-field=total_usd]').textContent()).toBe(`$${side.totals.cost.total_usd}`);
-      expect(await totals.nth(i).locator('[data-score=quality]').textContent()).toContain(`mean ${side.totals.scores.quality.mean}`);
+      expect(await totals.nth(i).locator('[data-score=quality]').textContent()).toContain(
+        `mean ${figure(side.totals.scores.quality.mean)}`,
+      );
     }
     for (const row of api.items) {
       const cells = page.locator(`table.compare-items tr[data-item-id="${row.item_id}"]`);
@@ -177,8 +181,8 @@ describe(`datasets, runs and evaluators in the console (${mode} mode)`, () => {
       ]);
       expect(await cells.locator('[data-field=output]').allTextContents()).toEqual([row.a.execution.output, row.b.execution.output]);
       expect(await cells.locator('[data-field=scores]').allTextContents()).toEqual([
-        `quality: ${row.a.scores.quality.value}`,
-        `quality: ${row.b.scores.quality.value}`,
+        `quality: ${figure(row.a.scores.quality.value)}`,
+        `quality: ${figure(row.b.scores.quality.value)}`,
       ]);
     }
     await t.browser.screenshot('dataset-runs-compare');

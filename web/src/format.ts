@@ -132,3 +132,65 @@ export const csvField = (v: unknown): string => {
   const t = v === null || v === undefined ? '' : String(v);
   return /[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and differences, one way on every page (prompt comparison, run comparison, runs,
+// experiments): rates as percentages, p as people read it, differences signed, intervals named.
+
+const MINUS = '−';
+
+/** A figure: four significant digits, no float noise, a true minus sign (0.10937499999999979 → 0.1094). */
+export const figure = (x: number | null | undefined): string =>
+  x === null || x === undefined || !Number.isFinite(x) ? '—' : String(Number(x.toPrecision(4))).replace('-', MINUS);
+
+/** A rate in 0..1 as a percentage with one decimal: 0.708333 → "70.8 %", 1 → "100 %". */
+export const rate = (x: number | null | undefined): string =>
+  x === null || x === undefined || !Number.isFinite(x) ? '—' : `${(x * 100).toFixed(1).replace(/\.0$/, '').replace('-', MINUS)} %`;
+
+/** A p-value: "< 0.0001" below that, else two significant digits (0.10937499999999979 → "0.11"). */
+export function pValue(p: number | null | undefined): string {
+  if (p === null || p === undefined || !Number.isFinite(p)) return '—';
+  if (p < 0.0001) return '< 0.0001';
+  return String(Number(Number(p.toPrecision(10)).toPrecision(2)));
+}
+
+/** "p = 0.11" or "p < 0.0001". */
+export const pText = (p: number | null | undefined): string => {
+  const v = pValue(p);
+  return v.startsWith('<') ? `p ${v}` : `p = ${v}`;
+};
+
+const signed = (x: number | null | undefined, f: (abs: number) => string): string => {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '—';
+  const abs = f(Math.abs(x));
+  // A difference that shows as zero has no sign.
+  if (x === 0 || /^[^1-9]*$/.test(abs)) return abs;
+  return `${x < 0 ? MINUS : '+'}${abs}`;
+};
+
+/** A difference in money, the sign before the dollar: +$0.00002, −$0.0011. */
+export const signedUsd = (x: number | null | undefined): string => signed(x, usd);
+
+/** A difference of a score: +0.08, −0.012. */
+export const signedFigure = (x: number | null | undefined): string => signed(x, (a) => figure(a));
+
+/** A difference of rates (0..1) in percentage points: 0.15 → "+15 points" ("+15" without the unit, for intervals). */
+export const signedPoints = (x: number | null | undefined, unit = true): string =>
+  x === null || x === undefined ? '—' : `${signed(x, (a) => (a * 100).toFixed(1).replace(/\.0$/, ''))}${unit ? ' points' : ''}`;
+
+/** A difference of durations: +36 ms, −1.26 s. */
+export const signedDuration = (ms: number | null | undefined): string => signed(ms, duration);
+
+/** A 95 % interval, saying what it is of: "95 % interval of the difference of rates: −1 to +51 points". */
+export function interval(
+  ci: { low: number; high: number } | null | undefined,
+  f: (x: number) => string,
+  of = 'the difference',
+  unit = '',
+): string {
+  if (!ci) return `no 95 % interval of ${of} (too few values or no variation)`;
+  return `95 % interval of ${of}: ${f(ci.low)} to ${f(ci.high)}${unit ? ` ${unit}` : ''}`;
+}
+
+/** Whether a 95 % interval excludes 0 (the difference is then one way or the other). */
+export const excludesZero = (ci: { low: number; high: number } | null | undefined): boolean => !!ci && (ci.low > 0 || ci.high < 0);

@@ -394,7 +394,7 @@ export interface PromptComparison {
   quantiles: 'exact' | 'estimated';
   groups: [CompareGroup, CompareGroup];
   comparison: {
-    cost_per_execution: TestOutcome & { relative: number | null };
+    cost_per_execution: TestOutcome & { relative: number | null; verdict: string };
     scores: Record<string, TestOutcome & { verdict: string }>;
   };
 }

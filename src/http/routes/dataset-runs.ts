@@ -3,14 +3,34 @@
 import type { RunComparison } from '../../datasets/run-compare.ts';
 import type { RunInput } from '../../datasets/run-repository.ts';
 import type { RunItemInput, Runs } from '../../datasets/runs.ts';
+import type { PromptService } from '../../prompts/service.ts';
 import type { RouteDef } from './types.ts';
 
 const R = '/api/projects/:project_id/datasets/:dataset_id/runs';
 const tag = 'datasets';
 type Page = { limit: number; cursor?: string };
 
-export function datasetRunRoutes(runs: Runs, comparison: RunComparison): RouteDef[] {
+export function datasetRunRoutes(runs: Runs, comparison: RunComparison, prompts: Pick<PromptService, 'version'>): RouteDef[] {
   return [
+    {
+      method: 'GET',
+      path: '/api/projects/:project_id/prompts/:prompt_id/runs',
+      operationId: 'listPromptVersionRuns',
+      tag,
+      access: 'authenticated',
+      need: 'read',
+      query: 'PromptRunsQuery',
+      summary: 'The dataset runs (of any dataset) whose `prompts` name this prompt version, newest first; keyset pages',
+      responses: {
+        200: { description: 'A page', schema: 'DatasetRunList' },
+        404: { description: 'No such prompt, or no such version of it', schema: 'Error' },
+      },
+      async handler(ctx) {
+        const q = ctx.state.query as Page & { version: number };
+        await prompts.version(ctx.state.projectId!, ctx.params.prompt_id!, { kind: 'number', version: q.version });
+        ctx.body = await runs.ofPromptVersion(ctx.state.projectId!, ctx.params.prompt_id!, q.version, q);
+      },
+    },
     {
       method: 'POST',
       path: R,

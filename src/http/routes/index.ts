@@ -62,7 +62,7 @@ export function createRoutes(deps: RouteDeps): RouteDef[] {
     ),
     ...datasetRoutes(deps.domain.datasets.datasets),
     ...datasetImportRoutes(deps.config, deps.domain.datasets.imports),
-    ...datasetRunRoutes(deps.domain.datasets.runs, deps.domain.datasets.comparison),
+    ...datasetRunRoutes(deps.domain.datasets.runs, deps.domain.datasets.comparison, deps.domain.prompts),
     ...otlpSignalRoutes(deps.config, deps.domain.logs.ingest, deps.domain.metrics),
     ...modelPriceRoutes(deps.domain.prices.models),
     ...modelConnectionRoutes(deps.domain.evaluators.connections),

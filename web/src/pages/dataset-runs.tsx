@@ -1,9 +1,10 @@
 // A dataset's experiment runs (docs/datasets.md): the runs table (pick two to compare: run-compare.tsx)
 // and one run's answer (per item: its execution, output, cost, latency and scores; the totals).
-// Figures are shown as the API sends them: money and statistics are never recomputed here.
+// Figures come from the API (money and statistics are never recomputed here) and are shown with the
+// console's helpers (format.ts): durations, rates as percentages, means as figures.
 import { useState } from 'preact/hooks';
 import { enc, query } from '../api.ts';
-import { duration, int, text } from '../format.ts';
+import { duration, figure, int, interval, rate, text } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { DatasetRun, DatasetRunItem, DatasetRunList, DatasetRunResult, DatasetRunTotals, GroupScore } from '../types.ts';
 import { Badge, Card, Empty, Load, Time, useApi } from '../ui.tsx';
@@ -12,23 +13,35 @@ const LIMIT = 100;
 
 /** Dollars as the API sent them (never re-rounded), the sign before the dollar. */
 export const dollars = (v: number | null | undefined): string => (v === null || v === undefined ? '—' : v < 0 ? `−$${-v}` : `$${v}`);
-/** Any JSON value of an item (input, expected output, output): text as is, the rest indented; '—' for none. */
+/** Longer than this (characters or lines), a JSON cell shows its start and a toggle for the rest. */
+const LONG_CHARS = 600;
+const LONG_LINES = 12;
+
+/** Any JSON value of an item (input, expected output, output): text as is, the rest indented; '—' for none; long text collapsible. */
 export function JsonCell({ value, field }: { value: unknown; field?: string }) {
+  const [open, setOpen] = useState(false);
   if (value === null || value === undefined || value === '')
     return (
       <span class="muted" data-field={field}>
         —
       </span>
     );
+  const t = text(value);
+  const lines = t.split('\n').length;
+  const long = t.length > LONG_CHARS || lines > LONG_LINES;
   return (
-    <pre class="cell" data-field={field} tabIndex={0}>
-      {text(value)}
-    </pre>
+    <div class={`cell-wrap${long && !open ? ' collapsed' : ''}`}>
+      <pre class="cell" data-field={field} tabIndex={0}>
+        {t}
+      </pre>
+      {long && (
+        <button type="button" class="link small toggle-cell" onClick={() => setOpen(!open)}>
+          {open ? 'show less' : `show all (${int(t.length)} characters, ${int(lines)} lines)`}
+        </button>
+      )}
+    </div>
   );
 }
-
-/** A figure as sent; '—' for none. */
-export const raw = (v: number | null | undefined): string => (v === null || v === undefined ? '—' : String(v));
 
 export function Runs({ projectId, base }: { projectId: string; base: string }) {
   const loc = useLocation();
@@ -150,32 +163,34 @@ export function RunResult({ projectId, base, runId }: { projectId: string; base:
             </Empty>
           ) : (
             <Card title="Items">
-              <table class="run-items">
-                <thead>
-                  <tr>
-                    <th>Input</th>
-                    <th>Expected</th>
-                    <th>Execution</th>
-                    <th>Output</th>
-                    <th class="num">Cost</th>
-                    <th class="num">Latency</th>
-                    <th>Scores</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {r.items.map((i) => (
-                    <tr data-item-id={i.item_id}>
-                      <td>
-                        <JsonCell value={i.input} />
-                      </td>
-                      <td>
-                        <JsonCell value={i.expected_output} />
-                      </td>
-                      <ItemCells projectId={projectId} i={i} />
+              <div class="scroll-x">
+                <table class="run-items">
+                  <thead>
+                    <tr>
+                      <th>Input</th>
+                      <th>Expected</th>
+                      <th>Execution</th>
+                      <th>Output</th>
+                      <th class="num">Cost</th>
+                      <th class="num">Latency</th>
+                      <th>Scores</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {r.items.map((i) => (
+                      <tr data-item-id={i.item_id}>
+                        <td>
+                          <JsonCell value={i.input} />
+                        </td>
+                        <td>
+                          <JsonCell value={i.expected_output} />
+                        </td>
+                        <ItemCells projectId={projectId} i={i} />
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
               {r.next_cursor && <p class="muted small">The first {LIMIT} items are shown; the totals count every item.</p>}
             </Card>
           )}
@@ -220,7 +235,7 @@ export function ItemCells({ projectId, i }: { projectId: string; i: DatasetRunIt
       <td data-field="scores">
         {Object.entries(i.scores).map(([name, s]) => (
           <Badge kind="label">
-            {name}: {String(s.value)}
+            {name}: {typeof s.value === 'number' ? figure(s.value) : String(s.value)}
           </Badge>
         ))}
       </td>
@@ -231,9 +246,11 @@ export function ItemCells({ projectId, i }: { projectId: string; i: DatasetRunIt
 const scoreText = (s: GroupScore): string =>
   s.data_type === 'CATEGORICAL'
     ? Object.entries(s.labels)
-        .map(([l, n]) => `${l}: ${n}`)
+        .map(([l, n]) => `${l}: ${int(n)}`)
         .join(', ')
-    : `${s.data_type === 'BOOLEAN' ? `rate ${s.rate}` : `mean ${s.mean}`}${s.ci ? ` (95 % CI ${s.ci.low} to ${s.ci.high})` : ''}, n ${s.n}`;
+    : s.data_type === 'BOOLEAN'
+      ? `rate ${rate(s.rate)} (${interval(s.ci, rate, 'the rate')}), n ${int(s.n)}`
+      : `mean ${figure(s.mean)} (${interval(s.ci, figure, 'the mean')}), n ${int(s.n)}`;
 
 export function Totals({ t, title }: { t: DatasetRunTotals; title: string }) {
   return (
@@ -254,7 +271,7 @@ export function Totals({ t, title }: { t: DatasetRunTotals; title: string }) {
         </dd>
         <dt>Latency</dt>
         <dd data-field="latency">
-          p50 {raw(t.latency_ms.p50)} ms · p95 {raw(t.latency_ms.p95)} ms
+          p50 {duration(t.latency_ms.p50)} · p95 {duration(t.latency_ms.p95)}
         </dd>
         <dt>Tokens in / out</dt>
         <dd>

@@ -29,6 +29,8 @@ export const FILTERS = [
   'end',
   'has_templates',
   'prompt_id',
+  'prompt_version',
+  'prompt_label',
   'user_id',
   'session_id',
   'tag',
@@ -299,6 +301,8 @@ const LABELS: Record<Filter, string> = {
   end: 'To',
   has_templates: 'Templates',
   prompt_id: 'Prompt',
+  prompt_version: 'Prompt version',
+  prompt_label: 'Prompt label',
   user_id: 'User',
   session_id: 'Session',
   tag: 'Tag',
@@ -306,7 +310,13 @@ const LABELS: Record<Filter, string> = {
   source: 'Source',
   environment: 'Environment',
 };
-const PLACEHOLDERS: Partial<Record<Filter, string>> = { provider: 'openai, anthropic', model: 'gpt-4o', source: 'api, otlp, experiment' };
+const PLACEHOLDERS: Partial<Record<Filter, string>> = {
+  provider: 'openai, anthropic',
+  model: 'gpt-4o',
+  source: 'api, otlp, experiment',
+  prompt_version: 'needs a prompt',
+  prompt_label: 'production',
+};
 
 function FilterBar({ projectId, filters, onApply }: { projectId: string; filters: URLSearchParams; onApply(f: URLSearchParams): void }) {
   const initial = () => Object.fromEntries(FILTERS.map((k) => [k, filters.get(k) ?? ''])) as Record<Filter, string>;

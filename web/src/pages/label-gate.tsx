@@ -5,6 +5,7 @@
 // detail), Approve (an admin other than the version's author) or Override (an admin, with a reason).
 import { useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
+import { figure, int, pValue, rate, usd } from '../format.ts';
 import type { Dataset, DatasetList, PromptLabelGate, PromptLabelGateCheck, PromptVersion, Role } from '../types.ts';
 import { Badge, ErrorBox, Form, Load, useAction, useApi } from '../ui.tsx';
 import { datasetPath } from './datasets.tsx';
@@ -134,9 +135,21 @@ const STATUS_KIND: Record<PromptLabelGateCheck['conditions'][number]['status'], 
   not_applicable: '',
 };
 
+/** A gate figure with the console's formats: p as p, rates as %, money as money, the rest as figures. */
+function figureValue(key: string, v: unknown): string {
+  if (v === null || v === undefined) return '—';
+  if (typeof v !== 'number') return Array.isArray(v) ? v.join(', ') : String(v);
+  if (key === 'p_value') return pValue(v);
+  if (key.startsWith('rate_')) return rate(v);
+  if (key.endsWith('_usd')) return usd(v);
+  if (key.endsWith('_pct')) return `${figure(v)} %`;
+  if (key.startsWith('n_') || key.startsWith('items_')) return int(v);
+  return figure(v);
+}
+
 const figureText = (figures: Record<string, unknown> | undefined): string =>
   Object.entries(figures ?? {})
-    .map(([k, v]) => `${k} ${v === null ? '—' : String(v)}`)
+    .map(([k, v]) => `${k} ${figureValue(k, v)}`)
     .join(' · ');
 
 /** The gate's check for moving `label` to `version`, and the ways to move it. */

@@ -1,16 +1,18 @@
 // One prompt: its versions, the content of one (Run on a dataset: an experiment), its labels and their
-// release gates (prompt-labels.tsx), rollback; and the render, diff and analytics tabs
+// release gates (prompt-labels.tsx), rollback (confirmed first: prompt-rollback.tsx); and the render, diff and analytics tabs
 // (prompt-tools.tsx) and the comparison (prompt-compare.tsx).
-import { api, enc, query } from '../api.ts';
+import { enc, query } from '../api.ts';
+import { useState } from 'preact/hooks';
 import { text } from '../format.ts';
 import { Link, navigate, useLocation, withParams } from '../router.tsx';
 import type { PromptVersion, PromptWithLatest, Role, VersionSummary } from '../types.ts';
-import { Badge, Card, ErrorBox, Load, Tabs, Time, useAction, useApi } from '../ui.tsx';
+import { Badge, Card, Load, Tabs, Time, useApi } from '../ui.tsx';
 import { PromptEditor } from './prompt-editor.tsx';
 import { Author, useKeyNames } from '../authors.tsx';
 import { Compare } from './prompt-compare.tsx';
 import { Analytics, Diff, RenderPreview } from './prompt-tools.tsx';
 import { Labels } from './prompt-labels.tsx';
+import { RollbackDialog, RollbackMessage, type RollbackOutcome } from './prompt-rollback.tsx';
 
 type Tab = 'versions' | 'edit' | 'render' | 'diff' | 'analytics' | 'compare';
 
@@ -41,18 +43,20 @@ export function PromptDetail({ projectId, promptId, role, userId }: { projectId:
       <Load state={prompt} label="Loading the prompt…">
         {(p) => (
           <>
-            <Tabs<Tab>
-              tabs={[
-                ['versions', `Versions (${p.latest_version})`],
-                ...(role !== 'viewer' ? ([['edit', 'New version']] as Array<[Tab, string]>) : []),
-                ['render', 'Render preview'],
-                ['diff', 'Diff'],
-                ['analytics', 'Analytics'],
-                ['compare', 'Compare'],
-              ]}
-              active={tab}
-              onChange={(t) => navigate(withParams(loc, { tab: t === 'versions' ? null : t }), { replace: true })}
-            />
+            <div class="prompt-tabs">
+              <Tabs<Tab>
+                tabs={[
+                  ['versions', `Versions (${p.latest_version})`],
+                  ...(role !== 'viewer' ? ([['edit', 'New version']] as Array<[Tab, string]>) : []),
+                  ['render', 'Render preview'],
+                  ['diff', 'Diff'],
+                  ['analytics', 'Analytics'],
+                  ['compare', 'Compare'],
+                ]}
+                active={tab}
+                onChange={(t) => navigate(withParams(loc, { tab: t === 'versions' ? null : t }), { replace: true })}
+              />
+            </div>
             {tab === 'versions' && (
               <div class="grid versions-layout">
                 <Load state={versions}>{(v) => <VersionList items={v.items} latest={p.latest_version} projectId={projectId} />}</Load>
@@ -66,7 +70,7 @@ export function PromptDetail({ projectId, promptId, role, userId }: { projectId:
             {tab === 'render' && <RenderPreview base={base} p={p} />}
             {tab === 'diff' && <Diff base={base} p={p} />}
             {tab === 'analytics' && <Analytics base={base} p={p} />}
-            {tab === 'compare' && <Compare base={base} p={p} />}
+            {tab === 'compare' && <Compare base={base} projectId={projectId} p={p} />}
           </>
         )}
       </Load>
@@ -155,11 +159,8 @@ function VersionView({
   const v = selectedVersion(loc.params, p.latest_version);
   const version = useApi<PromptVersion>(`${base}/versions/${v}`);
   const names = useKeyNames(projectId);
-  const rollback = useAction(async () => {
-    await api(`${base}/rollback`, { method: 'POST', body: { version: v, commit_message: `Roll back to v${v}` } });
-    navigate(withParams(loc, { version: null }), { replace: true });
-    onChanged();
-  });
+  const [confirming, setConfirming] = useState(false);
+  const [outcome, setOutcome] = useState<RollbackOutcome | undefined>();
   return (
     <Card
       title={`Version ${v}${v === p.latest_version ? ' (latest)' : ''}`}
@@ -175,9 +176,9 @@ function VersionView({
             {v !== p.latest_version && (
               <button
                 type="button"
-                disabled={rollback.busy}
-                onClick={() => rollback.run()}
-                title="Appends a new version with this content; history is never rewritten"
+                class="rollback"
+                onClick={() => setConfirming(true)}
+                title={`Appends v${p.latest_version + 1} with this content; no label moves unless you ask`}
               >
                 Roll back to v{v}
               </button>
@@ -186,7 +187,21 @@ function VersionView({
         )
       }
     >
-      <ErrorBox error={rollback.error} title="Rollback refused" />
+      {confirming && (
+        <RollbackDialog
+          base={base}
+          p={p}
+          version={v}
+          onCancel={() => setConfirming(false)}
+          onDone={(o) => {
+            setConfirming(false);
+            setOutcome(o);
+            navigate(withParams(loc, { version: null }), { replace: true });
+            onChanged();
+          }}
+        />
+      )}
+      {outcome && <RollbackMessage o={outcome} onClose={() => setOutcome(undefined)} />}
       <Load state={version}>
         {(pv) => (
           <>
