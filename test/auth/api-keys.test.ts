@@ -69,6 +69,7 @@ describe(`API keys (${mode} mode)`, () => {
       role: 'member',
       scope: 'full',
       user_id: `api_key:${c.body.key_id}`,
+      key_name: 'agent prod',
     });
 
     const list = await getJson(`${svc.url}/api/projects/acme/api-keys`, { headers: keyHeader(key) });

@@ -116,6 +116,9 @@ describe('web console, signed in with an API key', () => {
     await page.fill('input[name=credential]', key);
     await page.press('input[name=credential]', 'Enter');
     await page.waitForURL(`${svc.url}/projects/${P}/executions`);
+    // The shell names the key in use by its name, never by its secret.
+    await expect(page.locator('.who').first().textContent()).resolves.toContain('API key "console-test"');
+    expect(await page.locator('.who').first().textContent()).not.toContain(key.slice(3, 12));
     const row = page.locator(`tr[data-trace-id="${traceId}"]`);
     await expect(row.textContent()).resolves.toContain('gpt-4o-2024-08-06');
     await expect(row.textContent()).resolves.toContain('weather-agent');

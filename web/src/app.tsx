@@ -178,7 +178,9 @@ function Shell({
     me.auth_method === 'none'
       ? 'dev mode (no authentication)'
       : me.auth_method === 'api_key'
-        ? `API key ${me.user_id.replace(/^api_key:/, '').slice(0, 8)}…`
+        ? me.key_name !== undefined
+          ? `API key "${me.key_name}"`
+          : `API key ${me.user_id.replace(/^api_key:/, '').slice(0, 8)}…`
         : me.user_id;
   const loc = useLocation();
   // Narrow screens: the navigation folds behind a menu button, closed again on each page.

@@ -10,6 +10,7 @@ export interface MeContext {
   project_id: string | null;
   role: Role;
   scope?: 'full' | 'ingest';
+  key_name?: string;
   projects: Array<{ project_id: string; name: string; role: Role }>;
 }
 
