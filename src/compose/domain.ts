@@ -169,7 +169,8 @@ export function createDomain(
   const detail = createExecutionDetail(stores.clickhouse);
   const assembly = createExecutionAssembly(stores.clickhouse);
   const resolver = createPriceResolver(stores.postgres, broadcast);
-  const parquet = createParquetExport(stores.clickhouse, listing, path.join(config.dataDir, 'export-scratch'));
+  // Exports read where CLICKHOUSE_READ_URL points (a replica, a read-only compute group).
+  const parquet = createParquetExport(stores.clickhouseReads, listing, path.join(config.dataDir, 'export-scratch'));
   const scheduledExport = createScheduledExport({
     config: config.exports,
     scratchDir: path.join(config.dataDir, 'export-scratch'),
