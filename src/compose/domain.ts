@@ -77,6 +77,8 @@ export interface Domain {
   executions: {
     /** The listing (filters, pages, export, sessions and users). */
     listing: ExecutionListing;
+    /** The same listing reading where CLICKHOUSE_READ_URL points: the CSV and JSON Lines exports of GET …/executions/export. */
+    exports: Pick<ExecutionListing, 'export'>;
     /** One execution, or those of a few traces, through the trace index. */
     detail: ExecutionDetail;
     recorder: ExecutionRecorder;
@@ -160,17 +162,21 @@ export function createDomain(
   const writer = writerOf('executions');
   const rollups = createSpendRollupRepository(stores.clickhouse);
   const intactSince = (projectId: string) => spend.retention.intactSince(projectId, spend.clock.now());
-  const listing = createExecutionListing(stores.clickhouse, {
+  const listingOptions = {
     scoreFilter: scoreFilterSql,
     // A list's total over the whole hours a rollup by grain holds, within what retention kept.
     rollupTotal: createListTotals({ rollups, intactSince, now: () => spend.clock.now() }),
     intactSince,
-  });
+  };
+  const listing = createExecutionListing(stores.clickhouse, listingOptions);
+  // Exports read where CLICKHOUSE_READ_URL points (a replica, a read-only compute group); the
+  // evaluators' scans, which must see every row stored, read the primary (`listing`).
+  const exportListing =
+    stores.clickhouseReads === stores.clickhouse ? listing : createExecutionListing(stores.clickhouseReads, listingOptions);
   const detail = createExecutionDetail(stores.clickhouse);
   const assembly = createExecutionAssembly(stores.clickhouse);
   const resolver = createPriceResolver(stores.postgres, broadcast);
-  // Exports read where CLICKHOUSE_READ_URL points (a replica, a read-only compute group).
-  const parquet = createParquetExport(stores.clickhouseReads, listing, path.join(config.dataDir, 'export-scratch'));
+  const parquet = createParquetExport(stores.clickhouseReads, exportListing, path.join(config.dataDir, 'export-scratch'));
   const scheduledExport = createScheduledExport({
     config: config.exports,
     scratchDir: path.join(config.dataDir, 'export-scratch'),
@@ -422,7 +428,7 @@ export function createDomain(
     labelGates,
     scores: { ...scores, loader: scoreLoader },
     datasets,
-    executions: { listing, detail, recorder, writer, views, parquet, scheduledExport },
+    executions: { listing, exports: exportListing, detail, recorder, writer, views, parquet, scheduledExport },
     prices: { resolver, models: createModelPriceService(stores.postgres, resolver) },
     traces: { ingest, assembler, spans, log, loader, pending, deadLetters: createDeadLetterService({ log, deadLetters }) },
     logs: { ingest: logs, writer: logsWriter },

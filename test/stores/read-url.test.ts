@@ -54,22 +54,26 @@ describe('CLICKHOUSE_READ_URL', () => {
     expect(loadConfig(base).clickhouse.readUrl).toBeUndefined();
   });
 
-  it('stats, template analytics, spend breakdowns and Parquet exports read there', async () => {
+  it('stats, template analytics, spend breakdowns and exports (Parquet, CSV, JSON Lines) read there', async () => {
     seen.length = 0;
     await domain.spend.stats.project('p-read', {});
     await domain.spend.analytics.prompt('p-read', 'support', {});
     await domain.spend.breakdowns.breakdown('p-read', { group_by: ['model'], window: '7d' });
     const dest = path.join(os.tmpdir(), `traceloom-read-url-${process.pid}.parquet`);
     await domain.executions.parquet.writeFile({ sql: 'project_id = {p:String}', params: { p: 'p-read' } }, dest);
+    const before = seen.length;
+    for await (const row of domain.executions.exports.export('p-read', {})) expect(row).toBeUndefined(); // none stored
+    expect(seen.length).toBeGreaterThan(before);
     expect(seen).toEqual(
       expect.arrayContaining(['spend.stats.daily', 'spend.analytics.totals', 'spend.analytics.daily', 'spend.breakdown.spend_by_dims']),
     );
     expect(seen.some((s) => /^INSERT INTO FUNCTION file\(.*'Parquet'\)/.test(s))).toBe(true);
   });
 
-  it('ingest-side reads (lists, details) do not', async () => {
+  it("reads that must see every write (lists, details, the evaluators' scans) do not", async () => {
     seen.length = 0;
     await domain.executions.listing.list('p-read', { limit: 10, offset: 0 });
+    for await (const row of domain.executions.listing.export('p-read', {})) expect(row).toBeUndefined();
     await domain.executions.detail.get('p-read', 'no-such-trace', false);
     expect(seen).toEqual([]);
   });
