@@ -158,6 +158,13 @@ const benches: Record<string, () => Promise<unknown>> = {
     console.log('|---|---|');
     for (const f of await benchMonitors(rows, Number(process.env.BENCH_MONITOR_SAMPLES ?? 5))) console.log(`| ${f.what} | ${f.value} |`);
   },
+  'span-bytes': async () => {
+    const { benchSpanBytes } = await import('./span-bytes.ts');
+    console.log('\n## bytes on disk per span and per execution (GenAI traces with real prose as messages, embedded stores)');
+    console.log('| what | figure |');
+    console.log('|---|---|');
+    for (const f of await benchSpanBytes()) console.log(`| ${f.what} | ${f.value} |`);
+  },
   poison: async () => {
     const { benchPoison } = await import('./poison.ts');
     console.log('\n## ingest resuming after a poison record (embedded stores)');

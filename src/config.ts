@@ -24,7 +24,16 @@ export interface Config {
     readonly user: string | undefined;
     readonly password: string | undefined;
     readonly database: string;
+    /**
+     * How the migrations are rendered and the queries sent (src/stores/topology.ts): `single` (one
+     * node, the embedded engine), `cluster` (replicated local tables behind Distributed ones, on
+     * CLICKHOUSE_CLUSTER) or `cloud` (ClickHouse Cloud: no ON CLUSTER, no Replicated engine names).
+     */
+    readonly topology: 'single' | 'cluster' | 'cloud';
+    /** The cluster of the `cluster` topology (its name in remote_servers); undefined otherwise. */
     readonly cluster: string | undefined;
+    /** Where dashboards and exports read (a replica, a read-only compute group); undefined: CLICKHOUSE_URL. */
+    readonly readUrl: string | undefined;
   };
   /** undefined: embedded PGlite in `${dataDir}/postgres` */
   readonly databaseUrl: string | undefined;
@@ -276,6 +285,21 @@ function identifier(env: Env, name: string, def: string | undefined): string | u
   return raw;
 }
 
+/** CLICKHOUSE_TOPOLOGY; `cluster` when only CLICKHOUSE_CLUSTER is set (as before the setting existed). */
+function clickhouseTopology(env: Env, cluster: string | undefined, clickhouseUrl: string | undefined): Config['clickhouse']['topology'] {
+  const raw = str(env, 'CLICKHOUSE_TOPOLOGY');
+  const topology = raw ?? (cluster ? 'cluster' : 'single');
+  if (topology !== 'single' && topology !== 'cluster' && topology !== 'cloud')
+    throw new ConfigError('CLICKHOUSE_TOPOLOGY', `must be one of single, cluster, cloud, got "${raw}"`);
+  if (topology === 'cluster' && !cluster)
+    throw new ConfigError('CLICKHOUSE_CLUSTER', 'must name the cluster when CLICKHOUSE_TOPOLOGY=cluster');
+  if (topology !== 'cluster' && cluster)
+    throw new ConfigError('CLICKHOUSE_CLUSTER', `is for CLICKHOUSE_TOPOLOGY=cluster, not ${topology}: ON CLUSTER is wrong there`);
+  if (topology !== 'single' && !clickhouseUrl)
+    throw new ConfigError('CLICKHOUSE_TOPOLOGY', `${topology} needs CLICKHOUSE_URL: the embedded engine is a single node`);
+  return topology;
+}
+
 /** TRACELOOM_INIT_*: the project id is needed by the other two; the key has the generated keys' form. */
 function initProject(env: Env): Config['init'] {
   const projectId = str(env, 'TRACELOOM_INIT_PROJECT_ID');
@@ -353,6 +377,10 @@ export function loadConfig(env: Env = process.env): Config {
   const clickhouseUrl = url(env, 'CLICKHOUSE_URL', ['http:', 'https:']);
   const cluster = identifier(env, 'CLICKHOUSE_CLUSTER', undefined);
   if (cluster && !clickhouseUrl) throw new ConfigError('CLICKHOUSE_CLUSTER', 'needs CLICKHOUSE_URL: the embedded engine is a single node');
+  const topology = clickhouseTopology(env, cluster, clickhouseUrl);
+  const clickhouseReadUrl = url(env, 'CLICKHOUSE_READ_URL', ['http:', 'https:']);
+  if (clickhouseReadUrl && !clickhouseUrl)
+    throw new ConfigError('CLICKHOUSE_READ_URL', 'needs CLICKHOUSE_URL: the embedded engine is read in-process');
 
   const jwtIssuer = str(env, 'IDP_JWT_ISSUER');
   const jwksUrl = url(env, 'IDP_JWKS_URL', ['http:', 'https:']);
@@ -384,7 +412,9 @@ export function loadConfig(env: Env = process.env): Config {
       user: str(env, 'CLICKHOUSE_USER'),
       password: str(env, 'CLICKHOUSE_PASSWORD'),
       database: identifier(env, 'CLICKHOUSE_DATABASE', 'default') as string,
-      cluster,
+      topology,
+      cluster: topology === 'cluster' ? cluster : undefined,
+      readUrl: clickhouseReadUrl,
     },
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),

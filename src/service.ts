@@ -48,7 +48,9 @@ export async function bootStores(config: Config, logger: Logger): Promise<Stores
       clickhouse: config.clickhouse.url ? redactUrl(config.clickhouse.url) : `embedded (${config.chdbDir})`,
       postgres: config.databaseUrl ? redactUrl(config.databaseUrl) : `embedded (${config.dataDir}/postgres)`,
       redis: config.redisUrl ? redactUrl(config.redisUrl) : 'disabled (jobs in-process)',
+      clickhouse_topology: config.clickhouse.topology,
       cluster: config.clickhouse.cluster,
+      clickhouse_reads: config.clickhouse.readUrl ? redactUrl(config.clickhouse.readUrl) : undefined,
     },
     'opening stores',
   );

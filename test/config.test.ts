@@ -35,12 +35,42 @@ describe('config', () => {
     expect(loadConfig({ OTLP_GRPC_PORT: '0' }).otlpGrpcPort).toBe(0);
     expect(c.databaseUrl).toBe('postgres://u:p@db:5432/traceloom');
     expect(c.redisUrl).toBe('redis://cache:6379');
-    expect(c.clickhouse).toMatchObject({ url: 'http://ch:8123', cluster: 'main', database: 'traceloom' });
+    expect(c.clickhouse).toMatchObject({
+      url: 'http://ch:8123',
+      cluster: 'main',
+      database: 'traceloom',
+      topology: 'cluster',
+      readUrl: undefined,
+    });
     expect(c.authRequired).toBe(false);
     expect(c.idp.jwksUrl).toContain('jwks.json');
   });
 
+  it('reads the ClickHouse topology (CLICKHOUSE_TOPOLOGY, cluster implied by CLICKHOUSE_CLUSTER) and CLICKHOUSE_READ_URL', () => {
+    expect(loadConfig({}).clickhouse).toMatchObject({ topology: 'single', cluster: undefined, readUrl: undefined });
+    const url = { CLICKHOUSE_URL: 'https://ch:8443' };
+    expect(loadConfig({ ...url, CLICKHOUSE_TOPOLOGY: 'cloud' }).clickhouse).toMatchObject({ topology: 'cloud', cluster: undefined });
+    expect(loadConfig({ ...url, CLICKHOUSE_TOPOLOGY: 'cluster', CLICKHOUSE_CLUSTER: 'c2' }).clickhouse).toMatchObject({
+      topology: 'cluster',
+      cluster: 'c2',
+    });
+    expect(loadConfig({ ...url, CLICKHOUSE_READ_URL: 'https://ro.ch:8443' }).clickhouse).toMatchObject({
+      topology: 'single',
+      readUrl: 'https://ro.ch:8443',
+    });
+  });
+
   const bad: Array<[Record<string, string>, string, RegExp]> = [
+    [{ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_TOPOLOGY: 'sharded' }, 'CLICKHOUSE_TOPOLOGY', /single, cluster, cloud/],
+    [{ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_TOPOLOGY: 'cluster' }, 'CLICKHOUSE_CLUSTER', /must name the cluster/],
+    [
+      { CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_TOPOLOGY: 'cloud', CLICKHOUSE_CLUSTER: 'c' },
+      'CLICKHOUSE_CLUSTER',
+      /ON CLUSTER is wrong/,
+    ],
+    [{ CLICKHOUSE_TOPOLOGY: 'cloud' }, 'CLICKHOUSE_TOPOLOGY', /CLICKHOUSE_URL/],
+    [{ CLICKHOUSE_READ_URL: 'http://ro:8123' }, 'CLICKHOUSE_READ_URL', /CLICKHOUSE_URL/],
+    [{ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_READ_URL: 'ftp://ro' }, 'CLICKHOUSE_READ_URL', /http/],
     [{ PORT: 'eighty' }, 'PORT', /integer/],
     [{ PORT: '70000' }, 'PORT', /between 0 and 65535/],
     [{ OTLP_GRPC_PORT: '-1' }, 'OTLP_GRPC_PORT', /integer/],

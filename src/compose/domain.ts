@@ -82,6 +82,8 @@ export interface Domain {
   executions: {
     /** The listing (filters, pages, export, sessions and users). */
     listing: ExecutionListing;
+    /** The same listing reading where CLICKHOUSE_READ_URL points: the CSV and JSON Lines exports of GET …/executions/export. */
+    exports: Pick<ExecutionListing, 'export'>;
     /** One execution, or those of a few traces, through the trace index. */
     detail: ExecutionDetail;
     /** Pages of sessions with their count, and a session as one conversation. */
@@ -171,18 +173,23 @@ export function createDomain(
   const writer = writerOf('executions');
   const rollups = createSpendRollupRepository(stores.clickhouse);
   const intactSince = (projectId: string) => spend.retention.intactSince(projectId, spend.clock.now());
-  const listing = createExecutionListing(stores.clickhouse, {
+  const listingOptions: Parameters<typeof createExecutionListing>[1] = {
     scoreFilter: scoreFilterSql,
     // The list's score columns: read from the scores table by its own repository (made below).
     latestScores: (projectId, traceIds, names) => scoreRepository.latestOf(projectId, traceIds, names),
     // A list's total over the whole hours a rollup by grain holds, within what retention kept.
     rollupTotal: createListTotals({ rollups, intactSince, now: () => spend.clock.now() }),
     intactSince,
-  });
+  };
+  const listing = createExecutionListing(stores.clickhouse, listingOptions);
+  // Exports read where CLICKHOUSE_READ_URL points (a replica, a read-only compute group); the
+  // evaluators' scans, which must see every row stored, read the primary (`listing`).
+  const exportListing =
+    stores.clickhouseReads === stores.clickhouse ? listing : createExecutionListing(stores.clickhouseReads, listingOptions);
   const detail = createExecutionDetail(stores.clickhouse);
   const assembly = createExecutionAssembly(stores.clickhouse);
   const resolver = createPriceResolver(stores.postgres, broadcast);
-  const parquet = createParquetExport(stores.clickhouse, listing, path.join(config.dataDir, 'export-scratch'));
+  const parquet = createParquetExport(stores.clickhouseReads, exportListing, path.join(config.dataDir, 'export-scratch'));
   const scheduledExport = createScheduledExport({
     config: config.exports,
     scratchDir: path.join(config.dataDir, 'export-scratch'),
@@ -442,6 +449,7 @@ export function createDomain(
     datasets,
     executions: {
       listing,
+      exports: exportListing,
       detail,
       sessions: {
         list: createSessionList(stores.clickhouse, {

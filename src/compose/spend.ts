@@ -37,6 +37,10 @@ export function createSpend(
   const now = () => clock.now();
   const dailySpend = createDailySpendRepository(stores.clickhouse);
   const rollups = createSpendRollupRepository(stores.clickhouse);
+  // Dashboards read where CLICKHOUSE_READ_URL points (stores.clickhouseReads); budgets, which must
+  // see the spend just stored, read the primary.
+  const dashboardReads = stores.clickhouseReads;
+  const dashboardRollups = createSpendRollupRepository(dashboardReads);
   const budgetStore = createBudgetStore(stores.postgres);
   // One engine evaluates every budget of a project; `…/budget` and `…/budgets` are views of it.
   const engine = createBudgetEngine({
@@ -61,18 +65,18 @@ export function createSpend(
 
   return {
     clock,
-    stats: createStats(dailySpend, (projectId) => countActivePrompts(stores.postgres, projectId), now),
-    analytics: createAnalytics(stores.clickhouse, now),
+    stats: createStats(createDailySpendRepository(dashboardReads), (projectId) => countActivePrompts(stores.postgres, projectId), now),
+    analytics: createAnalytics(dashboardReads, now),
     breakdowns: createBreakdowns(
-      rollups,
+      dashboardRollups,
       executionBreakdowns,
       now,
       // A score rollup by grain when one holds the breakdown's dimensions; else the hourly one, keyed
       // like spend_hourly; else the scores joined to the executions rows.
       async (read, names) =>
-        (await grainedScoresByGroup(stores.clickhouse, read, names)) ??
+        (await grainedScoresByGroup(dashboardReads, read, names)) ??
         (read.source === 'spend_hourly'
-          ? rollupScoresByGroup(stores.clickhouse, read, names)
+          ? rollupScoresByGroup(dashboardReads, read, names)
           : scoresByGroup(stores.clickhouse, executionBreakdowns.keys({ ...read, source: 'executions' }), read.groups.length, names)),
     ),
     scopedBudgets,

@@ -11,7 +11,7 @@ import { PROJECT_ID } from '../auth/principal.ts';
 import type { ClickHouseStore } from '../stores/clickhouse.ts';
 import type { RetentionSetting, RetentionSettings } from './retention-settings-repository.ts';
 import crypto from 'node:crypto';
-import { clusterDDL } from '../stores/cluster-ddl.ts';
+import { renderDDL, storageTable } from '../stores/topology.ts';
 
 export const RETENTION_JOB = 'retention-apply';
 export const RETENTION_MAX_DAYS = 3650;
@@ -52,8 +52,12 @@ export function ttlClause(column: string, settings: readonly RetentionSetting[])
 export function createRetention(ch: ClickHouseStore, settingsStore: RetentionSettings, logger: Logger) {
   // The TTL lists every project with a setting: thousands of projects exceed the default
   // max_query_size (256 KiB), so the DDL is parsed with a larger limit.
-  const ddl = (sql: string) =>
-    ch.command(ch.cluster ? clusterDDL(sql, ch.cluster) : sql, undefined, { max_query_size: String(DDL_MAX_QUERY_SIZE) });
+  // On a cluster the TTL is the local tables' (where the rows are), run ON CLUSTER.
+  const rawTables = new Set<string>(RAW_TABLES.map((t) => t.table));
+  const ddl = async (sql: string) => {
+    for (const statement of renderDDL(sql, ch.topology, rawTables))
+      await ch.command(statement, undefined, { max_query_size: String(DDL_MAX_QUERY_SIZE) });
+  };
   return {
     async get(projectId: string) {
       const row = await settingsStore.get(projectId);
@@ -82,12 +86,12 @@ export function createRetention(ch: ClickHouseStore, settingsStore: RetentionSet
       const settings = await settingsStore.all();
       const tables = await ch.query<{ name: string; engine_full: string }>(
         'SELECT name, engine_full FROM system.tables WHERE database = currentDatabase() AND name IN {names:Array(String)}',
-        { names: RAW_TABLES.map((t) => t.table) },
+        { names: RAW_TABLES.map((t) => storageTable(t.table, ch.topology)) },
         'spend.retention.tables',
       );
       const changed: string[] = [];
       for (const { table, column } of RAW_TABLES) {
-        const t = tables.find((x) => x.name === table);
+        const t = tables.find((x) => x.name === storageTable(table, ch.topology));
         if (!t) continue; // not created yet (e.g. spans before the OTLP migration)
         const hasTtl = /\sTTL\s/.test(t.engine_full);
         if (settings.length === 0) {

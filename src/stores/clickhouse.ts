@@ -12,6 +12,7 @@ import type { WriteRefusals } from './write-refusals.ts';
 import { nextTurn } from '../event-loop.ts';
 import { ByteSink, rowEncoder, type ColumnDef, type RowEncoder } from './row-binary.ts';
 import { decodeNamedRows, rowDecoder, type RowDecoder } from './row-binary-decoder.ts';
+import { topologyOf, topologySettings, type Topology } from './topology.ts';
 
 /** Values our encoder cannot put in a column (a bad decimal, an unknown type): refused data, not a store that is down. */
 export class RowEncodeError extends Error {
@@ -31,8 +32,8 @@ export interface RowSink {
 
 export interface ClickHouseStore {
   readonly mode: 'embedded' | 'server';
-  /** Set when the DDL must run ON CLUSTER with replicated engines. */
-  readonly cluster: string | undefined;
+  /** How migrations are rendered and queries sent (src/stores/topology.ts). */
+  readonly topology: Topology;
   /** The underlying client, for streaming reads and bulk inserts. Errors from it are not wrapped. */
   readonly client: ClickHouseClient;
   /** Rows of a SELECT, with `{name:Type}` bound parameters. `comment` names the caller in system.query_log. */
@@ -94,28 +95,36 @@ function makeScratchDir(chdbDir: string): string {
   return dir;
 }
 
-/** `refusals`: where a refused write (NOT_ENOUGH_SPACE, memory limit, read-only...) is recorded for /api/health. */
-export function createClickHouse(config: Config, refusals?: WriteRefusals): ClickHouseStore {
+/**
+ * `refusals`: where a refused write (NOT_ENOUGH_SPACE, memory limit, read-only...) is recorded for
+ * /api/health. `url`: another server of the same database than CLICKHOUSE_URL (CLICKHOUSE_READ_URL).
+ */
+export function createClickHouse(
+  config: Config,
+  refusals?: WriteRefusals,
+  url: string | undefined = config.clickhouse.url,
+): ClickHouseStore {
   /** The store error of `err` (a refusal recorded). */
   const failed = (err: unknown): unknown => {
     refusals?.failed('clickhouse', err);
     return asStoreError('clickhouse', err);
   };
   const ch = config.clickhouse;
+  const topology = topologyOf(ch);
   const common = {
     request_timeout: config.timeouts.storeMs,
     log: { level: ClickHouseLogLevel.OFF },
-    clickhouse_settings: { output_format_json_quote_64bit_integers: 1 as const },
+    clickhouse_settings: { output_format_json_quote_64bit_integers: 1 as const, ...topologySettings(topology) },
   };
   let client: ClickHouseClient;
   let mode: ClickHouseStore['mode'];
   /** Embedded only: where a RowBinary batch is put for the engine to read with file() (chDB's raw insert takes text formats only). */
   let scratchDir: string | undefined;
-  if (ch.url) {
+  if (url) {
     mode = 'server';
     client = createClient({
       ...common,
-      url: ch.url,
+      url,
       username: ch.user,
       password: ch.password,
       database: ch.database,
@@ -228,7 +237,7 @@ export function createClickHouse(config: Config, refusals?: WriteRefusals): Clic
 
   return {
     mode,
-    cluster: ch.cluster,
+    topology,
     client,
     async encoderOf(table: string): Promise<RowEncoder> {
       try {

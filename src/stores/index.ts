@@ -29,6 +29,12 @@ export interface StoreHealth {
 
 export interface Stores {
   readonly clickhouse: ClickHouseStore;
+  /**
+   * Where dashboards and exports read (stats, template analytics, spend breakdowns, Parquet
+   * exports): CLICKHOUSE_READ_URL (a replica, a read-only compute group), else `clickhouse` itself.
+   * Nothing that must see a write just made (ingest, scores, evaluator scans, budgets) reads here.
+   */
+  readonly clickhouseReads: ClickHouseStore;
   readonly postgres: PostgresStore;
   readonly redis: RedisStore | undefined;
   /** Writes the stores (and the ingest log) refused lately, for /api/health. */
@@ -62,21 +68,26 @@ export async function createStores(config: Config, logger: Logger): Promise<Stor
   const refusals = new WriteRefusals();
   const disk = createDiskSpace([config.dataDir, config.ingest.logDir], config.diskMinFreeBytes);
   let clickhouse: ClickHouseStore | undefined;
+  let clickhouseReads: ClickHouseStore | undefined;
   let postgres: PostgresStore | undefined;
   try {
     clickhouse = createClickHouse(config, refusals);
+    clickhouseReads = config.clickhouse.readUrl ? createClickHouse(config, undefined, config.clickhouse.readUrl) : clickhouse;
     postgres = await createPostgres(config, logger, refusals);
   } catch (err) {
     await clickhouse?.close().catch(() => undefined);
+    if (clickhouseReads !== clickhouse) await clickhouseReads?.close().catch(() => undefined);
     lock?.release();
     throw err;
   }
   const redis = createRedis(config, logger);
   const ch = clickhouse;
+  const chReads = clickhouseReads;
   const pg = postgres;
   let closed = false;
   return {
     clickhouse: ch,
+    clickhouseReads: chReads,
     postgres: pg,
     redis,
     refusals,
@@ -102,7 +113,7 @@ export async function createStores(config: Config, logger: Logger): Promise<Stor
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      const results = await Promise.allSettled([ch.close(), pg.close(), redis?.close()]);
+      const results = await Promise.allSettled([ch.close(), chReads === ch ? undefined : chReads.close(), pg.close(), redis?.close()]);
       lock?.release();
       for (const r of results) if (r.status === 'rejected') logger.warn({ err: { message: String(r.reason) } }, 'store close failed');
     },

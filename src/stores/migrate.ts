@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.ts';
 import type { ClickHouseStore } from './clickhouse.ts';
 import type { PostgresStore } from './postgres.ts';
-import { clusterDDL } from './cluster-ddl.ts';
+import { renderDDL, tablesCreatedBy } from './topology.ts';
 
 export const SCHEMA_DIR = fileURLToPath(new URL('../../schema/', import.meta.url));
 
@@ -126,8 +126,12 @@ async function migratePostgres(client: PgClient, migrations: Migration[], logger
 }
 
 async function migrateClickHouse(ch: ClickHouseStore, migrations: Migration[], logger: Logger): Promise<number[]> {
-  const ddl = (sql: string) => (ch.cluster ? clusterDDL(sql, ch.cluster) : sql);
-  await ch.command(ddl(CLICKHOUSE_MIGRATIONS_TABLE));
+  // Every table of every migration, applied or not: a view created now may read a table of an earlier one.
+  const tables = tablesCreatedBy([CLICKHOUSE_MIGRATIONS_TABLE, ...migrations.flatMap((m) => splitStatements(m.sql))]);
+  const ddl = async (sql: string) => {
+    for (const statement of renderDDL(sql, ch.topology, tables)) await ch.command(statement);
+  };
+  await ddl(CLICKHOUSE_MIGRATIONS_TABLE);
   const rows = await ch.query<{ version: number; checksum: string }>(
     'SELECT version, any(checksum) AS checksum FROM schema_migrations GROUP BY version',
   );
@@ -138,7 +142,7 @@ async function migrateClickHouse(ch: ClickHouseStore, migrations: Migration[], l
     // so a migration interrupted half way is simply run again.
     for (const statement of splitStatements(m.sql)) {
       try {
-        await ch.command(ddl(statement));
+        await ddl(statement);
       } catch (err) {
         throw new MigrationError(`clickhouse migration ${m.version}_${m.name} failed: ${(err as Error).message}`);
       }

@@ -81,7 +81,7 @@ export function executionRoutes(domain: Domain): RouteDef[] {
           ctx.body = file.stream;
           return;
         }
-        const items = listing.export(ctx.state.projectId!, filters);
+        const items = domain.executions.exports.export(ctx.state.projectId!, filters);
         const first = await items.next(); // errors (bad filter, store down) still become a status
         async function* all() {
           if (!first.done) yield first.value;
