@@ -230,11 +230,24 @@ describe(`RowBinary inserts (${mode} mode)`, () => {
       'metadata',
       'api_key_id',
       'environment',
+      'usage_details',
+      'pricing_context',
     ]);
     const before007 = encoder.columns.indexOf('api_key_id');
-    expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before007)).missing).toEqual(['api_key_id', 'environment']);
+    expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before007)).missing).toEqual([
+      'api_key_id',
+      'environment',
+      'usage_details',
+      'pricing_context',
+    ]);
     const before016 = encoder.columns.indexOf('environment');
-    expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before016)).missing).toEqual(['environment']);
+    expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before016)).missing).toEqual([
+      'environment',
+      'usage_details',
+      'pricing_context',
+    ]);
+    const before028 = encoder.columns.indexOf('usage_details');
+    expect((await ch.decoderOf('spans', STORED_SPAN_COLUMNS, before028)).missing).toEqual(['usage_details', 'pricing_context']);
   });
 
   it('a query read as RowBinary gives the rows the JSON read gives; columns it would give otherwise are refused', async () => {
