@@ -49,8 +49,11 @@ export async function benchConsolePages(executions: number, loads: number): Prom
   const browser = await launchBrowser();
   try {
     const t = performance.now();
-    await generateExecutions(ch, executions, { project: 'default', attribution: true, sessions: true, promptVersions: [6, 7] });
-    await generateScores(ch, executions, { project: 'default' });
+    // Over the 90 days before now, so the pages' default windows (the last 24 hours … 30 days) hold data.
+    const now = new Date().toISOString().slice(0, 19).replace('T', ' ');
+    const startedAt = `toDateTime64('${now}', 3, 'UTC') - toIntervalMillisecond((number * 7919) % (90 * 86400000))`;
+    await generateExecutions(ch, executions, { project: 'default', attribution: true, sessions: true, promptVersions: [6, 7], startedAt });
+    await generateScores(ch, executions, { project: 'default', startedAt });
     await call('POST', `${api}/prompts`, { prompt_id: 'support', type: 'text', template: 'v1' });
     for (let v = 2; v <= 7; v++) await call('POST', `${api}/prompts/support/versions`, { template: `v${v}` });
     await call('PUT', `${api}/prompts/support/labels/production`, { version: 6 });

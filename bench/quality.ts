@@ -176,7 +176,11 @@ export async function benchQuality(executions: number): Promise<Figure[]> {
  * NUMERIC accuracy and a BOOLEAN resolved, both a little better with version 7, stamped with their
  * execution's dimensions as a write would stamp them.
  */
-export async function generateScores(ch: ClickHouseStore, executions: number, opts: { project?: string } = {}): Promise<void> {
+export async function generateScores(
+  ch: ClickHouseStore,
+  executions: number,
+  opts: { project?: string; /** as generateExecutions' option of the same name */ startedAt?: string } = {},
+): Promise<void> {
   const chunk = 2_000_000;
   const g = GENERATED;
   const uses = g.usesPrompt;
@@ -186,7 +190,7 @@ export async function generateScores(ch: ClickHouseStore, executions: number, op
          counted, exec_version, exec_hour, exec_provider, exec_model, exec_agent_id, exec_user_id, exec_session_id, exec_prompt_ids, exec_prompt_versions, exec_prompt_refs)
        SELECT ${opts.project ? `'${opts.project.replace(/[^a-z0-9-]/g, '')}'` : g.projectId} AS project_id, ${g.traceId}, concat('s-', toString(number), '-', n.2),
          1, 1, '', '', n.2, n.1, n.3, if(n.1 = 'BOOLEAN', if(n.3 = 1, 'true', 'false'), ''), '', 'eval', 'bench', '',
-         ${g.startedAt} AS at, at,
+         ${opts.startedAt ?? g.startedAt} AS at, at,
          1, 1, toStartOfHour(at, 'UTC'), ${g.provider}, ${g.model}, ${g.agentId}, '', '',
          if(${uses}, ['support'], []), if(${uses}, [toUInt32(${g.version([6, 7])})], []), if(${uses}, ['latest'], [])
        FROM numbers(${offset}, ${Math.min(chunk, executions - offset)})
