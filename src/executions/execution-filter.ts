@@ -73,6 +73,8 @@ export interface ActivityQuery {
   limit: number;
   /** sessions only: rows skipped (at most 10,000) */
   offset?: number;
+  /** sessions: count the window's sessions too (a grouped read of all of them) */
+  with_total?: boolean;
   /** sessions only: a case-insensitive part of the session id or of the user id */
   search?: string;
   /** sessions only: the order, descending (last_seen by default) */

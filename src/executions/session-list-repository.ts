@@ -71,15 +71,21 @@ export function createSessionList(
             `executions.sessions.by_${sort}`,
           )
         ).map((r) => presentActivity('session', r));
-      const [items, [counted]] = await Promise.all([
-        sort === 'last_seen' ? deps.recent(projectId, q).then((p) => p.items) : ordered(),
-        ch.query<{ n: string }>(
+      // The count groups every session of the window (0.6 s for 33M executions in 30 days): only
+      // when asked, so a page of the most recently seen stays a read of a few granules.
+      const count = async () => {
+        const [counted] = await ch.query<{ n: string }>(
           `SELECT count() AS n FROM (SELECT session_id FROM executions WHERE ${w.sql} AND session_id != '' GROUP BY session_id HAVING sum(sign) > 0)`,
           w.params,
           'executions.sessions.count',
-        ),
+        );
+        return Number(counted?.n ?? 0);
+      };
+      const [items, total] = await Promise.all([
+        sort === 'last_seen' ? deps.recent(projectId, q).then((p) => p.items) : ordered(),
+        q.with_total ? count() : Promise.resolve(null),
       ]);
-      return { items, total: Number(counted?.n ?? 0), limit: q.limit, offset };
+      return { items, total, limit: q.limit, offset };
     },
   };
 }

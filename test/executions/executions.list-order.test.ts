@@ -245,7 +245,7 @@ describe(`sessions: pages, count, search, order, conversation (${mode} mode)`, (
   it('pages by offset through every session of the window, most recent first, with their count', async () => {
     const all: string[] = [];
     for (let offset = 0; offset < 30; offset += 10) {
-      const r = await get(`/sessions?${W}&limit=10&offset=${offset}`);
+      const r = await get(`/sessions?${W}&limit=10&offset=${offset}&with_total=true`);
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ total: 25, limit: 10, offset });
       all.push(...r.body.items.map((i: { session_id: string }) => i.session_id));
@@ -255,12 +255,12 @@ describe(`sessions: pages, count, search, order, conversation (${mode} mode)`, (
   });
 
   it('searches session and user ids, and orders by cost, executions or errors', async () => {
-    const s = await get(`/sessions?${W}&search=HAT-1`);
+    const s = await get(`/sessions?${W}&search=HAT-1&with_total=true`);
     expect(s.body.items.map((i: { session_id: string }) => i.session_id).sort()).toEqual(
       ['chat-1', ...Array.from({ length: 10 }, (_, i) => `chat-1${i}`)].sort(),
     );
     expect(s.body.total).toBe(11);
-    const ada = await get(`/sessions?${W}&search=ada&limit=100`);
+    const ada = await get(`/sessions?${W}&search=ada&limit=100&with_total=true`);
     expect(ada.body.total).toBe(12);
     expect(ada.body.items.every((i: { user_id: string }) => i.user_id === 'ada')).toBe(true);
     const cost = await get(`/sessions?${W}&sort=cost_usd&limit=2`);
@@ -271,7 +271,9 @@ describe(`sessions: pages, count, search, order, conversation (${mode} mode)`, (
     expect(execs2.body.items[0].session_id).toBe('chat-23'); // ties: most recently seen first
     const errors = await get(`/sessions?${W}&sort=errors&limit=1&offset=0`);
     expect(errors.body.items[0]).toMatchObject({ session_id: 'chat-4', errors: 1 });
-    expect((await get(`/sessions?${W}&sort=cost_usd&limit=5&offset=5`)).body).toMatchObject({ total: 25, offset: 5 });
+    expect((await get(`/sessions?${W}&sort=cost_usd&limit=5&offset=5&with_total=true`)).body).toMatchObject({ total: 25, offset: 5 });
+    // The count is read only when asked for: it groups every session of the window.
+    expect((await get(`/sessions?${W}&limit=5`)).body).toMatchObject({ total: null, limit: 5 });
   });
 
   it('shows a session as one conversation: each turn the messages it added, across pages', async () => {

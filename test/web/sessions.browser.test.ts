@@ -120,7 +120,7 @@ describe(`sessions, users and search (${mode} mode)`, () => {
     const { page } = t.browser;
     await t.open('sessions?days=90');
     await page.locator('tr[data-session-id="chat-42"]').waitFor();
-    await expect(page.locator('.session-count strong').textContent()).resolves.toBe('57');
+    await expect.poll(() => page.locator('.session-count strong').textContent()).toBe('57');
     expect((await ids('tr[data-session-id]', 'data-session-id')).length).toBe(50);
     await page.click('button[name=sessions_next]');
     await page.waitForURL((u) => u.searchParams.get('offset') === '50');

@@ -516,7 +516,8 @@ export interface UserSummary extends Activity {
 
 export interface SessionList {
   items: SessionSummary[];
-  total: number;
+  /** null unless asked for (with_total=true) */
+  total: number | null;
   limit: number;
   offset: number;
 }

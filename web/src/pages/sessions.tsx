@@ -60,6 +60,14 @@ export function Sessions({ projectId }: { projectId: string }) {
   if (sort !== 'last_seen') q.set('sort', sort);
   if (offset) q.set('offset', String(offset));
   const list = useApi<SessionList>(`/api${p}/sessions?${q}`);
+  // The count groups every session of the window: asked for apart, so the page draws first.
+  const counted = new URLSearchParams(q);
+  counted.delete('offset');
+  counted.delete('sort'); // the count is the same in any order; the most recent page is the cheap one
+  counted.set('limit', '1');
+  counted.set('with_total', 'true');
+  const count = useApi<SessionList>(`/api${p}/sessions?${counted}`);
+  const total = count.data?.total ?? null;
   const hrefs = list.data?.items.map((s) => `${p}/sessions/${enc(s.session_id)}`) ?? [];
   const selected = useListKeys(hrefs);
   const [typed, setTyped] = useState(search);
@@ -115,8 +123,14 @@ export function Sessions({ projectId }: { projectId: string }) {
             <Card>
               <div class="table-head">
                 <span class="session-count">
-                  <strong>{int(data.total)}</strong> session{data.total === 1 ? '' : 's'}
-                  {data.total > 0 && (
+                  {total === null ? (
+                    <span class="muted">counting sessions…</span>
+                  ) : (
+                    <>
+                      <strong>{int(total)}</strong> session{total === 1 ? '' : 's'}
+                    </>
+                  )}
+                  {data.items.length > 0 && (
                     <span class="muted">
                       {' '}
                       · {int(offset + 1)}–{int(offset + data.items.length)}
@@ -135,7 +149,10 @@ export function Sessions({ projectId }: { projectId: string }) {
                   <button
                     type="button"
                     name="sessions_next"
-                    disabled={offset + data.items.length >= data.total || offset + SESSION_PAGE > 10_000}
+                    disabled={
+                      (total === null ? data.items.length < SESSION_PAGE : offset + data.items.length >= total) ||
+                      offset + SESSION_PAGE > 10_000
+                    }
                     onClick={() => navigate(withParams(loc, { offset: String(offset + SESSION_PAGE) }))}
                   >
                     Next →
