@@ -201,9 +201,10 @@ describe(`experiments and release gates in the console (${mode} mode)`, () => {
     await page.fill('.gate-form input[name=gate_cost]', '10');
     await page.click('button.save-gate');
     await page.locator('tr[data-label=production][data-protected=true]').waitFor();
-    expect(await text('tr[data-label=production] [data-field=gate]')).toBe(
-      'protected evidence from numbers · scores exact_match ↑ · alpha 0.05 · cost per item at most +10 %',
-    );
+    // The dataset is named once the page's list of datasets is read (the id shows until then).
+    await expect
+      .poll(() => text('tr[data-label=production] [data-field=gate]'))
+      .toBe('protected evidence from numbers · scores exact_match ↑ · alpha 0.05 · cost per item at most +10 %');
 
     // Moving it to v2: the check first (no run names v2), then the refusal with the API's detail.
     await page.selectOption('select[name=label-production]', '2');
