@@ -148,8 +148,18 @@ export function createScheduledExport(deps: ScheduledExportDeps) {
     enabled,
     run,
     exportDay,
+    ...periodicExportJob(EXPORT_JOB, enabled, config.intervalMs, run),
+  };
+}
+
+/**
+ * The job of an export written on a schedule (the daily Parquet, the monthly statements): `run`
+ * every `intervalMs` and once at boot, when enabled; three attempts a minute apart.
+ */
+export function periodicExportJob(name: string, enabled: boolean, intervalMs: number, run: () => Promise<unknown>) {
+  return {
     processor: {
-      name: EXPORT_JOB,
+      name,
       attempts: 3,
       backoffMs: 60_000,
       async process() {
@@ -158,8 +168,8 @@ export function createScheduledExport(deps: ScheduledExportDeps) {
     } as JobProcessor,
     async schedule(runner: JobRunner): Promise<void> {
       if (!enabled) return;
-      await runner.every(EXPORT_JOB, config.intervalMs, {});
-      await runner.enqueue(EXPORT_JOB, {}, { jobId: 'boot' });
+      await runner.every(name, intervalMs, {});
+      await runner.enqueue(name, {}, { jobId: 'boot' });
     },
   };
 }

@@ -9,9 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import type { JobProcessor, JobRunner } from '../jobs/runner.ts';
 import { putObject } from '../exports/s3-put.ts';
-import { writeAtomically } from '../exports/scheduled-export.ts';
+import { periodicExportJob, writeAtomically } from '../exports/scheduled-export.ts';
 import { tableCsv } from '../exports/lines.ts';
 import type { ReportParquet } from '../exports/report-parquet.ts';
 import type { StatementExportStore } from './statement-export-repository.ts';
@@ -141,19 +140,7 @@ export function createStatementExport(deps: StatementExportDeps) {
     enabled,
     run,
     exportStatement,
-    processor: {
-      name: STATEMENT_EXPORT_JOB,
-      attempts: 3,
-      backoffMs: 60_000,
-      async process() {
-        await run();
-      },
-    } as JobProcessor,
-    async schedule(runner: JobRunner): Promise<void> {
-      if (!enabled) return;
-      await runner.every(STATEMENT_EXPORT_JOB, config.intervalMs, {});
-      await runner.enqueue(STATEMENT_EXPORT_JOB, {}, { jobId: 'boot' });
-    },
+    ...periodicExportJob(STATEMENT_EXPORT_JOB, enabled, config.intervalMs, run),
   };
 }
 
