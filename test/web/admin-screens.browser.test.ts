@@ -117,7 +117,8 @@ describe(`admin screens (${mode} mode)`, () => {
     await page.fill('input[name=connection_model]', 'gpt-4o');
     await page.click('button:has-text("Save connection")');
     await page.locator('tr[data-connection="judge-mini"]:has-text("gpt-4o")').waitFor();
-    expect((await ok('GET', `/model-connections/${connection.connection_id}`)).model).toBe('gpt-4o');
+    // "gpt-4o" is also a part of the old "gpt-4o-mini": wait for the saved model itself.
+    await expect.poll(async () => (await ok('GET', `/model-connections/${connection.connection_id}`)).model).toBe('gpt-4o');
     await t.browser.screenshot('settings-admin-screens');
 
     await t.open('evaluators');
