@@ -229,8 +229,10 @@ describe(`admin screens (${mode} mode)`, () => {
     await expect(chart.getAttribute('data-series')).resolves.toBe('9');
     await page.selectOption('select[name=chart_by]', 'model');
     await page.locator('.chart.stacked[data-series="2"]').waitFor();
-    const byModel = await page.locator('.chart.stacked .u-legend .u-series .u-label').allTextContents();
-    expect(byModel.filter((l) => l.startsWith('other'))).toEqual([]);
+    // The legend is redrawn after the chart's series change: wait for it, not for the attribute.
+    const labels = page.locator('.chart.stacked .u-legend .u-series .u-label');
+    await expect.poll(async () => (await labels.allTextContents()).filter((l) => l.startsWith('other'))).toEqual([]);
+    await expect.poll(async () => (await labels.allTextContents()).filter((l) => l.startsWith('gpt-4o'))).toHaveLength(2);
     await t.browser.screenshot('explorer-day-axis');
     await noOverflow('explorer?group_by=user,model&window=7d&granularity=day', '.chart.stacked canvas');
     expect(t.errors).toEqual([]);
