@@ -3,11 +3,12 @@
 // count sum, rounded half-up to 9 decimals per call, to cost_usd. A cost the caller stated is one
 // `caller` line that counts; the computed lines beside it are shown with counted: false. Stored
 // as the `cost_lines` JSON column (028_usage_types.sql): listings never read it.
-import { fromScaled, toScaled } from '../decimal.ts';
-import { DETAIL_TYPES, type PricingContext, type UsageDetails, type UsageType } from '../pricing/cost.ts';
+import { fromScaled, NANOS } from '../decimal.ts';
+import { DETAIL_TYPES, LINE_SCALE, type PricingContext, type UsageDetails, type UsageType } from '../pricing/cost.ts';
 import type { PricedCall } from './pricing.ts';
 
-const LINE_SCALE = 18;
+/** A nano-dollar amount (the caller's stated cost) at the lines' scale. */
+const NANOS_TO_LINE = 10n ** BigInt(LINE_SCALE - NANOS);
 
 export type CostLineSource = 'project' | 'catalogue' | 'caller';
 
@@ -33,36 +34,66 @@ export const sourceOfPrice = (priceId: string): CostLineSource => (priceId.start
 export class CostLines {
   private readonly lines = new Map<string, StoredCostLine & { exact: bigint }>();
 
-  private put(l: Omit<StoredCostLine, 'calls'>): void {
-    const key = [l.type, l.source, l.price_id, l.rule, l.rate ?? '', l.counted ? 1 : 0].join('\u0000');
-    const exact = toScaled(l.cost_usd, LINE_SCALE);
+  /** Adds a line to the one of the same type, source, price, rule, rate and counting, or starts it. */
+  private put(l: Omit<StoredCostLine, 'calls' | 'cost_usd'>, exact: bigint): void {
+    const key = `${l.type}\u0000${l.source}\u0000${l.price_id}\u0000${l.rule}\u0000${l.rate ?? ''}\u0000${l.counted ? 1 : 0}`;
     const had = this.lines.get(key);
     if (had) {
       had.quantity += l.quantity;
       had.exact += exact;
       had.calls += 1;
-    } else this.lines.set(key, { ...l, calls: 1, exact });
+      return;
+    }
+    // The stored JSON keeps this key order (the content hash and repricing compare the text).
+    this.lines.set(key, {
+      type: l.type,
+      quantity: l.quantity,
+      unit: l.unit,
+      rate: l.rate,
+      cost_usd: '',
+      source: l.source,
+      price_id: l.price_id,
+      rule: l.rule,
+      counted: l.counted,
+      calls: 1,
+      exact,
+    });
   }
 
   /** One priced call's lines. */
   add(priced: PricedCall): void {
     const provided = priced.source === 'provided';
     if (provided)
-      this.put({
-        type: 'provided',
-        quantity: 1,
-        unit: 'calls',
-        rate: null,
-        cost_usd: priced.costUsd,
-        source: 'caller',
-        price_id: '',
-        rule: 'cost stated by the caller',
-        counted: true,
-      });
+      this.put(
+        {
+          type: 'provided',
+          quantity: 1,
+          unit: 'calls',
+          rate: null,
+          source: 'caller',
+          price_id: '',
+          rule: 'cost stated by the caller',
+          counted: true,
+        },
+        priced.costNanos * NANOS_TO_LINE,
+      );
     if (!priced.computed || !priced.price) return;
     const source = sourceOfPrice(priced.price.price_id);
+    const { rule } = priced.computed;
     for (const l of priced.computed.lines)
-      this.put({ ...l, source, price_id: priced.price.price_id, rule: priced.computed.rule, counted: !provided });
+      this.put(
+        {
+          type: l.type,
+          quantity: l.quantity,
+          unit: l.unit,
+          rate: l.rate,
+          source,
+          price_id: priced.price.price_id,
+          rule,
+          counted: !provided,
+        },
+        l.exact,
+      );
   }
 
   list(): StoredCostLine[] {

@@ -199,6 +199,8 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
 
   const failed = spans.some((s) => s.status_code === 'ERROR');
   const attributes = executionAttributes(spans);
+  const environment = rootOrFirst(spans, root, 'environment');
+  const costLines = lines.toJson();
   const row: ExecutionContent = {
     project_id: projectId,
     started_at: toClickHouseTime(startedAt),
@@ -227,7 +229,7 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     metadata: attributes.metadata,
     span_count: spans.length,
     api_key_id: rootOrFirst(spans, root, 'api_key_id'),
-    ...(rootOrFirst(spans, root, 'environment') ? { environment: rootOrFirst(spans, root, 'environment') } : {}),
+    ...(environment ? { environment } : {}),
     ...templateUsageColumns(
       usages.map((u, i) => ({ ...u, role: locations[i]?.role ?? '', source: 'otlp', message_index: locations[i]?.messageIndex ?? -1 })),
     ),
@@ -235,7 +237,7 @@ export async function summarizeTrace(projectId: string, spans: readonly StoredSp
     // Absent when empty, so the content hash of an execution without them stays what it was.
     ...(Object.keys(details).length ? { usage_details: details } : {}),
     ...(main && Object.keys(main.span.pricing_context ?? {}).length ? { pricing_context: main.span.pricing_context } : {}),
-    ...(lines.toJson() ? { cost_lines: lines.toJson() } : {}),
+    ...(costLines ? { cost_lines: costLines } : {}),
   };
   // What the execution says, whatever the batches and retries that carried its spans: a
   // re-assembly with the same content writes nothing.

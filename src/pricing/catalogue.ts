@@ -47,6 +47,16 @@ interface Entry {
   provider: string;
   model: string;
   rates: Record<string, Rate>;
+  /** The input-token thresholds of its tiered rates, sorted: between two of them, the rates are the same. */
+  starts?: number[];
+  /** The row built for each interval between thresholds (null: no input or output rate there). */
+  rows?: Map<number, PriceRow | null>;
+}
+
+function tierStarts(rates: Record<string, Rate>): number[] {
+  const starts = new Set<number>();
+  for (const r of Object.values(rates)) if (r && typeof r === 'object') for (const t of r.tiers ?? []) starts.add(t.start);
+  return [...starts].sort((a, b) => a - b);
 }
 
 /**
@@ -125,6 +135,19 @@ export function cataloguePrice(provider: string, model: string, at: Date, tokens
     day.slots.set(slotOf(day.bounds, at), entry);
   }
   if (!entry) return undefined;
+  // The row is the same for every call whose input tokens fall between the same two thresholds:
+  // built once per interval, so the rates are parsed once (cost.ts keeps them by row).
+  const starts = (entry.starts ??= tierStarts(entry.rates));
+  let interval = 0;
+  while (interval < starts.length && tokensIn > starts[interval]!) interval++;
+  const rows = (entry.rows ??= new Map());
+  let built = rows.get(interval);
+  if (built === undefined) rows.set(interval, (built = catalogueRow(entry, tokensIn) ?? null));
+  return built ?? undefined;
+}
+
+/** The price row of a catalogue entry for a call with `tokensIn` input tokens (its tiers applied). */
+function catalogueRow(entry: Entry, tokensIn: number): PriceRow | undefined {
   const applied = new Set<string>();
   const r = entry.rates;
   const input = rateAt(r.input_mtok, tokensIn, applied);
@@ -150,5 +173,5 @@ export function cataloguePrice(provider: string, model: string, at: Date, tokens
   ];
   for (const [k, v] of optional) if (v !== undefined) (row as unknown as Record<string, string>)[k] = v;
   if (applied.size) row.applied = [...applied];
-  return row;
+  return Object.freeze(row); // shared by every call of the interval
 }

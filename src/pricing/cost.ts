@@ -116,8 +116,12 @@ export interface CostLine {
   unit: 'tokens' | 'calls';
   /** USD per million tokens, or per call */
   rate: string;
-  /** Exact (up to 18 decimals); the call's cost is the sum of its lines rounded to 9 decimals. */
-  cost_usd: string;
+  /**
+   * Exact, in 1e-18 USD (LINE_SCALE decimals); the call's cost is the sum of its lines rounded to
+   * 9 decimals. Kept as a count, not text: lines are summed over an execution's calls, and only
+   * the sums are written out (executions/cost-lines.ts).
+   */
+  exact: bigint;
 }
 
 export interface Cost {
@@ -129,7 +133,8 @@ export interface Cost {
   rule: string;
 }
 
-const LINE_SCALE = RATE_SCALE + 6; // tokens × (1e-12 USD / 1e6 tokens) = 1e-18 USD
+/** Decimals of a line's exact cost: tokens × (1e-12 USD / 1e6 tokens) = 1e-18 USD. */
+export const LINE_SCALE = RATE_SCALE + 6;
 const ROUND = 10n ** BigInt(LINE_SCALE - NANOS);
 const PER_CALL = 10n ** 6n; // calls × 1e-12 USD → 1e-18 USD
 
@@ -162,6 +167,7 @@ function matches(w: PriceWhen, ctx: PricingContext): boolean {
  * `above_input_tokens` the call's tokens_in exceeds.
  */
 export function ratesFor(price: PriceRow, tokensIn: number, ctx: PricingContext): { rates: Rates; rule: string } {
+  if (!price.applied && !price.tiers && !price.conditions) return { rates: price, rule: 'base rates' };
   const rules = [...(price.applied ?? [])];
   let base: Rates = price;
   let tiers = price.tiers;
@@ -183,13 +189,20 @@ export function ratesFor(price: PriceRow, tokensIn: number, ctx: PricingContext)
 
 const scaled = (s: string | undefined) => (s === undefined ? undefined : toScaled(s, RATE_SCALE));
 
-export function computeCost(usage: Usage, price: PriceRow, ctx: PricingContext = {}): Cost {
-  const warnings: string[] = [];
-  const { rates, rule } = ratesFor(price, usage.tokensIn, ctx);
+type ScaledRates = Record<UsageType, bigint | undefined>;
+/**
+ * Each usage type's rate (1e-12 USD), fallbacks applied, and its text, read once per rates object:
+ * price rows are cached by the resolver, so a batch's thousands of calls of one model parse them once.
+ */
+const scaledRates = new WeakMap<Rates, { rate: ScaledRates; text: Partial<Record<UsageType, string>> }>();
+
+function ratesOf(rates: Rates): { rate: ScaledRates; text: Partial<Record<UsageType, string>> } {
+  const known = scaledRates.get(rates);
+  if (known) return known;
   const input = toScaled(rates.input_per_mtok, RATE_SCALE);
   const output = toScaled(rates.output_per_mtok, RATE_SCALE);
   const cacheWrite = scaled(rates.cache_write_per_mtok) ?? input;
-  const rate: Record<UsageType, bigint | undefined> = {
+  const rate: ScaledRates = {
     input,
     cache_read: scaled(rates.cached_input_per_mtok) ?? input,
     cache_write_5m: cacheWrite,
@@ -202,6 +215,17 @@ export function computeCost(usage: Usage, price: PriceRow, ctx: PricingContext =
     output_image: scaled(rates.output_image_per_mtok) ?? output,
     web_search: scaled(rates.web_search_per_call),
   };
+  const text: Partial<Record<UsageType, string>> = {};
+  for (const type of USAGE_TYPES) if (rate[type] !== undefined) text[type] = fromScaled(rate[type], RATE_SCALE);
+  const parsed = { rate, text };
+  scaledRates.set(rates, parsed);
+  return parsed;
+}
+
+export function computeCost(usage: Usage, price: PriceRow, ctx: PricingContext = {}): Cost {
+  const warnings: string[] = [];
+  const { rates, rule } = ratesFor(price, usage.tokensIn, ctx);
+  const { rate, text } = ratesOf(rates);
   const d = usage.details ?? {};
   const qty: Record<UsageType, number> = {
     input: 0,
@@ -255,13 +279,7 @@ export function computeCost(usage: Usage, price: PriceRow, ctx: PricingContext =
     }
     const cost = BigInt(n) * r * (type === 'web_search' ? PER_CALL : 1n);
     total += cost;
-    lines.push({
-      type,
-      quantity: n,
-      unit: type === 'web_search' ? 'calls' : 'tokens',
-      rate: fromScaled(r, RATE_SCALE),
-      cost_usd: fromScaled(cost, LINE_SCALE),
-    });
+    lines.push({ type, quantity: n, unit: type === 'web_search' ? 'calls' : 'tokens', rate: text[type]!, exact: cost });
   }
   const costNanos = mulDiv(total, 1n, ROUND);
   return { costNanos, costUsd: fromScaled(costNanos, NANOS), warnings, lines, rule };

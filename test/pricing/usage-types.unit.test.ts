@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { mapSpan } from '../../src/ingest/mapping/index.ts';
 import { computeCost, type PriceRow } from '../../src/pricing/cost.ts';
-import { fromScaled, toScaled } from '../../src/decimal.ts';
+import { fromScaled } from '../../src/decimal.ts';
 import { cataloguePrice } from '../../src/pricing/catalogue.ts';
 import { span } from '../helpers/spans.ts';
 import { handCost, RATE_OF, USAGE_FIXTURES } from '../fixtures/usage-types.ts';
@@ -46,7 +46,7 @@ describe('every usage type of every dialect at its own rate', () => {
       const tokens = cost.lines.filter((l) => l.unit === 'tokens').reduce((s, l) => s + l.quantity, 0);
       expect(tokens).toBe(f.usage.tokensIn + f.usage.tokensOut);
       const exact = handCost(f.lines);
-      expect(cost.lines.reduce((sum, l) => sum + toScaled(l.cost_usd, 18), 0n)).toBe(exact);
+      expect(cost.lines.reduce((sum, l) => sum + l.exact, 0n)).toBe(exact);
       expect(cost.costUsd).toBe(round9(exact));
       expect(cost.warnings).toEqual([]);
       if (f.serviceTier) expect(m.pricingContext?.service_tier).toBe(f.serviceTier);
@@ -55,7 +55,7 @@ describe('every usage type of every dialect at its own rate', () => {
 
   it('lines are exact to 1e-18 and sum to the cost before its one rounding', () => {
     const c = computeCost({ tokensIn: 3, tokensOut: 7, cachedIn: 1, cacheWriteIn: 1, reasoning: 2, details: { web_search: 1 } }, DISTINCT);
-    expect(c.lines.map((l) => [l.type, l.cost_usd])).toEqual([
+    expect(c.lines.map((l) => [l.type, fromScaled(l.exact, 18)])).toEqual([
       ['input', '0.000001'],
       ['cache_read', '0.0000001'],
       ['cache_write_5m', '0.00000125'],
@@ -69,7 +69,7 @@ describe('every usage type of every dialect at its own rate', () => {
       { tokensIn: 1, tokensOut: 1, cachedIn: 0, cacheWriteIn: 0 },
       { price_id: 'p', provider: '', model: 'm', input_per_mtok: '0.0006', output_per_mtok: '0.0006' },
     );
-    expect(tiny.lines.map((l) => l.cost_usd)).toEqual(['0.0000000006', '0.0000000006']);
+    expect(tiny.lines.map((l) => fromScaled(l.exact, 18))).toEqual(['0.0000000006', '0.0000000006']);
     expect(tiny.costUsd).toBe('0.000000001');
   });
 
