@@ -23,6 +23,42 @@ interface Entry {
   again: boolean;
 }
 
+/**
+ * Entries in the order they were queued. Every entry of one queue waits the same time, so the
+ * order is the order they fall due: what is due is taken from the front, never found by scanning
+ * every waiting trace (at thousands of executions a second, tens of thousands wait for their
+ * second look). An entry replaced meanwhile (brought forward) stays behind and is skipped.
+ */
+class DueQueue {
+  private items: Entry[] = [];
+  private head = 0;
+
+  push(e: Entry): void {
+    this.items.push(e);
+  }
+
+  /** The first entry still waiting (`current`), stale ones dropped from the front. */
+  peek(current: (e: Entry) => boolean): Entry | undefined {
+    while (this.head < this.items.length && !current(this.items[this.head]!)) this.head++;
+    this.compact();
+    return this.items[this.head];
+  }
+
+  shift(): Entry | undefined {
+    const e = this.items[this.head];
+    if (e) this.head++;
+    this.compact();
+    return e;
+  }
+
+  private compact(): void {
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+  }
+}
+
 export function createRestampQueue(deps: {
   restamp: (projectId: string, traceIds: string[]) => Promise<void>;
   timing: StampTiming;
@@ -30,17 +66,38 @@ export function createRestampQueue(deps: {
   now: () => number;
 }) {
   const { timing, now } = deps;
+  /** Each waiting trace's entry: the one its queue holds for it. */
   const waiting = new Map<string, Entry>();
+  /** First looks (due `firstMs` after a write), and second looks and retries (`againMs`). */
+  const first = new DueQueue();
+  const second = new DueQueue();
+  const current = (e: Entry) => waiting.get(key(e.projectId, e.traceId)) === e;
   let timer: NodeJS.Timeout | undefined;
   let timerDue = Infinity;
   let stamping: Promise<void> | undefined;
 
+  function wait(e: Entry, queue: DueQueue): void {
+    waiting.set(key(e.projectId, e.traceId), e);
+    queue.push(e);
+  }
+
+  /** The entries due now (every entry, with `all`), taken off their queues. */
+  function takeDue(all: boolean): Entry[] {
+    const due: Entry[] = [];
+    const t = now();
+    for (const queue of [first, second])
+      for (let e = queue.peek(current); e && (all || e.dueAt <= t); e = queue.peek(current)) {
+        queue.shift();
+        waiting.delete(key(e.projectId, e.traceId));
+        due.push(e);
+      }
+    return due;
+  }
+
   async function stampDue(all: boolean): Promise<void> {
     const byProject = new Map<string, string[]>();
-    for (const [k, e] of waiting) {
-      if (!all && e.dueAt > now()) continue;
-      waiting.delete(k);
-      if (e.again && !all) waiting.set(k, { ...e, dueAt: now() + timing.againMs, again: false });
+    for (const e of takeDue(all)) {
+      if (e.again && !all) wait({ ...e, dueAt: now() + timing.againMs, again: false }, second);
       // Pushed, not spread into a new array: a hundred thousand waiting traces took minutes.
       const list = byProject.get(e.projectId);
       if (list) list.push(e.traceId);
@@ -53,10 +110,8 @@ export function createRestampQueue(deps: {
           await deps.restamp(projectId, chunk);
         } catch (err) {
           // A store that failed: these traces wait for the next round.
-          for (const traceId of chunk) {
-            const k = key(projectId, traceId);
-            if (!waiting.has(k)) waiting.set(k, { projectId, traceId, dueAt: now() + timing.againMs, again: false });
-          }
+          for (const traceId of chunk)
+            if (!waiting.has(key(projectId, traceId))) wait({ projectId, traceId, dueAt: now() + timing.againMs, again: false }, second);
           deps.onError?.(err);
         }
       }
@@ -64,8 +119,7 @@ export function createRestampQueue(deps: {
 
   function schedule(): void {
     if (stamping || waiting.size === 0) return;
-    let next = Infinity;
-    for (const e of waiting.values()) if (e.dueAt < next) next = e.dueAt;
+    const next = Math.min(first.peek(current)?.dueAt ?? Infinity, second.peek(current)?.dueAt ?? Infinity);
     // A timer set for later than the earliest entry is set again: an execution written while its
     // trace waits for the second look is stamped at once, not at the second look.
     if (timer && timerDue <= next) return;
@@ -95,9 +149,8 @@ export function createRestampQueue(deps: {
     add(projectId: string, traceIds: readonly string[]): void {
       const dueAt = now() + timing.firstMs;
       for (const traceId of traceIds) {
-        const k = key(projectId, traceId);
-        const e = waiting.get(k);
-        if (!e || e.dueAt > dueAt) waiting.set(k, { projectId, traceId, dueAt, again: true });
+        const e = waiting.get(key(projectId, traceId));
+        if (!e || e.dueAt > dueAt) wait({ projectId, traceId, dueAt, again: true }, first);
       }
       schedule();
     },
@@ -109,6 +162,11 @@ export function createRestampQueue(deps: {
       timerDue = Infinity;
       await stamping;
       await stampDue(true);
+    },
+
+    /** Traces waiting for a look. */
+    get size(): number {
+      return waiting.size;
     },
   };
 }
