@@ -55,7 +55,7 @@ async function inspectorSession() {
   return { post, disconnect: () => session.disconnect() };
 }
 
-/** BENCH_CPU_PROFILE=dir: a CPU profile of the API's thread during each case (open it in Chrome's DevTools). */
+/** BENCH_CPU_PROFILE=dir: a CPU profile of the API's thread during each case and each "alone" figure (open it in Chrome's DevTools). */
 async function startProfile(): Promise<(file: string) => Promise<void>> {
   const { post, disconnect } = await inspectorSession();
   await post('Profiler.enable');
@@ -99,22 +99,25 @@ const encodeExport = (body: Buffer, encoder: RowEncoder) =>
  * The API thread's CPU time (µs) per span of the export for `once`, over 3 s after a warm-up
  * (the API thread's own: the engine's merges are not counted).
  */
-async function cpuPerSpanUs(once: () => unknown): Promise<number> {
+async function cpuPerSpanUs(name: string, once: () => unknown): Promise<number> {
   for (let i = 0; i < 50; i++) await once();
   let n = 0;
+  const profiling = process.env.BENCH_CPU_PROFILE ? await startProfile() : undefined;
   const cpuOf = countThreadCpu();
   const started = performance.now();
   while (performance.now() - started < 3_000) {
     await once();
     n++;
   }
-  return (cpuOf().api * 1e6) / (n * SPANS_ALONE);
+  const cpu = cpuOf();
+  if (profiling) await profiling(path.join(process.env.BENCH_CPU_PROFILE!, `${name}-alone.cpuprofile`));
+  return (cpu.api * 1e6) / (n * SPANS_ALONE);
 }
 
 /** What the encoding worker does per span: decode, map and encode the export. */
 function encodingCostUs(encoder: RowEncoder): Promise<number> {
   const body = exportBody();
-  return cpuPerSpanUs(() => encodeExport(body, encoder));
+  return cpuPerSpanUs('encoding', () => encodeExport(body, encoder));
 }
 
 /**
@@ -125,7 +128,7 @@ function encodingCostUs(encoder: RowEncoder): Promise<number> {
 function assemblyCostUs(encoder: RowEncoder, decoder: RowDecoder, prices: PriceResolver): Promise<number> {
   const payload = Buffer.from(encodeExport(exportBody(), encoder).payload);
   const deps: SummarizeDeps = { prices, resolvePrompt: async () => 1 };
-  return cpuPerSpanUs(async () => {
+  return cpuPerSpanUs('assembly', async () => {
     const byTrace = new Map<string, StoredSpan[]>();
     for (const s of decoder.decode(payload) as unknown as StoredSpan[]) {
       const spans = byTrace.get(s.trace_id);
@@ -251,6 +254,15 @@ export async function benchIngest(): Promise<Figure[]> {
         value: `${fmt(r.spansPerS)} spans/s; p50 ${r.p50.toFixed(0)} ms, p99 ${r.p99.toFixed(0)} ms; peak RSS ${mib(peakRss)} MiB; assembly lag ≤ ${(maxLag / 1000).toFixed(1)} s during the load, caught up ${catchUpS.toFixed(1)} s after; loader busy: ${phases}; event-loop delay p50 ${loopMs(50)} / p99 ${loopMs(99)} ms; ${cpuFigure}; ${fmt(r.requests)} requests of ${Math.round(r.bytesPerRequest / 1024)} KiB${refused ? `; refused ${refused}` : ''}`,
       });
       console.error(`  ${figures.at(-1)!.what}: ${figures.at(-1)!.value}`);
+      // BENCH_THREADS=1: the CPU per span of each group of threads by name (the engine's pipelines, merges, pools).
+      if (process.env.BENCH_THREADS)
+        console.error(
+          `    threads: ${Object.entries(cpu.byName)
+            .filter(([, s]) => s > 0)
+            .sort((a, b) => b[1] - a[1])
+            .map(([n, s]) => `${n} ${us(s)} µs`)
+            .join(', ')}`,
+        );
     }
 
     if (wanted('halves')) {

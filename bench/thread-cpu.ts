@@ -41,6 +41,8 @@ export interface CpuShares {
   elapsed: number;
   /** The whole process's CPU time (s), threads that ended meanwhile included (the roles miss those). */
   process: number;
+  /** CPU time (s) by thread name, numbers dropped (QueryPipelineEx, MergeMutate, node...): where the engine's part goes. */
+  byName: Record<string, number>;
 }
 
 /** Starts counting; the returned function gives each role's CPU time (s) since. */
@@ -58,11 +60,14 @@ export function countThreadCpu(): () => CpuShares {
       other: 0,
       elapsed: (performance.now() - started) / 1000,
       process: (used.user + used.system) / 1e6,
+      byName: {},
     };
     let busiestJs = 0;
     const js: number[] = [];
     for (const [tid, t] of after) {
       const s = (t.ticks - (before.get(tid)?.ticks ?? 0)) / TICKS_PER_S;
+      const group = tid === String(process.pid) ? 'api' : t.name.replace(/[\d:_-]+$/, '');
+      shares.byName[group] = (shares.byName[group] ?? 0) + s;
       if (tid === String(process.pid)) shares.api += s;
       else if (t.name === 'node') js.push(s);
       else shares.engine += s;
