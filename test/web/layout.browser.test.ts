@@ -221,20 +221,22 @@ describe(`console layout and accessibility on every page (${mode} mode)`, () => 
     expect(await page.locator('input[name=trace_search]').isVisible()).toBe(true);
     expect(await menu.getAttribute('aria-expanded')).toBe('false');
     await menu.click();
-    expect(await menu.getAttribute('aria-expanded')).toBe('true');
+    await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('true');
     expect(await overflow()).toBeNull();
     await t.browser.screenshot('phone-menu-open');
     await nav.locator('a:has-text("Sessions")').click();
     await page.waitForURL(/\/sessions$/);
-    expect(await nav.isVisible()).toBe(false);
+    // The menu closes on the route change, a render after the URL moved: wait for it.
+    await expect.poll(() => nav.isVisible()).toBe(false);
+    await expect.poll(() => menu.getAttribute('aria-expanded')).toBe('false');
     expect(await overflow()).toBeNull();
 
     await page.fill('input[name=trace_search]', 'clock-run');
     await page.press('input[name=trace_search]', 'Enter');
     await page.waitForURL(/\/executions\/clock-run$/);
     await page.setViewportSize(DESKTOP);
-    expect(await page.locator('aside nav').isVisible()).toBe(true);
-    expect(await page.locator('button.menu-button').isVisible()).toBe(false);
+    await expect.poll(() => page.locator('aside nav').isVisible()).toBe(true);
+    await expect.poll(() => page.locator('button.menu-button').isVisible()).toBe(false);
   });
 
   it('the first tab stop skips to the content; every field has a label', async () => {
