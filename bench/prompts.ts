@@ -9,7 +9,8 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
 import { startService } from '../src/service.ts';
 import { createPromptCache } from '../src/prompts/cache.ts';
-import { createPromptService, parseVersionRef } from '../src/prompts/service.ts';
+import { parseVersionRef } from '../src/prompts/prompt-input.ts';
+import { createPromptService } from '../src/prompts/service.ts';
 import { createBroadcast } from '../src/stores/broadcast.ts';
 
 export interface Row {

@@ -7,7 +7,8 @@
 import crypto from 'node:crypto';
 import { conflict, NotFound, notFound, unprocessable } from '../errors.ts';
 import { fromScaled, NANOS, numberToDecimal, toScaled } from '../decimal.ts';
-import { parseVersionRef, type PromptService } from '../prompts/service.ts';
+import { parseVersionRef } from '../prompts/prompt-input.ts';
+import type { PromptService } from '../prompts/service.ts';
 import type { ScoreConfigs } from '../scores/score-config-repository.ts';
 import type { Connections } from '../evaluators/connection-repository.ts';
 import type { EvaluatorService } from '../evaluators/evaluator-service.ts';

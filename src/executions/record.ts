@@ -5,7 +5,7 @@
 import { badRequest, conflict, NotFound, unprocessable } from '../errors.ts';
 import type { BatchWriter } from '../stores/batch-writer.ts';
 import type { PromptService } from '../prompts/service.ts';
-import { parseVersionRef } from '../prompts/service.ts';
+import { parseVersionRef } from '../prompts/prompt-input.ts';
 import type { PriceResolver } from '../pricing/prices.ts';
 import { outsideStartWindow, parseTime, toClickHouseTime, type StartWindow } from '../time.ts';
 import { capCost, priceCall } from './pricing.ts';

@@ -9,7 +9,8 @@
 import crypto from 'node:crypto';
 import { badRequest, DomainError, NotFound, notFound, unprocessable } from '../errors.ts';
 import type { ExecutionRecorder } from '../executions/record.ts';
-import { parseVersionRef, renderWhole, type PromptService } from '../prompts/service.ts';
+import { parseVersionRef } from '../prompts/prompt-input.ts';
+import { renderWhole, type PromptService } from '../prompts/service.ts';
 import { placeholderProblem, type ChatMessage, type PlaceholderFill, type Template } from '../prompts/template.ts';
 import type { Connections, OpenConnection } from '../evaluators/connection-repository.ts';
 import { callJudge } from '../evaluators/judge-client.ts';

@@ -6,39 +6,27 @@ import type { PromptCache } from './cache.ts';
 import { diffLines, unified, type DiffLine } from './diff.ts';
 import * as gateRepo from './label-gate-repository.ts';
 import * as repo from './prompt-repository.ts';
+import { presentPrompt, presentVersion } from './present.ts';
+import {
+  checkConfig,
+  checkLabelName,
+  checkLabels,
+  checkTemplate,
+  refKey,
+  type CreatePromptInput,
+  type NewVersionInput,
+  type VersionRef,
+} from './prompt-input.ts';
 import {
   canonicalJson,
   contentHash,
-  extractPlaceholders,
   extractVariables,
   isPlaceholder,
   placeholderProblem,
   render,
   type PlaceholderFill,
-  type PromptType,
   type Template,
 } from './template.ts';
-
-export const LABEL = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-/** A version's config (model, temperature, tools...) is returned with every read: kept small. */
-export const CONFIG_MAX_BYTES = 64 * 1024;
-
-export interface CreatePromptInput {
-  prompt_id: string;
-  type: PromptType;
-  template: Template;
-  description?: string;
-  config?: Record<string, unknown>;
-  labels?: string[];
-  commit_message?: string;
-}
-
-export interface NewVersionInput {
-  template: Template;
-  config?: Record<string, unknown>;
-  labels?: string[];
-  commit_message?: string;
-}
 
 /** Who changes something, as the label events record it. */
 export interface Actor {
@@ -65,80 +53,6 @@ export interface GateDecision {
 
 export const protectedDetail = (label: string) =>
   `Label ${label} is protected by a release gate: it moves only with PUT …/labels/${label} once the gate passes (or an admin's override)`;
-
-/** A version reference: an integer, `latest`, or a label name. */
-export type VersionRef = { kind: 'number'; version: number } | { kind: 'latest' } | { kind: 'label'; label: string };
-
-export function parseVersionRef(raw: string | number, field = 'version'): VersionRef {
-  if (typeof raw === 'number' || /^\d+$/.test(raw)) {
-    const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n < 1 || n > 2_147_483_647)
-      throw badRequest(`${field}: must be a version number from 1, "latest" or a label`);
-    return { kind: 'number', version: n };
-  }
-  if (raw === 'latest') return { kind: 'latest' };
-  if (!LABEL.test(raw)) throw badRequest(`${field}: "${raw}" is not a version number, "latest" or a label name`);
-  return { kind: 'label', label: raw };
-}
-
-const refKey = (ref: VersionRef) => (ref.kind === 'number' ? String(ref.version) : ref.kind === 'latest' ? 'latest' : `label:${ref.label}`);
-
-function checkTemplate(type: PromptType, template: Template): void {
-  if (type === 'text' && typeof template !== 'string') throw unprocessable('template: must be a string for a text prompt');
-  if (type === 'chat' && !Array.isArray(template))
-    throw unprocessable('template: must be an array of {"role","content"} messages for a chat prompt');
-}
-
-function checkConfig(config: Record<string, unknown> | undefined): void {
-  if (config === undefined) return;
-  const bytes = Buffer.byteLength(canonicalJson(config));
-  if (bytes > CONFIG_MAX_BYTES) throw badRequest(`config: ${bytes} bytes of JSON, at most ${CONFIG_MAX_BYTES}`);
-}
-
-function checkLabels(labels: readonly string[] | undefined): string[] {
-  const out = [...new Set(labels ?? [])];
-  for (const l of out) {
-    if (l === 'latest') throw badRequest('labels: "latest" is reserved: it always names the newest version');
-    if (/^\d+$/.test(l)) throw badRequest(`labels: "${l}" would be read as a version number`);
-  }
-  return out;
-}
-
-/** 400 unless the name can be a label. */
-export function checkLabelName(label: string): void {
-  checkLabels([label]);
-  if (!LABEL.test(label)) throw badRequest(`label: "${label}" must match ${LABEL.source}`);
-}
-
-export function presentPrompt(p: repo.PromptRow) {
-  return {
-    prompt_id: p.prompt_id,
-    type: p.type,
-    description: p.description,
-    latest_version: p.latest_version,
-    labels: p.labels,
-    created_at: p.created_at.toISOString(),
-    updated_at: p.updated_at.toISOString(),
-    archived_at: p.archived_at?.toISOString() ?? null,
-  };
-}
-
-export function presentVersion(v: repo.VersionRow) {
-  return {
-    prompt_id: v.prompt_id,
-    version: v.version,
-    type: v.type,
-    template: v.template,
-    variables: v.variables,
-    placeholders: extractPlaceholders(v.template),
-    config: v.config,
-    commit_message: v.commit_message,
-    created_at: v.created_at.toISOString(),
-    created_by: v.created_by,
-    labels: v.labels,
-    rolled_back_from: v.rolled_back_from,
-  };
-}
 
 /** Checks made before a prompt is rendered (the budget in block mode answers 402). */
 export interface RenderGuard {

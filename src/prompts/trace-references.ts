@@ -5,7 +5,8 @@
 import type { Logger } from '../logger.ts';
 import { DomainError } from '../errors.ts';
 import { isConnectivityError, StoreUnavailableError } from '../stores/errors.ts';
-import { parseVersionRef, type PromptService } from './service.ts';
+import { parseVersionRef } from './prompt-input.ts';
+import type { PromptService } from './service.ts';
 import type { Template } from './template.ts';
 
 /** Prompt ids are chosen by users in this form (docs/prompts.md). */

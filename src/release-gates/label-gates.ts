@@ -10,7 +10,8 @@ import { badRequest, conflict, Forbidden, notFound, unprocessable } from '../err
 import * as gateRepo from '../prompts/label-gate-repository.ts';
 import type { GateConfig, GateRow } from '../prompts/label-gate-repository.ts';
 import * as promptRepo from '../prompts/prompt-repository.ts';
-import { checkLabelName, type Actor, type PromptService } from '../prompts/service.ts';
+import { checkLabelName } from '../prompts/prompt-input.ts';
+import type { Actor, PromptService } from '../prompts/service.ts';
 import type { PostgresStore, Queryable } from '../stores/postgres.ts';
 import { comparedConditions, costCondition, passes, refusal, scoreCondition, type Condition, type RunRef } from './gate-check.ts';
 

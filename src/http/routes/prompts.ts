@@ -1,8 +1,8 @@
 // Prompt routes: thin. Parse (the route table validates body and query), call the prompt
 // service with plain arguments, shape the response.
 import { apiKeyIdOf, roleIn, type Principal } from '../../auth/principal.ts';
-import type { Actor, CreatePromptInput, NewVersionInput, PromptService } from '../../prompts/service.ts';
-import { parseVersionRef } from '../../prompts/service.ts';
+import type { Actor, PromptService } from '../../prompts/service.ts';
+import { parseVersionRef, type CreatePromptInput, type NewVersionInput } from '../../prompts/prompt-input.ts';
 import type { LabelGates, LabelMoveInput } from '../../release-gates/label-gates.ts';
 import type { RouteDef } from './types.ts';
 
