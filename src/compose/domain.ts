@@ -1,7 +1,7 @@
 // The composition root: the domain services of one process, built once at boot from the stores,
 // in dependency order, wired to each other here and nowhere else (docs/architecture.md): what
-// routes and jobs call. The spend and evaluators areas are composed beside it (spend.ts,
-// evaluators.ts); no domain folder wires itself.
+// routes and jobs call. The spend, scores, evaluators, experiments, monitors and finance areas are
+// composed beside it (spend.ts, scores.ts, ...); no domain folder wires itself.
 // Owns the batching writers, so it is closed (flushed) before the stores.
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
@@ -13,14 +13,8 @@ import { WriteAheadLog } from '../stores/write-ahead-log.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import { createSpanLoader, type IngestDeadLetters, type IngestLog, type SpanLoader } from '../ingest/span-loader.ts';
 import { DeadLetters } from '../stores/dead-letters.ts';
-import { startWindow, toClickHouseTime } from '../time.ts';
-import { createScoreService, type ScoreService } from '../scores/service.ts';
-import { createRestampQueue } from '../scores/restamp-queue.ts';
-import { backfillScoreGrainsIfEmpty, createScoreRepository, groupScores, scoreFilterSql } from '../scores/score-repository.ts';
-import { createScoreLoader, type ScoreLoader, type ScoreLogHeader } from '../scores/score-log.ts';
-import { createScoreConfigs, type ScoreConfigs } from '../scores/score-config-repository.ts';
-import { STAMP_SWEEP_JOB, stampSweepProcessor, type StampSweepData } from '../scores/stamp-sweep.ts';
-import { createComparison, type Comparison } from '../quality/compare.ts';
+import { startWindow } from '../time.ts';
+import { scoreFilterSql } from '../scores/score-repository.ts';
 import { createDeadLetterService, type DeadLetterService } from '../ingest/dead-letter-service.ts';
 import { createPromptCache } from '../prompts/cache.ts';
 import { createPromptService, type PromptService } from '../prompts/service.ts';
@@ -30,9 +24,8 @@ import { createSessionConversation, type SessionConversation } from '../executio
 import { createListTotals } from '../spend/list-totals.ts';
 import { createExecutionDetail, type ExecutionDetail } from '../executions/execution-detail-repository.ts';
 import { createExecutionAssembly } from '../executions/execution-assembly-repository.ts';
-import { createExecutionStamps } from '../executions/execution-stamp-repository.ts';
 import { createExecutionBreakdowns } from '../executions/execution-breakdown-repository.ts';
-import { backfillPromptVersionDaysIfEmpty, createPromptGroupCosts } from '../executions/prompt-group-repository.ts';
+import { backfillPromptVersionDaysIfEmpty } from '../executions/prompt-group-repository.ts';
 import { createExecutionRecorder, type ExecutionRecorder } from '../executions/record.ts';
 import { createPriceResolver, type PriceResolver } from '../pricing/prices.ts';
 import { createModelPriceService, type ModelPriceService } from '../pricing/price-table.ts';
@@ -50,6 +43,7 @@ import { apiKeyNames } from '../auth/api-key-repository.ts';
 import { spansWithLogMessages } from '../ingest/assembly/log-messages.ts';
 import { createTracePromptReferences } from '../prompts/trace-references.ts';
 import { createSpend, type Spend } from './spend.ts';
+import { createScoreArea, type ScoreArea } from './scores.ts';
 import { createReprice, type Reprice } from '../spend/reprice.ts';
 import { createParquetExport, type ParquetExport } from '../exports/parquet-export.ts';
 import { createScheduledExport, type ScheduledExport } from '../exports/scheduled-export.ts';
@@ -109,7 +103,7 @@ export interface Domain {
     deadLetters: DeadLetterService;
   };
   /** `loader`: batches accepted before they are stored (Prefer: respond-async; score-log.ts). */
-  scores: { service: ScoreService; configs: ScoreConfigs; comparison: Comparison; loader: ScoreLoader };
+  scores: Pick<ScoreArea, 'service' | 'configs' | 'comparison' | 'loader'>;
   /** Datasets, their items and experiment runs: src/datasets, docs/datasets.md. */
   datasets: { datasets: Datasets; imports: Imports; runs: Runs; comparison: RunComparison };
   /** OTLP logs: GenAI events joined to their spans (stored in span_log_events, merged where spans are read). */
@@ -176,7 +170,7 @@ export function createDomain(
   const listingOptions: Parameters<typeof createExecutionListing>[1] = {
     scoreFilter: scoreFilterSql,
     // The list's score columns: read from the scores table by its own repository (made below).
-    latestScores: (projectId, traceIds, names) => scoreRepository.latestOf(projectId, traceIds, names),
+    latestScores: (projectId, traceIds, names) => scores.repository.latestOf(projectId, traceIds, names),
     // A list's total over the whole hours a rollup by grain holds, within what retention kept.
     rollupTotal: createListTotals({ rollups, intactSince, now: () => spend.clock.now() }),
     intactSince,
@@ -200,37 +194,10 @@ export function createDomain(
     now: () => spend.clock.now(),
     logger: logger.child({ area: 'exports' }),
   });
-  const scoreConfigs = createScoreConfigs(stores.postgres);
-  // Score writes go out at once; those that come while one is being stored go out together next.
-  // Their rows are not merged as they are inserted (optimize_on_insert): the rollup's view sums
-  // them already, the id index and the scores table find next to nothing to collapse in one
-  // round, and the merges do it later all the same (an insert of 10,000: 215 → 167 ms).
-  const scoreWriter = writerOf('scores', 0, { optimize_on_insert: 0 });
-  const scoreRepository = createScoreRepository(stores.clickhouse, scoreWriter);
-  const executionStamps = createExecutionStamps(stores.clickhouse);
-  const promptGroupCosts = createPromptGroupCosts(stores.clickhouse);
-  // Traces whose scores are stamped again shortly: executions just written, and scores written
-  // while their execution was unknown. The queue calls the score service; the service fills it.
-  const restamps = createRestampQueue({
-    restamp: async (projectId, traceIds) => void (await scores.service.restamp(projectId, traceIds)),
-    timing: config.scores.stampTiming,
-    onError: (err) => logger.warn({ err: { message: (err as Error).message } }, 'scores not stamped; trying again shortly'),
-    now: Date.now,
+  const scores = createScoreArea(config, stores, logger, {
+    writerOf,
+    writtenSince: (since: string) => assembly.writtenSince(since),
   });
-  const scores = {
-    service: createScoreService({
-      repository: scoreRepository,
-      configs: scoreConfigs,
-      stamps: (projectId, traceIds) => executionStamps.scoreStamps(projectId, traceIds),
-      onUnstamped: (projectId, traceIds) => restamps.add(projectId, traceIds),
-    }),
-    configs: scoreConfigs,
-    comparison: createComparison({
-      costs: promptGroupCosts,
-      scores: (read, names) => groupScores(stores.clickhouse, read, names),
-      now: () => new Date(),
-    }),
-  };
   const recorder = createExecutionRecorder({
     writer,
     startWindow: (nowMs) => startWindow(nowMs, config.ingest.spanMaxAgeDays, config.ingest.spanMaxFutureDays),
@@ -238,7 +205,7 @@ export function createDomain(
     prices: resolver,
     queries: { traceHash: assembly.traceHash, get: detail.get },
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
-    onExecutionsWritten: (projectId, traceIds) => restamps.add(projectId, traceIds),
+    onExecutionsWritten: (projectId, traceIds) => scores.executionsWritten(projectId, traceIds),
   });
 
   const pending = stores.redis ? createRedisPendingTraces(stores.redis, { lockMs: 120_000, retryMs: 1_000 }) : createLocalPendingTraces();
@@ -254,7 +221,7 @@ export function createDomain(
     metrics,
     prices: resolver,
     onSpendMoved: (projectId) => spend.spendMoved(projectId),
-    onExecutionsWritten: (projectId, traceIds) => restamps.add(projectId, traceIds),
+    onExecutionsWritten: (projectId, traceIds) => scores.executionsWritten(projectId, traceIds),
     ...createTracePromptReferences(prompts, logger),
   });
   const reprice = createReprice({
@@ -277,14 +244,9 @@ export function createDomain(
     failedSpans: (projectId, traceId) => spans.failedOf(projectId, traceId),
     keyNames: (projectId, keyIds) => apiKeyNames(stores.postgres, projectId, keyIds),
   });
-  const stampSweep = stampSweepProcessor({
-    unstampedTraces: (after, limit) => scoreRepository.unstampedTraces(after, limit),
-    writtenSince: (sinceMs) => assembly.writtenSince(toClickHouseTime(new Date(sinceMs))),
-    restamp: (projectId, traceIds) => scores.service.restamp(projectId, traceIds),
-  });
   const datasetRepository = createDatasetRepository(stores.postgres);
   const runRepository = createRunRepository(stores.postgres);
-  const runReads = { executions: detail, scores: scoreRepository };
+  const runReads = { executions: detail, scores: scores.repository };
   const datasets = {
     datasets: createDatasets({
       repository: datasetRepository,
@@ -310,7 +272,7 @@ export function createDomain(
     listing,
     recorder,
     prompts,
-    scoreConfigs,
+    scoreConfigs: scores.configs,
     scores: scores.service,
     runs: datasets.runs,
     // The evaluator's judge calls of the UTC day, from the rollup of its metadata pair (exact).
@@ -336,7 +298,7 @@ export function createDomain(
     jobs,
     prompts,
     recorder,
-    scoreConfigs,
+    scoreConfigs: scores.configs,
     scores: scores.service,
     datasets: datasetRepository,
     runs: datasets.runs,
@@ -358,24 +320,6 @@ export function createDomain(
     },
     (h) => h.n,
   );
-  // Scores accepted before they are stored (Prefer: respond-async): a log of their own beside the
-  // spans', with the same bounds of size; clients are held, not refused, while it is behind (score-log.ts).
-  const scoreLoader = createScoreLoader({
-    log: new WriteAheadLog<ScoreLogHeader>(
-      path.join(config.ingest.logDir, 'scores'),
-      {
-        segmentBytes: config.ingest.logSegmentBytes,
-        maxPendingBytes: config.ingest.logMaxBytes,
-        maxPendingRows: config.ingest.logMaxRows,
-        maxMemoryBytes: config.ingest.logMemoryBytes,
-        disk: stores.disk,
-      },
-      (h) => h.n,
-    ),
-    scores: scores.service,
-    retryMs: 1_000,
-    logger,
-  });
   const deadLetters: IngestDeadLetters = new DeadLetters(path.join(config.ingest.logDir, 'dead-letters'));
   const loader = createSpanLoader({
     log,
@@ -445,7 +389,7 @@ export function createDomain(
     metrics,
     prompts,
     labelGates,
-    scores: { ...scores, loader: scoreLoader },
+    scores,
     datasets,
     executions: {
       listing,
@@ -480,7 +424,7 @@ export function createDomain(
       ...spend.processors(),
       reprice.processor as JobProcessor,
       scheduledExport.processor,
-      stampSweep as JobProcessor,
+      ...scores.processors(),
       ...evaluators.jobs.processors(),
       ...experimentArea.processors(),
       ...monitors.processors(),
@@ -496,7 +440,7 @@ export function createDomain(
       if (filled.length) logger.info({ tables: filled }, 'spend rollups filled from the executions stored before them');
       if (await backfillPromptVersionDaysIfEmpty(stores.clickhouse))
         logger.info({ tables: ['prompt_version_days'] }, 'prompt days filled from the executions stored before them');
-      const scoresFilled = await backfillScoreGrainsIfEmpty(stores.clickhouse);
+      const scoresFilled = await scores.backfill();
       if (scoresFilled.length) logger.info({ tables: scoresFilled }, 'score rollups filled from the scores stored before them');
       // The column list of `spans` is read now: ingest encodes rows without asking the store.
       await stores.clickhouse.encoderOf('spans');
@@ -514,7 +458,7 @@ export function createDomain(
       if (dead > 0) logger.warn({ records: dead }, 'ingest log: dead letters are kept (GET /api/projects/{id}/ingest/dead-letters)');
       if (replayed > 0) logger.info({ records: replayed }, 'ingest log: records not loaded before the last stop are loaded now');
       loader.start();
-      const scoresReplayed = scoreLoader.start();
+      const scoresReplayed = scores.start();
       if (scoresReplayed > 0) logger.info({ records: scoresReplayed }, 'scores log: batches accepted before the last stop are stored now');
     },
     async schedule(runner) {
@@ -529,14 +473,7 @@ export function createDomain(
           (err: Error) => logger.warn({ err: { message: err.message } }, 'could not recover pending traces'),
         ) as Promise<unknown>;
       }
-      // Scores whose restamp died with the previous process (kept in its memory) are found again:
-      // now, with the executions written shortly before this start, then periodically.
-      await runner.enqueue<StampSweepData>(
-        STAMP_SWEEP_JOB,
-        { writtenSinceMs: Date.now() - config.scores.stampSweepLookbackMs },
-        { jobId: 'stamp-sweep-start' },
-      );
-      await runner.every(STAMP_SWEEP_JOB, config.scores.stampSweepMs, {});
+      await scores.schedule(runner);
       await spend.schedule(runner);
       await reprice.resume(runner);
       await scheduledExport.schedule(runner);
@@ -548,24 +485,16 @@ export function createDomain(
     // Spans first: their assembly writes executions.
     flush: async () => {
       if (ingestStarted) await loader.flush();
-      await Promise.all([writer.flush(), logsWriter.flush(), scoreLoader.flush()]);
-      await restamps.flush();
-      await scoreWriter.flush();
+      await Promise.all([writer.flush(), logsWriter.flush()]);
+      // Then the scores: their restamps read the executions just written.
+      await scores.flush();
     },
     close: async () => {
       await recovering;
       if (ingestStarted) await loader.stop();
       await encodePool?.close();
       await Promise.all([writer.close(), logsWriter.close()]);
-      await scoreLoader
-        .stop()
-        .catch((err: unknown) =>
-          logger.warn({ err: { message: (err as Error).message } }, 'accepted scores kept in their log at shutdown'),
-        );
-      await restamps
-        .flush()
-        .catch((err: unknown) => logger.warn({ err: { message: (err as Error).message } }, 'scores not stamped at shutdown'));
-      await scoreWriter.close();
+      await scores.close();
     },
   };
 }
