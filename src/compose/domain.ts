@@ -14,7 +14,7 @@ import { createMetrics, type Metrics } from '../metrics.ts';
 import { createSpanLoader, type IngestDeadLetters, type IngestLog, type SpanLoader } from '../ingest/span-loader.ts';
 import { DeadLetters } from '../stores/dead-letters.ts';
 import { startWindow } from '../time.ts';
-import { scoreFilterSql } from '../scores/score-repository.ts';
+import { scoreFilterSql } from '../scores/score-aggregate-repository.ts';
 import { createDeadLetterService, type DeadLetterService } from '../ingest/dead-letter-service.ts';
 import { createPromptCache } from '../prompts/cache.ts';
 import { createPromptService, type PromptService } from '../prompts/service.ts';

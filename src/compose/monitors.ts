@@ -8,7 +8,7 @@ import type { Stores } from '../stores/index.ts';
 import type { JobRunner } from '../jobs/runner.ts';
 import type { PromptService } from '../prompts/service.ts';
 import { createExecutionWindows } from '../executions/execution-window-repository.ts';
-import { windowScores } from '../scores/score-repository.ts';
+import { windowScores } from '../scores/score-aggregate-repository.ts';
 import { createMonitorRepository } from '../monitors/monitor-repository.ts';
 import { createMonitors, type Monitors } from '../monitors/monitors.ts';
 

@@ -17,7 +17,7 @@ import { createRetention, RETENTION_JOB } from '../spend/retention.ts';
 import { createBreakdowns } from '../spend/breakdowns.ts';
 import type { ExecutionBreakdowns } from '../executions/execution-breakdown-repository.ts';
 import { createSpendRollupRepository } from '../spend/spend-rollup-repository.ts';
-import { grainedScoresByGroup, rollupScoresByGroup, scoresByGroup } from '../scores/score-repository.ts';
+import { grainedScoresByGroup, rollupScoresByGroup, scoresByGroup } from '../scores/score-aggregate-repository.ts';
 import { createScopedBudgets } from '../spend/scoped-budgets.ts';
 import { getApiKey } from '../auth/api-key-repository.ts';
 

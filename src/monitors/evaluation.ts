@@ -10,7 +10,7 @@ import { twoProportionZTest, welchTTest, type GroupMoments, type TestResult } fr
 import { round, roundInterval, roundP } from '../quality/compare.ts';
 import { listFilterOf, type ExecutionFilter } from '../evaluators/evaluator.ts';
 import type { ExecutionFigures, WindowRead } from '../executions/execution-window-repository.ts';
-import type { WindowScoreFigures } from '../scores/score-repository.ts';
+import type { WindowScoreFigures } from '../scores/score-aggregate-repository.ts';
 import { metricWords, type Condition, type Evaluation, type Metric, type TestFigures, type WindowFigures } from './monitor.ts';
 
 /** What an evaluation reads (ClickHouse: executions/execution-window-repository.ts, scores/score-repository.ts). */

@@ -7,7 +7,7 @@
 import { roundFigure, roundSignificant } from '../decimal.ts';
 import { badRequest } from '../errors.ts';
 import type { PromptGroupCostRead } from '../executions/prompt-group-repository.ts';
-import type { GroupScoreRow } from '../scores/score-repository.ts';
+import type { GroupScoreRow } from '../scores/score-aggregate-repository.ts';
 import type { PromptGroupBy, PromptGroupRead } from '../reads/prompt-groups.ts';
 import { average, nanos, usd } from '../spend/money.ts';
 import { dayWindow } from '../spend/window.ts';

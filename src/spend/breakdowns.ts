@@ -21,7 +21,7 @@ import {
 } from '../reads/spend-dimensions.ts';
 import { coverWindow, grainsFor } from '../reads/spend-grains.ts';
 import { MAX_WINDOW_DAYS } from './window.ts';
-import type { KeyedScoreRow } from '../scores/score-repository.ts';
+import type { KeyedScoreRow } from '../scores/score-aggregate-repository.ts';
 
 export type Granularity = 'hour' | 'day' | 'week' | 'month';
 

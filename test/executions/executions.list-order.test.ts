@@ -7,7 +7,7 @@ import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
 import { correctExecution } from '../helpers/corrections.ts';
 import { createExecutionListing } from '../../src/executions/execution-listing-repository.ts';
-import { scoreFilterSql } from '../../src/scores/score-repository.ts';
+import { scoreFilterSql } from '../../src/scores/score-aggregate-repository.ts';
 
 let svc: TestService;
 const P = '/api/projects/default';

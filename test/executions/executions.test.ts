@@ -2,7 +2,7 @@
 // every list filter against a hand-computed expectation, keyset pages, daily spend exactness,
 // and backpressure.
 import { createExecutionListing } from '../../src/executions/execution-listing-repository.ts';
-import { scoreFilterSql } from '../../src/scores/score-repository.ts';
+import { scoreFilterSql } from '../../src/scores/score-aggregate-repository.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
 import { correctExecution } from '../helpers/corrections.ts';
 import { getJson, startTestService, type TestService } from '../helpers/service.ts';
-import { SCORE_ROLLUPS } from '../../src/scores/score-repository.ts';
+import { SCORE_ROLLUPS } from '../../src/scores/score-aggregate-repository.ts';
 import { createListTotals } from '../../src/spend/list-totals.ts';
 import { createSpendRollupRepository } from '../../src/spend/spend-rollup-repository.ts';
 
