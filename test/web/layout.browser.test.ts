@@ -1,12 +1,13 @@
 // Every console page at a desktop (1440×900) and a phone (390×844) size, on a seeded project: the
 // page never scrolls sideways (wide tables scroll in their own box), no script error, and an axe
-// audit (axe-core, in the page) finds no serious or critical accessibility violation. Then the
+// audit (axe-core, in the page) finds no serious or critical accessibility violation; the same
+// again at desktop size in the dark theme (the console follows the system's colour scheme). Then the
 // shell on a phone (menu button, search in reach), the skip link, the sign-in key field, and the
 // console's one clock: local time labelled with its zone, a UTC switch that datetime filters honour.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { mode } from '../helpers/env.ts';
 import { collectPageErrors, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { PROJECT, record, startConsoleTest, type ConsoleTest } from '../helpers/console.ts';
@@ -185,19 +186,27 @@ async function audit(): Promise<string[]> {
 }
 
 describe(`console layout and accessibility on every page (${mode} mode)`, () => {
-  for (const [name, viewport] of [
-    ['desktop 1440×900', DESKTOP],
-    ['phone 390×844', PHONE],
+  // The dark theme (styles.css, prefers-color-scheme: dark) has colours of its own: its contrast is
+  // audited on every page too, at one size (its layout is the light theme's).
+  for (const [name, viewport, colorScheme] of [
+    ['desktop 1440×900', DESKTOP, 'light'],
+    ['phone 390×844', PHONE, 'light'],
+    ['dark theme, desktop 1440×900', DESKTOP, 'dark'],
   ] as const) {
     it(
       `${name}: no page scrolls sideways, no script error, no serious axe violation`,
       async () => {
         const { page } = t.browser;
         await page.setViewportSize(viewport);
+        await page.emulateMedia({ colorScheme });
+        onTestFinished(() => page.emulateMedia({ colorScheme: 'light' }));
         const problems: string[] = [];
         for (const path of routes()) {
           const before = t.errors.length;
           await openSettled(path);
+          // Drawn in the theme under audit: the dark block sets color-scheme: dark on the root.
+          const scheme = await page.evaluate(() => getComputedStyle(document.documentElement).colorScheme);
+          if ((scheme === 'dark') !== (colorScheme === 'dark')) problems.push(`${path}: drawn with color-scheme ${scheme}`);
           const wide = await overflow();
           if (wide) problems.push(`${path}: the page is ${wide.scrollWidth} px wide in ${wide.clientWidth} (${wide.wide.join(', ')})`);
           for (const v of await audit()) problems.push(`${path}: ${v}`);
