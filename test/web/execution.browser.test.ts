@@ -1,8 +1,9 @@
 // The execution page in a real Chromium: the conversation comes first (above the fold at
 // 1440×900), messages as text by role, tool calls with name and arguments, JSON that folds; then
 // who and what (user and session links that navigate, environment, metadata, the API key by name,
-// why it failed: the root span's status message, also the API's error_message); a span tree of
-// 161 spans opens folded and unfolds on a click; at 390 px wide nothing overflows sideways.
+// also in the executions list; why it failed: the root span's status message, also the API's
+// error_message); a span tree of 161 spans opens folded and unfolds on a click; at 390 px wide
+// nothing overflows sideways.
 import { context, trace, SpanKind, SpanStatusCode, type Attributes } from '@opentelemetry/api';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -15,6 +16,7 @@ import { until } from '../helpers/wait.ts';
 let t: ConsoleTest;
 let failedId: string;
 let bigId: string;
+let keyId: string;
 const REASON = 'upstream refused: 429 rate limited';
 const base = () => `${t.svc.url}/projects/${PROJECT}`;
 
@@ -45,6 +47,7 @@ beforeAll(async () => {
   t = await startConsoleTest({ TRACE_DEBOUNCE_MS: '50' });
   const created = await t.api('/api-keys', { method: 'POST', body: { name: 'checkout-service' } });
   expect(created.status).toBe(201);
+  keyId = created.body.key_id;
   const { tracer, provider } = tracerWith(created.body.key);
   const at = (ms: number) => new Date(Date.now() - 60_000 + ms);
 
@@ -198,6 +201,17 @@ describe('the execution page', () => {
     await field('session').locator('a').click();
     await page.waitForURL(`${base()}/sessions/sess-42`);
     await page.locator(`a[href="/projects/${PROJECT}/executions/${failedId}"]`).first().waitFor();
+  });
+
+  it('the executions list names the key that sent a run, its id on hover, a link to the rows it sent', async () => {
+    const { page } = t.browser;
+    await t.open('executions');
+    const cell = page.locator(`tr[data-trace-id="${failedId}"] td[data-api-key]`);
+    await expect.poll(() => cell.textContent()).toBe('checkout-service');
+    await expect(page.locator('table.executions th', { hasText: 'API key' }).count()).resolves.toBe(1);
+    const link = cell.locator('a');
+    expect(await link.getAttribute('title')).toBe(`key ${keyId}`);
+    expect(await link.getAttribute('href')).toBe(`/projects/${PROJECT}/executions?api_key_id=${keyId}`);
   });
 
   it('the span detail shows the status message, messages rendered, attributes with their values', async () => {
