@@ -2,8 +2,9 @@
 // 1440×900), messages as text by role, tool calls with name and arguments, JSON that folds; then
 // who and what (user and session links that navigate, environment, metadata, the API key by name,
 // also in the executions list; why it failed: the root span's status message, also the API's
-// error_message); a span tree of 161 spans opens folded and unfolds on a click; at 390 px wide
-// nothing overflows sideways.
+// error_message); a span tree of 161 spans opens folded and unfolds on a click; a root with 160
+// children opens with its first 20 and a "Show 140 more spans" button; at 390 px wide nothing
+// overflows sideways.
 import { context, trace, SpanKind, SpanStatusCode, type Attributes } from '@opentelemetry/api';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -16,6 +17,7 @@ import { until } from '../helpers/wait.ts';
 let t: ConsoleTest;
 let failedId: string;
 let bigId: string;
+let wideId: string;
 let keyId: string;
 const REASON = 'upstream refused: 429 rate limited';
 const base = () => `${t.svc.url}/projects/${PROJECT}`;
@@ -120,10 +122,24 @@ beforeAll(async () => {
   bigRoot.end(at(900));
   bigId = bigRoot.spanContext().traceId;
 
+  // A wide trace: a root with 160 direct children (the first a chat call): 161 spans, one level.
+  const wideRoot = tracer.startSpan('invoke_agent fan-out-agent', {
+    attributes: { 'gen_ai.agent.name': 'fan-out-agent' },
+    startTime: at(0),
+  });
+  const wideCtx = trace.setSpan(context.active(), wideRoot);
+  for (let c = 0; c < 160; c++) {
+    const attributes = c === 0 ? chat({}) : { 'db.system': 'postgresql' };
+    tracer.startSpan(`fetch ${c}`, { attributes, startTime: at(c * 5) }, wideCtx).end(at(c * 5 + 4));
+  }
+  wideRoot.end(at(900));
+  wideId = wideRoot.spanContext().traceId;
+
   await provider.forceFlush();
   await provider.shutdown();
   await until(async () => (await t.api(`/executions/${failedId}`)).body?.span_count === 4, 'the failed trace as an execution');
   await until(async () => (await t.api(`/executions/${bigId}`)).body?.span_count === 161, 'the big trace as an execution');
+  await until(async () => (await t.api(`/executions/${wideId}`)).body?.span_count === 161, 'the wide trace as an execution');
 });
 
 afterAll(async () => {
@@ -253,6 +269,41 @@ describe('the execution page', () => {
     expect(await rows.count()).toBe(161);
     await page.click('button[data-action=collapse-all]');
     expect(await rows.count()).toBe(1);
+  });
+
+  it('a root with 160 children opens with its first 20 and a button for the rest; Expand all shows every span', async () => {
+    const { page } = t.browser;
+    await t.open(`executions/${wideId}?tab=spans`);
+    const rows = page.locator('.wf-row[data-span-name]');
+    await rows.first().waitFor();
+    await expect(page.locator('.span-tree h2').textContent()).resolves.toBe('Span tree (161)');
+    // The root and its first 20 children in the tree's order (by start), then one row for the rest.
+    await expect.poll(() => page.locator('.waterfall [role=row]').count()).toBe(1 + 21 + 1); // with the header row
+    expect(await rows.count()).toBeLessThanOrEqual(22);
+    expect(await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-span-name')))).toEqual([
+      'invoke_agent fan-out-agent',
+      ...Array.from({ length: 20 }, (_, c) => `fetch ${c}`),
+    ]);
+    const more = page.getByRole('button', { name: 'Show 140 more spans of invoke_agent fan-out-agent' });
+    await expect(more.textContent()).resolves.toBe('Show 140 more spans');
+    await t.browser.screenshot('execution-wide-tree');
+
+    // Reached and pressed from the keyboard: the rest, in order, and no button left.
+    await more.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => rows.count()).toBe(161);
+    expect(await page.locator('[data-action=show-more-spans]').count()).toBe(0);
+    expect(await rows.nth(160).getAttribute('data-span-name')).toBe('fetch 159');
+
+    // Folded and unfolded again: cut again; Expand all shows every span.
+    await page.click('button[data-action=collapse-all]');
+    await expect.poll(() => rows.count()).toBe(1);
+    await page.locator('.wf-row[data-span-name="invoke_agent fan-out-agent"] button.wf-toggle').click();
+    await expect.poll(() => rows.count()).toBe(21);
+    await page.click('button[data-action=expand-all]');
+    await expect.poll(() => rows.count()).toBe(161);
+    expect(await page.locator('[data-action=show-more-spans]').count()).toBe(0);
+    expect(await page.locator('button[data-action=expand-all]').isDisabled()).toBe(true);
   });
 
   it('at 390 px wide nothing overflows sideways: the conversation, the details, the span tree', async () => {
