@@ -174,6 +174,8 @@ export function createDomain(
     // A list's total over the whole hours a rollup by grain holds, within what retention kept.
     rollupTotal: createListTotals({ rollups, intactSince, now: () => spend.clock.now() }),
     intactSince,
+    // Each list item's api_key_name: one lookup of the page's keys in PostgreSQL.
+    keyNames: (projectId, keyIds) => apiKeyNames(stores.postgres, projectId, keyIds),
   };
   const listing = createExecutionListing(stores.clickhouse, listingOptions);
   // Exports read where CLICKHOUSE_READ_URL points (a replica, a read-only compute group); the

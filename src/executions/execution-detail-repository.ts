@@ -42,7 +42,7 @@ export function createExecutionDetail(ch: ClickHouseStore) {
         `SELECT ${LIST_COLUMNS}, ended_at, received_at, error_message, tokens_cached_in, tokens_cache_write_in, tokens_reasoning,
            toString(cost_computed_usd) AS cost_computed_text, price_id, usage_warnings, session_id, user_id, tags, metadata,
            \`tu.prompt_id\` AS tu_prompt_id, \`tu.version\` AS tu_version, \`tu.version_ref\` AS tu_version_ref, \`tu.role\` AS tu_role,
-           \`tu.source\` AS tu_source, \`tu.message_index\` AS tu_message_index, template_inputs, api_key_id, environment,
+           \`tu.source\` AS tu_source, \`tu.message_index\` AS tu_message_index, template_inputs, environment,
            usage_details, pricing_context, cost_lines
            ${includeMessages ? ', conversation_history' : ''}
          FROM executions FINAL

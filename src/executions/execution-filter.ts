@@ -95,7 +95,8 @@ export interface ExecutionFilter {
 export type ScoreFilter = (query: Record<string, unknown>, projectParam: string) => { parts: string[]; params: Record<string, unknown> };
 
 export const LIST_COLUMNS = `trace_id, agent_id, provider, model, tokens_in, tokens_out, latency_ms, toString(cost_usd) AS cost_usd_text,
-  cost_source, status, started_at, length(\`tu.prompt_id\`) AS template_count, span_count, source, user_id, session_id, tags`;
+  cost_source, status, started_at, length(\`tu.prompt_id\`) AS template_count, span_count, source, user_id, session_id, tags,
+  api_key_id`;
 
 /** Comma-separated or repeated values, trimmed, empty ones dropped. */
 /** Comma-separated or repeated values, trimmed, empty ones dropped; undefined for none. */

@@ -21,6 +21,7 @@ import {
   type ScoreFilter,
 } from './execution-filter.ts';
 import { createValueSortedPage } from './execution-sort-repository.ts';
+import { withKeyNames, type KeyNames } from './key-names.ts';
 
 /** Each trace's latest live value of each name it has a score of, by trace id. */
 export type LatestScores = (
@@ -68,6 +69,8 @@ export function createExecutionListing(
     latestScores?: LatestScores;
     /** The time from which retention has removed none of a project's executions (src/spend/retention.ts), if it ever removed any. */
     intactSince?: (projectId: string) => Promise<number | undefined>;
+    /** The names of a page's API keys (PostgreSQL); without it a list item's api_key_name is null. */
+    keyNames?: KeyNames;
   },
 ) {
   const { scoreFilter } = opts;
@@ -260,19 +263,22 @@ export function createExecutionListing(
             .filter(Boolean),
         ),
       ];
-      const scores =
+      // The page's latest scores (ClickHouse) and its keys' names (PostgreSQL), side by side.
+      const [scores, named] = await Promise.all([
         names.length && opts.latestScores
-          ? await opts.latestScores(
+          ? opts.latestScores(
               projectId,
               rows.map((r) => r.trace_id),
               names,
             )
-          : undefined;
+          : undefined,
+        withKeyNames(opts.keyNames ?? (async () => new Map()), projectId, rows.map(presentListRow)),
+      ]);
       const last = rows[rows.length - 1];
       return {
-        items: rows.map(({ sort_key: _k, ...r }) => ({
-          ...presentListRow(r),
-          ...(names.length ? { scores: Object.fromEntries(names.map((n) => [n, scores?.get(r.trace_id)?.[n] ?? null])) } : {}),
+        items: named.map((item) => ({
+          ...item,
+          ...(names.length ? { scores: Object.fromEntries(names.map((n) => [n, scores?.get(item.trace_id)?.[n] ?? null])) } : {}),
         })),
         total: totalCount,
         limit: q.limit,

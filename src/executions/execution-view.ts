@@ -4,13 +4,14 @@
 // its spans here (error-reason.ts), so the page never shows "error" without one the spans carry.
 import type { ExecutionDetail } from './execution-detail-repository.ts';
 import { errorReason, type FailedSpanFields } from './error-reason.ts';
+import { withKeyNames, type KeyNames } from './key-names.ts';
 
 export interface ExecutionViewDeps {
   detail: Pick<ExecutionDetail, 'get'>;
   /** The failed spans of a trace (span-repository.ts). */
   failedSpans(projectId: string, traceId: string): Promise<FailedSpanFields[]>;
   /** key_id → name of the project's keys (auth/api-key-repository.ts, PostgreSQL). */
-  keyNames(projectId: string, keyIds: readonly string[]): Promise<Map<string, string>>;
+  keyNames: KeyNames;
 }
 
 export function createExecutionView(deps: ExecutionViewDeps) {
@@ -18,19 +19,13 @@ export function createExecutionView(deps: ExecutionViewDeps) {
     async get(projectId: string, traceId: string, includeMessages: boolean) {
       const e = await deps.detail.get(projectId, traceId, includeMessages);
       if (!e) return undefined;
-      const keyId = e.api_key_id?.toLowerCase() ?? null;
-      const [reason, names] = await Promise.all([
+      const [reason, [named]] = await Promise.all([
         e.status === 'error' && !e.error_message && e.source === 'otlp'
           ? deps.failedSpans(projectId, traceId).then(errorReason)
           : Promise.resolve(''),
-        keyId ? deps.keyNames(projectId, [keyId]) : Promise.resolve(new Map<string, string>()),
+        withKeyNames(deps.keyNames, projectId, [e]),
       ]);
-      return {
-        ...e,
-        error_message: e.error_message ?? (reason || null),
-        // null: no key sent it, or the key was deleted since (a revoked key keeps its name).
-        api_key_name: keyId ? (names.get(keyId) ?? null) : null,
-      };
+      return { ...named!, error_message: e.error_message ?? (reason || null) };
     },
   };
 }

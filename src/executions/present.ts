@@ -22,6 +22,8 @@ export interface ListRow {
   user_id: string;
   session_id: string;
   tags: string[];
+  /** '' when no API key sent the execution */
+  api_key_id: string;
 }
 
 export interface DetailRow extends ListRow {
@@ -42,7 +44,6 @@ export interface DetailRow extends ListRow {
   tu_source: string[];
   tu_message_index: number[];
   template_inputs: string;
-  api_key_id: string;
   environment: string;
   /** 028_usage_types.sql: counts come back as text */
   usage_details: Record<string, string | number>;
@@ -95,9 +96,15 @@ export function presentListItem(r: ListRow) {
   };
 }
 
-/** A row of the list (GET .../executions): the export's item plus who ran it, its session and tags. */
+/** A row of the list (GET .../executions): the export's item plus who ran it, its session, tags and API key. */
 export function presentListRow(r: ListRow) {
-  return { ...presentListItem(r), user_id: r.user_id || null, session_id: r.session_id || null, tags: r.tags };
+  return {
+    ...presentListItem(r),
+    user_id: r.user_id || null,
+    session_id: r.session_id || null,
+    tags: r.tags,
+    api_key_id: r.api_key_id || null,
+  };
 }
 
 export function presentDetail(r: DetailRow) {

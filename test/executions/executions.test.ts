@@ -2,6 +2,7 @@
 // every list filter against a hand-computed expectation, keyset pages, daily spend exactness,
 // and backpressure.
 import { createExecutionListing } from '../../src/executions/execution-listing-repository.ts';
+import { apiKeyNames } from '../../src/auth/api-key-repository.ts';
 import { scoreFilterSql } from '../../src/scores/score-aggregate-repository.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropTestDatabases, mode } from '../helpers/env.ts';
@@ -329,6 +330,74 @@ describe(`listing (${mode} mode)`, () => {
     expect((await getJson(`${svc.url}${P}/executions/corr-1`)).body).toMatchObject({ cost_usd: 2.5, model: 'm-new' });
   });
 
+  it('each item names the API key that sent it (one lookup per page); null without a key or once the key is gone', async () => {
+    const keyOf = async (name: string) => {
+      const r = await getJson(`${svc.url}${P}/api-keys`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name }),
+      });
+      expect(r.status).toBe(201);
+      return { id: r.body.key_id as string, secret: r.body.key as string };
+    };
+    const [billing, search] = [await keyOf('billing-worker'), await keyOf('search-worker')];
+    const sent: Array<[string, string | undefined, number]> = [
+      ['key-a1', billing.secret, 0.003],
+      ['key-b1', search.secret, 0.001],
+      ['key-a2', billing.secret, 0.002],
+      ['key-none', undefined, 0.004],
+    ];
+    for (const [i, [traceId, secret, cost]] of sent.entries()) {
+      const r = await getJson(`${svc.url}${P}/executions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', ...(secret ? { 'X-API-Key': secret } : {}) },
+        body: JSON.stringify({
+          trace_id: traceId,
+          provider: 'openai',
+          model: 'm-a',
+          cost_usd: cost,
+          started_at: `2026-07-20T10:0${i}:00Z`,
+        }),
+      });
+      expect(r.status).toBe(201);
+    }
+    const window = 'start=2026-07-20T00:00:00Z&end=2026-07-21T00:00:00Z';
+    const keys = (items: Array<{ trace_id: string; api_key_id: string | null; api_key_name: string | null }>) =>
+      items.map((i) => [i.trace_id, i.api_key_id, i.api_key_name]);
+    const byTime = [
+      ['key-none', null, null],
+      ['key-a2', billing.id, 'billing-worker'],
+      ['key-b1', search.id, 'search-worker'],
+      ['key-a1', billing.id, 'billing-worker'],
+    ];
+    expect(keys((await list(`${window}&limit=50`)).body.items)).toEqual(byTime);
+    // The pages ordered by a value (another read) and the cursor's next page carry them too.
+    const byCost = (await list(`${window}&limit=2&sort=cost_usd`)).body;
+    expect(keys(byCost.items)).toEqual([byTime[0], byTime[3]]);
+    expect(keys((await list(`${window}&limit=2&sort=cost_usd&cursor=${byCost.next_cursor}`)).body.items)).toEqual([byTime[1], byTime[2]]);
+
+    // One lookup for a page, of its distinct keys; none for a page without keys.
+    const lookups: string[][] = [];
+    const listing = createExecutionListing(svc.stores.clickhouse, {
+      scoreFilter: scoreFilterSql,
+      keyNames: (projectId, ids) => (lookups.push([...ids].sort()), apiKeyNames(svc.stores.postgres, projectId, ids)),
+    });
+    const q = { start: '2026-07-20T00:00:00Z', end: '2026-07-21T00:00:00Z', offset: 0 };
+    expect(keys((await listing.list('default', { ...q, limit: 50 })).items)).toEqual(byTime);
+    expect(lookups).toEqual([[billing.id, search.id].sort()]);
+    expect(keys((await listing.list('default', { ...q, limit: 1 })).items)).toEqual([byTime[0]]);
+    expect(lookups).toHaveLength(1);
+
+    // The key's row gone: the id stays, the name is null.
+    await svc.stores.postgres.query('DELETE FROM api_keys WHERE key_id = $1', [billing.id]);
+    expect(keys((await list(`${window}&limit=50`)).body.items)).toEqual([
+      byTime[0],
+      ['key-a2', billing.id, null],
+      byTime[2],
+      ['key-a1', billing.id, null],
+    ]);
+  });
+
   it('many corrections: cursor and offset pages of every size and the export show each execution once, at its newest version', async () => {
     // 24 executions on one day; every other one corrected twice (cancel + new version, twice), so
     // a page's raw read ends inside a trace's group of rows at many page sizes.
@@ -402,9 +471,11 @@ describe(`listing (${mode} mode)`, () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    // A line is the list item without what only the list shows (user, session, tags: the Parquet
-    // export carries those as typed columns).
-    expect(lines).toEqual(listed.map(({ user_id: _u, session_id: _s, tags: _t, ...item }: Record<string, unknown>) => item));
+    // A line is the list item without what only the list shows (user, session, tags, the API key:
+    // the Parquet export carries those as typed columns; the key's name only the list).
+    expect(lines).toEqual(
+      listed.map(({ user_id: _u, session_id: _s, tags: _t, api_key_id: _k, api_key_name: _n, ...item }: Record<string, unknown>) => item),
+    );
     const csv = await fetch(`${svc.url}${P}/executions/export?format=csv&${filter}`);
     expect(csv.headers.get('content-type')).toContain('text/csv');
     expect(csv.headers.get('content-disposition')).toContain('executions-default.csv');

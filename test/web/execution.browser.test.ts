@@ -1,8 +1,10 @@
 // The execution page in a real Chromium: the conversation comes first (above the fold at
 // 1440×900), messages as text by role, tool calls with name and arguments, JSON that folds; then
 // who and what (user and session links that navigate, environment, metadata, the API key by name,
-// why it failed: the root span's status message, also the API's error_message); a span tree of
-// 161 spans opens folded and unfolds on a click; at 390 px wide nothing overflows sideways.
+// also in the executions list; why it failed: the root span's status message, also the API's
+// error_message); a span tree of 161 spans opens folded and unfolds on a click; a root with 160
+// children opens with its first 20 and a "Show 140 more spans" button; at 390 px wide nothing
+// overflows sideways.
 import { context, trace, SpanKind, SpanStatusCode, type Attributes } from '@opentelemetry/api';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -15,6 +17,8 @@ import { until } from '../helpers/wait.ts';
 let t: ConsoleTest;
 let failedId: string;
 let bigId: string;
+let wideId: string;
+let keyId: string;
 const REASON = 'upstream refused: 429 rate limited';
 const base = () => `${t.svc.url}/projects/${PROJECT}`;
 
@@ -45,6 +49,7 @@ beforeAll(async () => {
   t = await startConsoleTest({ TRACE_DEBOUNCE_MS: '50' });
   const created = await t.api('/api-keys', { method: 'POST', body: { name: 'checkout-service' } });
   expect(created.status).toBe(201);
+  keyId = created.body.key_id;
   const { tracer, provider } = tracerWith(created.body.key);
   const at = (ms: number) => new Date(Date.now() - 60_000 + ms);
 
@@ -117,10 +122,24 @@ beforeAll(async () => {
   bigRoot.end(at(900));
   bigId = bigRoot.spanContext().traceId;
 
+  // A wide trace: a root with 160 direct children (the first a chat call): 161 spans, one level.
+  const wideRoot = tracer.startSpan('invoke_agent fan-out-agent', {
+    attributes: { 'gen_ai.agent.name': 'fan-out-agent' },
+    startTime: at(0),
+  });
+  const wideCtx = trace.setSpan(context.active(), wideRoot);
+  for (let c = 0; c < 160; c++) {
+    const attributes = c === 0 ? chat({}) : { 'db.system': 'postgresql' };
+    tracer.startSpan(`fetch ${c}`, { attributes, startTime: at(c * 5) }, wideCtx).end(at(c * 5 + 4));
+  }
+  wideRoot.end(at(900));
+  wideId = wideRoot.spanContext().traceId;
+
   await provider.forceFlush();
   await provider.shutdown();
   await until(async () => (await t.api(`/executions/${failedId}`)).body?.span_count === 4, 'the failed trace as an execution');
   await until(async () => (await t.api(`/executions/${bigId}`)).body?.span_count === 161, 'the big trace as an execution');
+  await until(async () => (await t.api(`/executions/${wideId}`)).body?.span_count === 161, 'the wide trace as an execution');
 });
 
 afterAll(async () => {
@@ -200,6 +219,17 @@ describe('the execution page', () => {
     await page.locator(`a[href="/projects/${PROJECT}/executions/${failedId}"]`).first().waitFor();
   });
 
+  it('the executions list names the key that sent a run, its id on hover, a link to the rows it sent', async () => {
+    const { page } = t.browser;
+    await t.open('executions');
+    const cell = page.locator(`tr[data-trace-id="${failedId}"] td[data-api-key]`);
+    await expect.poll(() => cell.textContent()).toBe('checkout-service');
+    await expect(page.locator('table.executions th', { hasText: 'API key' }).count()).resolves.toBe(1);
+    const link = cell.locator('a');
+    expect(await link.getAttribute('title')).toBe(`key ${keyId}`);
+    expect(await link.getAttribute('href')).toBe(`/projects/${PROJECT}/executions?api_key_id=${keyId}`);
+  });
+
   it('the span detail shows the status message, messages rendered, attributes with their values', async () => {
     const { page } = t.browser;
     await t.open(`executions/${failedId}?tab=spans`);
@@ -239,6 +269,41 @@ describe('the execution page', () => {
     expect(await rows.count()).toBe(161);
     await page.click('button[data-action=collapse-all]');
     expect(await rows.count()).toBe(1);
+  });
+
+  it('a root with 160 children opens with its first 20 and a button for the rest; Expand all shows every span', async () => {
+    const { page } = t.browser;
+    await t.open(`executions/${wideId}?tab=spans`);
+    const rows = page.locator('.wf-row[data-span-name]');
+    await rows.first().waitFor();
+    await expect(page.locator('.span-tree h2').textContent()).resolves.toBe('Span tree (161)');
+    // The root and its first 20 children in the tree's order (by start), then one row for the rest.
+    await expect.poll(() => page.locator('.waterfall [role=row]').count()).toBe(1 + 21 + 1); // with the header row
+    expect(await rows.count()).toBeLessThanOrEqual(22);
+    expect(await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-span-name')))).toEqual([
+      'invoke_agent fan-out-agent',
+      ...Array.from({ length: 20 }, (_, c) => `fetch ${c}`),
+    ]);
+    const more = page.getByRole('button', { name: 'Show 140 more spans of invoke_agent fan-out-agent' });
+    await expect(more.textContent()).resolves.toBe('Show 140 more spans');
+    await t.browser.screenshot('execution-wide-tree');
+
+    // Reached and pressed from the keyboard: the rest, in order, and no button left.
+    await more.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => rows.count()).toBe(161);
+    expect(await page.locator('[data-action=show-more-spans]').count()).toBe(0);
+    expect(await rows.nth(160).getAttribute('data-span-name')).toBe('fetch 159');
+
+    // Folded and unfolded again: cut again; Expand all shows every span.
+    await page.click('button[data-action=collapse-all]');
+    await expect.poll(() => rows.count()).toBe(1);
+    await page.locator('.wf-row[data-span-name="invoke_agent fan-out-agent"] button.wf-toggle').click();
+    await expect.poll(() => rows.count()).toBe(21);
+    await page.click('button[data-action=expand-all]');
+    await expect.poll(() => rows.count()).toBe(161);
+    expect(await page.locator('[data-action=show-more-spans]').count()).toBe(0);
+    expect(await page.locator('button[data-action=expand-all]').isDisabled()).toBe(true);
   });
 
   it('at 390 px wide nothing overflows sideways: the conversation, the details, the span tree', async () => {

@@ -65,6 +65,8 @@ describe(`executions list (${mode} mode)`, () => {
     await t.open('executions');
     await page.locator('tr[data-trace-id="judge-0"]').waitFor();
     expect(await rowIds()).not.toContain('run-59');
+    // No run here was sent with an API key: no key column (test/web/execution.browser.test.ts has one).
+    expect(await page.locator('table.executions th', { hasText: 'API key' }).count()).toBe(0);
     await page.click('th[data-sort="cost_usd"] button');
     await page.waitForURL(/sort=cost_usd/);
     await page.locator('tbody tr:first-child[data-trace-id="run-59"]').waitFor();

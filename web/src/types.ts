@@ -33,10 +33,15 @@ export interface ExecutionListItem {
   user_id: string | null;
   session_id: string | null;
   tags: string[];
+  /** The API key that sent it and its name (null: no key, or the key was deleted; a POST answer has no name). */
+  api_key_id?: string | null;
+  api_key_name?: string | null;
 }
 
-/** A list item; with the `scores` parameter, each name's latest value on its trace (null when none). */
+/** A list item (always with its key and the key's name); with the `scores` parameter, each name's latest value on its trace (null when none). */
 export interface ListedExecution extends ExecutionListItem {
+  api_key_id: string | null;
+  api_key_name: string | null;
   scores?: Record<string, number | boolean | string | null>;
 }
 
@@ -69,8 +74,6 @@ export interface Execution extends ExecutionListItem {
   price_id?: string | null;
   usage_warnings?: string[];
   metadata?: Record<string, string>;
-  api_key_id?: string | null;
-  api_key_name?: string | null;
   environment?: string | null;
   template_usages?: TemplateUsageRecord[];
   scores?: Score[];

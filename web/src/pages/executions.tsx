@@ -177,6 +177,8 @@ function ExecutionTable({ projectId, items, scoreColumns }: { projectId: string;
   const key = (loc.params.get('sort') || 'started_at') as SortKey;
   const desc = loc.params.get('order') !== 'asc';
   const rows = items;
+  // The key column only when a row of the page was sent with a key (none in a dev setup without keys).
+  const withKeys = rows.some((e) => e.api_key_id);
   const hrefs = rows.map((e) => `/projects/${enc(projectId)}/executions/${enc(e.trace_id)}`);
   const selected = useListKeys(hrefs);
   // The server orders every matching execution; a click walks desc → asc → back to newest first.
@@ -213,6 +215,7 @@ function ExecutionTable({ projectId, items, scoreColumns }: { projectId: string;
             )}
             <th>Agent</th>
             <th>User</th>
+            {withKeys && <th>API key</th>}
             <th>Provider / model</th>
             <th>Status</th>
             {th('tokens', 'Tokens in / out', 'num')}
@@ -261,6 +264,11 @@ function ExecutionTable({ projectId, items, scoreColumns }: { projectId: string;
                     </Link>
                   )}
                 </td>
+                {withKeys && (
+                  <td data-api-key={e.api_key_id ?? ''}>
+                    <KeyCell projectId={projectId} id={e.api_key_id} name={e.api_key_name} />
+                  </td>
+                )}
                 <td>
                   <span class="muted">{e.provider || '—'}</span> {e.model || '—'}
                 </td>
@@ -287,6 +295,16 @@ function ExecutionTable({ projectId, items, scoreColumns }: { projectId: string;
         </tbody>
       </table>
     </TableScroll>
+  );
+}
+
+/** The key that sent a row by name (its id on hover), a link to the rows it sent (the api_key_id filter). */
+function KeyCell({ projectId, id, name }: { projectId: string; id: string | null; name: string | null }) {
+  if (!id) return <span class="muted">—</span>;
+  return (
+    <Link href={`/projects/${enc(projectId)}/executions?api_key_id=${enc(id)}`} title={`key ${id}`}>
+      {name ?? <span class="muted">a deleted key</span>}
+    </Link>
   );
 }
 

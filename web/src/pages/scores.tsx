@@ -5,7 +5,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { api, enc } from '../api.ts';
 import type { HierarchySpan, Role, Score, ScoreConfig } from '../types.ts';
 import { Badge, Card, ErrorBox, Form, Time, useAction, useApi, Zone } from '../ui.tsx';
-import { flatten } from './waterfall.tsx';
+import { flatten } from './span-folding.ts';
 import { Author, useKeyNames } from '../authors.tsx';
 
 /** A score's value as it reads: a number, a boolean's true/false, a label. */

@@ -1,52 +1,15 @@
 // The span tree (GET .../hierarchy) as a waterfall: one row per span, indented by depth, with a bar
 // placed by its start and duration in the trace (exact nanosecond times). A span with children
-// folds; a big tree starts folded below the depth that keeps it short (initiallyCollapsed), so a
-// trace of hundreds of spans opens as a page, not a scroll. A click on a row shows the span under
-// it: its status and reason, its messages rendered, its attributes with JSON folded.
+// folds; a big tree starts folded below the depth that keeps it short, and a span with a wide
+// fan-out shows its first children and a "Show N more spans" row (span-folding.ts), so a trace of
+// hundreds of spans opens as a page, not a scroll. A click on a row shows the span under it: its
+// status and reason, its messages rendered, its attributes with JSON folded.
 import { useMemo, useState } from 'preact/hooks';
 import { duration, int, usd } from '../format.ts';
 import type { HierarchySpan } from '../types.ts';
 import { Badge, Card, Load, Time, useApi } from '../ui.tsx';
 import { JsonBlock, MessageView, Value, type ChatMessage } from './rendered.tsx';
-
-interface Row {
-  span: HierarchySpan;
-  depth: number;
-}
-
-export function flatten(spans: HierarchySpan[], depth = 0, out: Row[] = []): Row[] {
-  for (const span of spans) {
-    out.push({ span, depth });
-    flatten(span.children, depth + 1, out);
-  }
-  return out;
-}
-
-/** A tree of at most this many spans opens whole; a bigger one opens as deep as stays within it. */
-export const OPEN_SPANS = 40;
-
-/**
- * The spans folded when the tree opens: none for a small tree; else the roots' children are shown,
- * then each further level while the rows shown stay within OPEN_SPANS, and the spans of the first
- * level that would go beyond start folded (with all below them).
- */
-export function initiallyCollapsed(spans: HierarchySpan[]): Set<string> {
-  const collapsed = new Set<string>();
-  const rows = flatten(spans);
-  if (rows.length <= OPEN_SPANS) return collapsed;
-  let level = spans;
-  let shown = spans.length;
-  for (let depth = 0; level.length > 0; depth++) {
-    const next = level.flatMap((s) => s.children);
-    if (depth > 0 && shown + next.length > OPEN_SPANS) {
-      for (const r of rows) if (r.depth >= depth && r.span.children.length > 0) collapsed.add(r.span.span_id);
-      break;
-    }
-    shown += next.length;
-    level = next;
-  }
-  return collapsed;
-}
+import { flatten, initiallyCollapsed, visibleRows, wideParents, type MoreRow, type Row } from './span-folding.ts';
 
 function descendants(span: HierarchySpan): number {
   return span.children.reduce((n, c) => n + 1 + descendants(c), 0);
@@ -63,7 +26,10 @@ export function Waterfall({ path }: { path: string }) {
 
 function Tree({ spans }: { spans: HierarchySpan[] }) {
   const all = useMemo(() => flatten(spans), [spans]);
+  const wide = useMemo(() => new Set(wideParents(spans, all)), [spans, all]);
   const [collapsed, setCollapsed] = useState(() => initiallyCollapsed(spans));
+  // The wide spans whose children are all shown ("Show N more spans", or Expand all).
+  const [revealed, setRevealed] = useState<Set<string>>(() => new Set());
   const [selected, setSelected] = useState<string | undefined>();
   const parents = all.filter((r) => r.span.children.length > 0);
   const toggle = (id: string) =>
@@ -72,43 +38,70 @@ function Tree({ spans }: { spans: HierarchySpan[] }) {
       if (!next.delete(id)) next.add(id);
       return next;
     });
+  const reveal = (id: string) => setRevealed((r) => new Set(r).add(id));
+  const whole = collapsed.size === 0 && [...wide].every((id) => revealed.has(id));
   return (
     <Card
       title={`Span tree (${all.length})`}
       class="span-tree"
       actions={
-        parents.length > 0 && (
+        (parents.length > 0 || wide.size > 0) && (
           <>
-            <button type="button" data-action="expand-all" onClick={() => setCollapsed(new Set())} disabled={collapsed.size === 0}>
-              Expand all
-            </button>
             <button
               type="button"
-              data-action="collapse-all"
-              onClick={() => setCollapsed(new Set(parents.map((r) => r.span.span_id)))}
-              disabled={collapsed.size === parents.length}
+              data-action="expand-all"
+              onClick={() => {
+                setCollapsed(new Set());
+                setRevealed(new Set(wide));
+              }}
+              disabled={whole}
             >
-              Collapse all
+              Expand all
             </button>
+            {parents.length > 0 && (
+              <button
+                type="button"
+                data-action="collapse-all"
+                onClick={() => {
+                  setCollapsed(new Set(parents.map((r) => r.span.span_id)));
+                  setRevealed(new Set());
+                }}
+                disabled={collapsed.size === parents.length && revealed.size === 0}
+              >
+                Collapse all
+              </button>
+            )}
           </>
         )
       }
     >
-      <Rows all={all} collapsed={collapsed} toggle={toggle} selected={selected} select={setSelected} />
+      <Rows
+        all={all}
+        shown={visibleRows(spans, collapsed, wide, revealed)}
+        collapsed={collapsed}
+        toggle={toggle}
+        reveal={reveal}
+        selected={selected}
+        select={setSelected}
+      />
     </Card>
   );
 }
 
 function Rows({
   all,
+  shown,
   collapsed,
   toggle,
+  reveal,
   selected,
   select,
 }: {
   all: Row[];
+  shown: Array<Row | MoreRow>;
   collapsed: Set<string>;
   toggle(id: string): void;
+  reveal(parentId: string): void;
   selected: string | undefined;
   select(id: string | undefined): void;
 }) {
@@ -120,21 +113,15 @@ function Rows({
   const end = all.reduce((m, r) => (BigInt(r.span.end_time_ns) > m ? BigInt(r.span.end_time_ns) : m), 0n);
   const total = Number(end - start) || 1;
   const at = (ns: string) => (Number(BigInt(ns) - start) / total) * 100;
-  // The rows shown: every span whose ancestors are all unfolded.
-  const shown: Row[] = [];
-  let hiddenBelow = Infinity;
-  for (const r of all) {
-    if (r.depth > hiddenBelow) continue;
-    hiddenBelow = collapsed.has(r.span.span_id) ? r.depth : Infinity;
-    shown.push(r);
-  }
   return (
     <div class="waterfall" role="table" aria-label="Spans">
       <div class="wf-row wf-head" role="row">
         <span role="columnheader">Span</span>
         <span role="columnheader">0 — {duration(total / 1e6)}</span>
       </div>
-      {shown.map(({ span, depth }) => {
+      {shown.map((row) => {
+        if (!('span' in row)) return <MoreSpans row={row} reveal={reveal} />;
+        const { span, depth } = row;
         const left = at(span.start_time_ns);
         const width = Math.max(at(span.end_time_ns) - left, 0.4);
         // The label goes after the bar, or before it when the bar ends near the right edge, or
@@ -196,6 +183,28 @@ function Rows({
           </>
         );
       })}
+    </div>
+  );
+}
+
+/** The row standing for the rest of a wide span's children: a button that shows them. */
+function MoreSpans({ row, reveal }: { row: MoreRow; reveal(parentId: string): void }) {
+  const label = `Show ${row.hidden} more span${row.hidden === 1 ? '' : 's'}`;
+  return (
+    <div role="row" class="wf-row wf-more" data-more-spans={row.hidden}>
+      <span role="cell" class="wf-name" style={{ paddingLeft: `${row.depth * 16 + 4}px` }}>
+        <span class="wf-toggle-space" />
+        <button
+          type="button"
+          class="link"
+          data-action="show-more-spans"
+          aria-label={`${label} of ${row.parentName}`}
+          onClick={() => reveal(row.parentId)}
+        >
+          {label}
+        </button>
+      </span>
+      <span role="cell" class="wf-track" />
     </div>
   );
 }
