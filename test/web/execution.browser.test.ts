@@ -260,15 +260,15 @@ describe('the execution page', () => {
     const step = page.locator('.wf-row[data-span-name="step 3"]');
     await expect(step.locator('[data-hidden-spans]').textContent()).resolves.toContain('+19');
     await step.locator('button.wf-toggle').click();
-    expect(await step.locator('button.wf-toggle').getAttribute('aria-expanded')).toBe('true');
-    expect(await rows.count()).toBe(28);
+    await expect.poll(() => step.locator('button.wf-toggle').getAttribute('aria-expanded')).toBe('true');
+    await expect.poll(() => rows.count()).toBe(28);
     await step.locator('button.wf-toggle').click();
-    expect(await rows.count()).toBe(9);
+    await expect.poll(() => rows.count()).toBe(9);
 
     await page.click('button[data-action=expand-all]');
-    expect(await rows.count()).toBe(161);
+    await expect.poll(() => rows.count()).toBe(161);
     await page.click('button[data-action=collapse-all]');
-    expect(await rows.count()).toBe(1);
+    await expect.poll(() => rows.count()).toBe(1);
   });
 
   it('a root with 160 children opens with its first 20 and a button for the rest; Expand all shows every span', async () => {
@@ -294,6 +294,15 @@ describe('the execution page', () => {
     await expect.poll(() => rows.count()).toBe(161);
     expect(await page.locator('[data-action=show-more-spans]').count()).toBe(0);
     expect(await rows.nth(160).getAttribute('data-span-name')).toBe('fetch 159');
+    // The focus is on the first span shown, not lost with the button; Enter there opens its details, Tab goes on.
+    const focusedSpan = () => page.evaluate(() => document.activeElement?.getAttribute('data-span-name') ?? null);
+    await expect.poll(focusedSpan).toBe('fetch 20');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('.span-detail h3').textContent()).toBe('fetch 20');
+    await page.keyboard.press(' ');
+    await expect.poll(() => page.locator('.span-detail').count()).toBe(0);
+    await page.keyboard.press('Tab');
+    await expect.poll(focusedSpan).toBe('fetch 21');
 
     // Folded and unfolded again: cut again; Expand all shows every span.
     await page.click('button[data-action=collapse-all]');

@@ -15,6 +15,8 @@ export interface MoreRow {
   parentName: string;
   depth: number;
   hidden: number;
+  /** The first span it stands for: where the keyboard's focus goes once they are shown. */
+  firstHidden: string;
 }
 
 export function flatten(spans: HierarchySpan[], depth = 0, out: Row[] = []): Row[] {
@@ -81,7 +83,8 @@ export function visibleRows(
       out.push({ span, depth });
       if (!collapsed.has(span.span_id)) walk(span.children, depth + 1, span.span_id, span.name);
     }
-    if (cut < children.length) out.push({ parentId, parentName, depth, hidden: children.length - cut });
+    if (cut < children.length)
+      out.push({ parentId, parentName, depth, hidden: children.length - cut, firstHidden: children[cut]!.span_id });
   };
   walk(spans, 0, '', 'the trace');
   return out;

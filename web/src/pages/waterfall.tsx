@@ -4,7 +4,7 @@
 // fan-out shows its first children and a "Show N more spans" row (span-folding.ts), so a trace of
 // hundreds of spans opens as a page, not a scroll. A click on a row shows the span under it: its
 // status and reason, its messages rendered, its attributes with JSON folded.
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { duration, int, usd } from '../format.ts';
 import type { HierarchySpan } from '../types.ts';
 import { Badge, Card, Load, Time, useApi } from '../ui.tsx';
@@ -38,7 +38,12 @@ function Tree({ spans }: { spans: HierarchySpan[] }) {
       if (!next.delete(id)) next.add(id);
       return next;
     });
-  const reveal = (id: string) => setRevealed((r) => new Set(r).add(id));
+  // The span the keyboard's focus moves to once it is drawn: the first of those a "Show more" revealed.
+  const [focusSpan, setFocusSpan] = useState<string | undefined>();
+  const reveal = (id: string, first: string) => {
+    setRevealed((r) => new Set(r).add(id));
+    setFocusSpan(first);
+  };
   const whole = collapsed.size === 0 && [...wide].every((id) => revealed.has(id));
   return (
     <Card
@@ -83,6 +88,8 @@ function Tree({ spans }: { spans: HierarchySpan[] }) {
         reveal={reveal}
         selected={selected}
         select={setSelected}
+        focusSpan={focusSpan}
+        focused={() => setFocusSpan(undefined)}
       />
     </Card>
   );
@@ -96,15 +103,25 @@ function Rows({
   reveal,
   selected,
   select,
+  focusSpan,
+  focused,
 }: {
   all: Row[];
   shown: Array<Row | MoreRow>;
   collapsed: Set<string>;
   toggle(id: string): void;
-  reveal(parentId: string): void;
+  reveal(parentId: string, firstHidden: string): void;
   selected: string | undefined;
   select(id: string | undefined): void;
+  focusSpan: string | undefined;
+  focused(): void;
 }) {
+  const table = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!focusSpan) return;
+    table.current?.querySelector<HTMLElement>(`.wf-row[data-span-id="${CSS.escape(focusSpan)}"]`)?.focus();
+    focused();
+  }, [focusSpan]);
   if (all.length === 0) return <p class="muted">No spans.</p>;
   const start = all.reduce(
     (m, r) => (BigInt(r.span.start_time_ns) < m ? BigInt(r.span.start_time_ns) : m),
@@ -114,7 +131,7 @@ function Rows({
   const total = Number(end - start) || 1;
   const at = (ns: string) => (Number(BigInt(ns) - start) / total) * 100;
   return (
-    <div class="waterfall" role="table" aria-label="Spans">
+    <div class="waterfall" role="table" aria-label="Spans" ref={table}>
       <div class="wf-row wf-head" role="row">
         <span role="columnheader">Span</span>
         <span role="columnheader">0 — {duration(total / 1e6)}</span>
@@ -140,9 +157,17 @@ function Rows({
               role="row"
               class={`wf-row ${isSelected ? 'selected' : ''} ${span.status_code === 'ERROR' ? 'is-error' : ''}`}
               data-span-name={span.name}
+              data-span-id={span.span_id}
               data-depth={depth}
               aria-selected={isSelected}
+              // Reached with Tab and opened with Enter or Space, as with a click.
+              tabIndex={0}
               onClick={() => select(isSelected ? undefined : span.span_id)}
+              onKeyDown={(e) => {
+                if (e.target !== e.currentTarget || (e.key !== 'Enter' && e.key !== ' ')) return;
+                e.preventDefault();
+                select(isSelected ? undefined : span.span_id);
+              }}
             >
               <span role="cell" class="wf-name" style={{ paddingLeft: `${depth * 16 + 4}px` }} title={span.name}>
                 {span.children.length > 0 ? (
@@ -188,7 +213,7 @@ function Rows({
 }
 
 /** The row standing for the rest of a wide span's children: a button that shows them. */
-function MoreSpans({ row, reveal }: { row: MoreRow; reveal(parentId: string): void }) {
+function MoreSpans({ row, reveal }: { row: MoreRow; reveal(parentId: string, firstHidden: string): void }) {
   const label = `Show ${row.hidden} more span${row.hidden === 1 ? '' : 's'}`;
   return (
     <div role="row" class="wf-row wf-more" data-more-spans={row.hidden}>
@@ -199,7 +224,7 @@ function MoreSpans({ row, reveal }: { row: MoreRow; reveal(parentId: string): vo
           class="link"
           data-action="show-more-spans"
           aria-label={`${label} of ${row.parentName}`}
-          onClick={() => reveal(row.parentId)}
+          onClick={() => reveal(row.parentId, row.firstHidden)}
         >
           {label}
         </button>
