@@ -255,8 +255,8 @@ describe(`comparison pages (${mode} mode)`, () => {
     expect(await toggle.textContent()).toMatch(/^show all \([\d,]+ characters, 21 lines\)$/);
     expect(await first.locator('.cell-wrap.collapsed').count()).toBe(1);
     await toggle.click();
-    expect(await first.locator('.cell-wrap.collapsed').count()).toBe(0);
-    expect(await toggle.textContent()).toBe('show less');
+    await expect.poll(() => first.locator('.cell-wrap.collapsed').count()).toBe(0);
+    await expect.poll(() => toggle.textContent()).toBe('show less');
     // Input and output columns keep a readable width.
     const outputWidth = await first
       .locator('pre[data-field=output]')

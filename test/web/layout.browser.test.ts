@@ -273,9 +273,9 @@ describe(`console layout and accessibility on every page (${mode} mode)`, () => 
     const field = page.locator('input[name=credential]');
     expect([await field.getAttribute('type'), await field.getAttribute('autocomplete')]).toEqual(['password', 'off']);
     await page.click('button:has-text("Show key")');
-    expect(await field.getAttribute('type')).toBe('text');
+    await expect.poll(() => field.getAttribute('type')).toBe('text');
     await page.click('button:has-text("Hide key")');
-    expect(await field.getAttribute('type')).toBe('password');
+    await expect.poll(() => field.getAttribute('type')).toBe('password');
     expect(await page.locator('label[for=credential]').textContent()).toBe('API key or token');
   });
 
