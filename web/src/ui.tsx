@@ -51,6 +51,20 @@ export function useAction<A extends unknown[], R>(fn: (...args: A) => Promise<R>
   return { run, busy, error, clear: () => setError(undefined) };
 }
 
+/** A filter form's Apply (its submit) and Reset buttons. */
+export function ApplyReset({ onReset }: { onReset(): void }) {
+  return (
+    <div class="apply">
+      <button type="submit" class="primary">
+        Apply
+      </button>
+      <button type="button" onClick={onReset}>
+        Reset
+      </button>
+    </div>
+  );
+}
+
 /** A form whose submit runs `onSubmit` instead of navigating. */
 export function Form({
   class: cls,

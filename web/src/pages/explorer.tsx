@@ -8,7 +8,7 @@ import { StackedTimeChart, type Granularity, type StackedSeries } from '../chart
 import { csvField, fromLocalInput, int, toLocalInput, usdText, utc } from '../format.ts';
 import { navigate, useLocation } from '../router.tsx';
 import type { SpendBreakdown, SpendMeasures, SpendRow } from '../types.ts';
-import { Badge, Card, Empty, Form, Load, TableScroll, Time, useApi, Zone } from '../ui.tsx';
+import { ApplyReset, Badge, Card, Empty, Form, Load, TableScroll, Time, useApi, Zone } from '../ui.tsx';
 import { Unpriced } from '../unpriced.tsx';
 
 /** group_by name → its filter parameter (docs/spend.md, "Breakdowns"). */
@@ -379,14 +379,7 @@ function ExplorerForm({ query, onApply }: { query: URLSearchParams; onApply(q: U
           </button>
         ))}
       </div>
-      <div class="apply">
-        <button type="submit" class="primary">
-          Apply
-        </button>
-        <button type="button" onClick={() => (setDraft(new URLSearchParams()), onApply(new URLSearchParams()))}>
-          Reset
-        </button>
-      </div>
+      <ApplyReset onReset={() => (setDraft(new URLSearchParams()), onApply(new URLSearchParams()))} />
     </Form>
   );
 }
