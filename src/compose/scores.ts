@@ -48,7 +48,7 @@ export function createScoreArea(
   deps: {
     /** The batching writer of a ClickHouse table (domain.ts). */
     writerOf: (table: string, flushIntervalMs: number, settings: ClickHouseSettings) => BatchWriter;
-    /** The traces whose executions were written since (ms since the epoch), for the sweep. */
+    /** The traces whose executions were written since `since` (ClickHouse time text), for the sweep. */
     writtenSince: (since: string) => Promise<Array<{ project_id: string; trace_id: string }>>;
   },
 ): ScoreArea {
